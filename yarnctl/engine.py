@@ -1,0 +1,191 @@
+"""One scheduling cycle: snapshot -> estimators -> policy -> validation -> accepted decision."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from yarnctl.model import (
+    ANY,
+    EMPTY_DECISION,
+    Assignment,
+    ClusterSnapshot,
+    Decision,
+    Kill,
+    NodeId,
+    NodeResize,
+    Resources,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """One part of a decision the validator refused, and why."""
+
+    item: Assignment | Kill | NodeResize
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The part of a decision that may be applied, and the parts that may not."""
+
+    accepted: Decision
+    rejected: tuple[Rejection, ...] = ()
+
+
+def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None = None) -> Validation:
+    """Split `decision` into what is safe to apply to `snap` and what is not, saying why.
+
+    Applied in order resizes, kills, assignments (as the shim does). An assignment is refused
+    whole when it names an unknown node, app or (app, priority) request, asks for more
+    containers than are outstanding, would exceed the node's capacity, or (with `node_id`)
+    targets any node but the one heartbeating.
+    """
+    if decision.is_empty():
+        return Validation(decision)
+    rejected: list[Rejection] = []
+    capacity: dict[NodeId, Resources] = {}
+    used: dict[NodeId, Resources] = {}
+
+    def node_state(nid: NodeId) -> tuple[Resources, Resources]:
+        if nid not in used:
+            node = snap.nodes[nid]
+            capacity.setdefault(nid, node.capacity)
+            used[nid] = node.allocated
+        return capacity[nid], used[nid]
+
+    resizes = []
+    for r in decision.resizes:
+        if r.node_id not in snap.nodes:
+            rejected.append(Rejection(r, f"unknown node {r.node_id}"))
+        elif r.capacity.any_negative():
+            rejected.append(Rejection(r, f"negative capacity {r.capacity}"))
+        else:
+            capacity[r.node_id] = r.capacity
+            resizes.append(r)
+
+    kills, killed = [], set()
+    for k in decision.kills:
+        c = snap.containers.get(k.container_id)
+        if c is None:
+            rejected.append(Rejection(k, f"unknown container {k.container_id}"))
+        elif k.container_id in killed:
+            rejected.append(Rejection(k, f"container {k.container_id} killed twice"))
+        else:
+            killed.add(k.container_id)
+            cap, u = node_state(c.node_id)
+            used[c.node_id] = u - c.resource
+            kills.append(k)
+
+    assignments = []
+    granted: dict[tuple[str, int], int] = {}
+    for a in decision.assignments:
+        reason = _assignment_problem(snap, a, node_id, granted)
+        if reason is None:
+            cap, u = node_state(a.node_id)
+            req = _any_request(snap, a)
+            after = u + req.capability * a.count
+            if not after.fits_in(cap):
+                reason = (f"{a.count} x {req.capability} for {a.app_id} would exceed node "
+                          f"{a.node_id}: {u} of {cap} allocated")
+            else:
+                used[a.node_id] = after
+                granted[(a.app_id, a.priority)] = granted.get((a.app_id, a.priority), 0) + a.count
+                assignments.append(a)
+                continue
+        rejected.append(Rejection(a, reason))
+
+    if not rejected:
+        return Validation(decision)
+    accepted = Decision(tuple(assignments), tuple(kills), tuple(resizes), decision.reasons)
+    return Validation(accepted, tuple(rejected))
+
+
+def _any_request(snap: ClusterSnapshot, a: Assignment):  # -> Request | None
+    for r in snap.requests.get(a.app_id, ()):
+        if r.priority == a.priority and r.resource_name == ANY:
+            return r
+    return None
+
+
+def _assignment_problem(
+    snap: ClusterSnapshot, a: Assignment, node_id: NodeId | None, granted: dict[tuple[str, int], int]
+) -> str | None:
+    if a.count <= 0:
+        return f"non-positive count {a.count} for {a.app_id}"
+    if a.node_id not in snap.nodes:
+        return f"unknown node {a.node_id}"
+    if node_id is not None and a.node_id != node_id:
+        return f"assignment to {a.node_id} while {node_id} is heartbeating"
+    if a.app_id not in snap.apps:
+        return f"unknown app {a.app_id}"
+    req = _any_request(snap, a)
+    if req is None:
+        return f"{a.app_id} has no outstanding request at priority {a.priority}"
+    total = granted.get((a.app_id, a.priority), 0) + a.count
+    if total > req.count:
+        return f"{total} containers for {a.app_id} priority {a.priority}, only {req.count} requested"
+    if not req.relax_locality and not _locality_allows(snap, a):
+        return f"{a.app_id} priority {a.priority} does not relax locality to {a.node_id}"
+    return None
+
+
+def _locality_allows(snap: ClusterSnapshot, a: Assignment) -> bool:
+    node = snap.nodes[a.node_id]
+    names = {r.resource_name for r in snap.requests.get(a.app_id, ()) if r.priority == a.priority}
+    return node.id in names or node.rack in names
+
+
+class Policy(Protocol):
+    """A scheduling policy: a pure function of the snapshot for one heartbeating node."""
+
+    name: str
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """The decision for the heartbeat of `node_id`."""
+        ...
+
+
+class Estimator(Protocol):
+    """Reads history to annotate policy state (DRESS, usage feedback, OPERA); never decides."""
+
+    def observe(self, snap: ClusterSnapshot) -> None:
+        """Take in the latest snapshot."""
+        ...
+
+
+@dataclass
+class Engine:
+    """Runs one policy (and its estimators) and validates everything it returns."""
+
+    policy: Policy
+    estimators: Sequence[Estimator] = ()
+    stats: Counter[str] = field(default_factory=Counter)
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Validation:
+        """The validated decision for `node_id`'s heartbeat; a failing policy yields an empty one."""
+        self.stats["decisions"] += 1
+        for e in self.estimators:
+            e.observe(snap)
+        try:
+            decision = self.policy.decide(snap, node_id)
+        except Exception:  # a policy bug must not stop the scheduler; it is logged and counted
+            self.stats["policy_errors"] += 1
+            log.exception("policy %s failed on node %s; deciding nothing", self.policy.name, node_id)
+            return Validation(EMPTY_DECISION)
+        if not isinstance(decision, Decision):
+            self.stats["policy_errors"] += 1
+            log.error("policy %s returned %r, not a Decision", self.policy.name, type(decision))
+            return Validation(EMPTY_DECISION)
+        result = validate(snap, decision, node_id)
+        if result.rejected:
+            self.stats["rejections"] += len(result.rejected)
+            for r in result.rejected:
+                log.warning("policy %s: rejected %s: %s", self.policy.name, r.item, r.reason)
+        return result

@@ -1,0 +1,1 @@
+"""Share maths used by the fairness policies: dominant shares and FairScheduler's comparators."""

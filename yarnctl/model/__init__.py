@@ -1,0 +1,27 @@
+"""Frozen value types shared by every part of yarnctl (stdlib only)."""
+
+from yarnctl.model.cluster import (
+    AM_PRIORITY,
+    ANY,
+    MAP_PRIORITY,
+    REDUCE_PRIORITY,
+    App,
+    AppId,
+    ClusterSnapshot,
+    Container,
+    ContainerId,
+    ContainerKind,
+    Locality,
+    Node,
+    NodeId,
+    Request,
+)
+from yarnctl.model.decision import EMPTY_DECISION, Assignment, Decision, Kill, NodeResize
+from yarnctl.model.resources import RESOURCE_TYPES, ZERO, Resources
+
+__all__ = [
+    "AM_PRIORITY", "ANY", "MAP_PRIORITY", "REDUCE_PRIORITY", "RESOURCE_TYPES", "ZERO",
+    "App", "AppId", "Assignment", "ClusterSnapshot", "Container", "ContainerId", "ContainerKind",
+    "Decision", "EMPTY_DECISION", "Kill", "Locality", "Node", "NodeId", "NodeResize", "Request",
+    "Resources",
+]

@@ -1,0 +1,179 @@
+"""Frozen value types for the cluster state a policy sees: nodes, apps, requests, containers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+
+from yarnctl.model.resources import ZERO, Resources
+
+AppId = str
+NodeId = str
+ContainerId = str
+
+ANY = "*"  # ResourceRequest.ANY: the resource name of an off-switch request
+
+AM_PRIORITY = 0  # RMAppAttemptImpl.AM_CONTAINER_PRIORITY
+REDUCE_PRIORITY = 10  # RMContainerAllocator.PRIORITY_REDUCE
+MAP_PRIORITY = 20  # RMContainerAllocator.PRIORITY_MAP
+
+
+class Locality(str, Enum):
+    """The level a request (or an assignment) is made at: a host, a rack, or anywhere."""
+
+    NODE = "node"
+    RACK = "rack"
+    ANY = "any"
+
+
+class ContainerKind(str, Enum):
+    """Whether a container holds guaranteed resources or idle ones lent opportunistically."""
+
+    NORMAL = "normal"
+    OPPORTUNISTIC = "opportunistic"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A NodeManager: its rack, the capacity it offers and what is allocated on it."""
+
+    id: NodeId
+    rack: str
+    capacity: Resources
+    allocated: Resources = ZERO
+
+    @property
+    def available(self) -> Resources:
+        """Capacity not yet allocated (may be negative after a capacity cut)."""
+        return self.capacity - self.allocated
+
+
+@dataclass(frozen=True, slots=True)
+class App:
+    """A submitted application as the scheduler knows it."""
+
+    id: AppId
+    queue: str = "default"
+    user: str = "user"
+    type: str = "MAPREDUCE"
+    name: str = ""
+    tags: tuple[str, ...] = ()
+    submit_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """An outstanding ResourceRequest: `count` containers of `capability` at `priority`."""
+
+    app_id: AppId
+    priority: int
+    capability: Resources
+    count: int
+    resource_name: str = ANY
+    locality: Locality = Locality.ANY
+    relax_locality: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """An allocated container and where and when it started."""
+
+    id: ContainerId
+    app_id: AppId
+    node_id: NodeId
+    priority: int
+    resource: Resources
+    start_s: float
+    kind: ContainerKind = ContainerKind.NORMAL
+    is_am: bool = False
+
+
+def _frozen(d: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(d) if d else {})
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """Everything a policy may look at when one node heartbeats: a read-only copy of RM state.
+
+    `apps` iterates in submit order (then id), as the RM keeps them; `requests[app]` holds that
+    app's outstanding requests in ascending priority and only apps with outstanding requests
+    appear in it; `node_containers[node]` holds the live containers on each node.
+    """
+
+    now_s: float
+    nodes: Mapping[NodeId, Node]
+    apps: Mapping[AppId, App]
+    requests: Mapping[AppId, tuple[Request, ...]]
+    node_containers: Mapping[NodeId, tuple[Container, ...]]
+    app_allocated: Mapping[AppId, Resources]
+    min_allocation: Resources = Resources(1024, 1)
+    capacity: Resources = field(default=ZERO)
+    _by_id: list = field(default_factory=list, repr=False, compare=False)
+
+    @staticmethod
+    def build(
+        now_s: float,
+        nodes: Mapping[NodeId, Node],
+        apps: Mapping[AppId, App],
+        requests: Mapping[AppId, tuple[Request, ...]] | None = None,
+        containers: Mapping[ContainerId, Container] | None = None,
+        app_allocated: Mapping[AppId, Resources] | None = None,
+        min_allocation: Resources = Resources(1024, 1),
+    ) -> ClusterSnapshot:
+        """A snapshot from plain dicts, copying them so later changes cannot leak in."""
+        node_map = _frozen(nodes)
+        capacity = ZERO
+        for n in node_map.values():
+            capacity = capacity + n.capacity
+        per_node: dict[NodeId, list[Container]] = {}
+        for c in (containers or {}).values():
+            per_node.setdefault(c.node_id, []).append(c)
+        ordered = sorted((apps or {}).values(), key=lambda a: (a.submit_s, a.id))
+        return ClusterSnapshot(
+            now_s=now_s,
+            nodes=node_map,
+            apps=_frozen({a.id: a for a in ordered}),
+            requests=_frozen({a: tuple(sorted(r, key=lambda q: (q.priority, q.resource_name != ANY)))
+                              for a, r in (requests or {}).items() if r}),
+            node_containers=_frozen({n: tuple(cs) for n, cs in per_node.items()}),
+            app_allocated=_frozen(app_allocated),
+            min_allocation=min_allocation,
+            capacity=capacity,
+        )
+
+    @property
+    def containers(self) -> Mapping[ContainerId, Container]:
+        """Every live container by id (built on first use)."""
+        if not self._by_id:
+            self._by_id.append(MappingProxyType(
+                {c.id: c for cs in self.node_containers.values() for c in cs}))
+        return self._by_id[0]
+
+    def iter_pending_apps(self) -> Iterator[App]:
+        """Apps with outstanding requests, in submit order (then id), lazily."""
+        requests = self.requests
+        for app in self.apps.values():
+            if app.id in requests:
+                yield app
+
+    def pending_apps(self) -> list[App]:
+        """Apps with outstanding requests, in submit order (then id)."""
+        return list(self.iter_pending_apps())
+
+    def allocated(self, app_id: AppId) -> Resources:
+        """What `app_id` holds now (zero if nothing)."""
+        return self.app_allocated.get(app_id, ZERO)
+
+    def any_requests(self, app_id: AppId) -> list[Request]:
+        """The app's off-switch (ANY) requests, ascending priority: one per priority."""
+        return [r for r in self.requests.get(app_id, ()) if r.resource_name == ANY]
+
+    def pending(self, app_id: AppId) -> Resources:
+        """The total outstanding demand of `app_id` (sum of its ANY requests)."""
+        total = ZERO
+        for r in self.any_requests(app_id):
+            total = total + r.capability * r.count
+        return total

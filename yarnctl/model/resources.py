@@ -1,0 +1,82 @@
+"""The multi-resource vector every capacity, request and allocation is measured in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The resource types, in vector order. Adding a third (e.g. gpus) means adding a field to
+# Resources and extending the few methods below; everything else goes through them.
+RESOURCE_TYPES: tuple[str, ...] = ("memory_mb", "vcores")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Resources:
+    """An amount of each resource type: memory in MB and virtual cores."""
+
+    memory_mb: int = 0
+    vcores: int = 0
+
+    # Arithmetic is written out per field: it runs on every heartbeat, and a generic loop over
+    # RESOURCE_TYPES costs several times more in CPython.
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(self.memory_mb + other.memory_mb, self.vcores + other.vcores)
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(self.memory_mb - other.memory_mb, self.vcores - other.vcores)
+
+    def __mul__(self, k: int) -> Resources:
+        return Resources(self.memory_mb * k, self.vcores * k)
+
+    __rmul__ = __mul__
+
+    def fits_in(self, other: Resources) -> bool:
+        """True when every component is at most the other's."""
+        return self.memory_mb <= other.memory_mb and self.vcores <= other.vcores
+
+    def is_zero(self) -> bool:
+        """True when every component is zero."""
+        return self.memory_mb == 0 and self.vcores == 0
+
+    def any_negative(self) -> bool:
+        """True when some component is below zero."""
+        return self.memory_mb < 0 or self.vcores < 0
+
+    def times_fit(self, available: Resources) -> int:
+        """How many copies of this vector fit in `available` (counting every resource)."""
+        if self.memory_mb <= 0 and self.vcores <= 0:
+            return 0
+        n = 1 << 62
+        if self.memory_mb > 0:
+            n = min(n, available.memory_mb // self.memory_mb)
+        if self.vcores > 0:
+            n = min(n, available.vcores // self.vcores)
+        return max(n, 0)
+
+    def shares(self, total: Resources) -> tuple[float, ...]:
+        """This vector as a fraction of `total`, per resource type (0 where total is 0)."""
+        return (
+            self.memory_mb / total.memory_mb if total.memory_mb else 0.0,
+            self.vcores / total.vcores if total.vcores else 0.0,
+        )
+
+    def dominant_share(self, total: Resources) -> float:
+        """The largest per-resource share of `total` (DRF's dominant share)."""
+        return max(self.shares(total))
+
+    def as_tuple(self) -> tuple[int, ...]:
+        """The components in RESOURCE_TYPES order."""
+        return (self.memory_mb, self.vcores)
+
+    def as_dict(self) -> dict[str, int]:
+        """The components keyed by resource type name."""
+        return {"memory_mb": self.memory_mb, "vcores": self.vcores}
+
+    def componentwise_max(self, other: Resources) -> Resources:
+        """The per-resource maximum of two vectors."""
+        return Resources(max(self.memory_mb, other.memory_mb), max(self.vcores, other.vcores))
+
+    def __str__(self) -> str:
+        return f"<{self.memory_mb} MB, {self.vcores} vcores>"
+
+
+ZERO = Resources(0, 0)

@@ -1,0 +1,138 @@
+"""What every policy shares: the ordering/placement protocols, config parsing and the node fill loop."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, TypeVar
+
+from yarnctl.errors import ConfigError
+from yarnctl.model import App, Assignment, ClusterSnapshot, Node, Request, Resources
+
+C = TypeVar("C")
+
+
+class AppOrdering(Protocol):
+    """Decides which app is served next ("which app": FIFO, Fair, DRF, the H-MRF family)."""
+
+    def order(self, snap: ClusterSnapshot) -> list[App]:
+        """Apps with outstanding requests, most deserving first."""
+        ...
+
+
+class Placement(Protocol):
+    """Decides what to put on a node ("which tasks here, how many": FFD-DotProduct)."""
+
+    def place(self, snap: ClusterSnapshot, node: Node, apps: list[App]) -> list[Assignment]:
+        """Assignments on `node` for requests of `apps`."""
+        ...
+
+
+def parse_config(cls: type[C], params: Mapping[str, Any] | None, policy: str) -> C:
+    """Build the frozen config dataclass `cls` from user params, naming any bad key or value."""
+    params = dict(params or {})
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(params) - set(fields))
+    if unknown:
+        raise ConfigError(f"policy {policy}: unknown parameter {unknown[0]!r}; "
+                          f"valid: {', '.join(sorted(fields)) or '(none)'}")
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for key, raw in params.items():
+        values[key] = _coerce(raw, hints[key], f"policy {policy}: {key}")
+    return cls(**values)
+
+
+def _coerce(raw: Any, hint: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return raw.lower() in ("true", "yes", "1")
+        raise ConfigError(f"{where}: expected true/false, got {raw!r}")
+    if hint in (int, float):
+        try:
+            if isinstance(raw, bool):
+                raise ValueError
+            return hint(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected a number, got {raw!r}") from None
+    if hint is str:
+        return str(raw)
+    if origin in (Mapping, dict) or (origin is not None and issubclass(origin, Mapping)):
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {raw!r}")
+        _, vt = typing.get_args(hint)
+        out = {}
+        for k, v in raw.items():
+            out[str(k)] = _coerce(v, vt, f"{where}.{k}")
+        return types.MappingProxyType(out)
+    if dataclasses.is_dataclass(hint):
+        if isinstance(raw, hint):
+            return raw
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {raw!r}")
+        fields = {f.name for f in dataclasses.fields(hint)}
+        unknown = sorted(set(raw) - fields)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(sorted(fields))}")
+        sub = typing.get_type_hints(hint)
+        return hint(**{k: _coerce(v, sub[k], f"{where}.{k}") for k, v in raw.items()})
+    if hint is Resources:
+        if isinstance(raw, Resources):
+            return raw
+        if isinstance(raw, Mapping) and set(raw) <= {"memory_mb", "vcores"}:
+            return Resources(int(raw.get("memory_mb", 0)), int(raw.get("vcores", 0)))
+        raise ConfigError(f"{where}: expected {{memory_mb, vcores}}, got {raw!r}")
+    return raw
+
+
+def first_request(snap: ClusterSnapshot, app_id: str) -> Request | None:
+    """The app's outstanding ANY request with the lowest priority number."""
+    reqs = snap.any_requests(app_id)
+    return reqs[0] if reqs else None
+
+
+def fill_app(
+    snap: ClusterSnapshot,
+    app: App,
+    node: Node,
+    available: Resources,
+    limit: int | None = None,
+    taken: Mapping[tuple[str, int], int] | None = None,
+) -> tuple[list[Assignment], Resources]:
+    """FifoScheduler's per-app loop: priorities in ascending order, stopping at the first that gets 0.
+
+    Returns the assignments and what is left on the node; `limit` caps the containers given and
+    `taken` counts containers of each (app, priority) already given earlier in this heartbeat.
+    """
+    out: list[Assignment] = []
+    for req in snap.any_requests(app.id):
+        count = req.count - (taken.get((app.id, req.priority), 0) if taken else 0)
+        if count <= 0:
+            continue
+        n = min(count, req.capability.times_fit(available))
+        if limit is not None:
+            n = min(n, limit - sum(a.count for a in out))
+        if n <= 0:
+            break  # "do not assign out of order w.r.t priorities" (FifoScheduler:504)
+        out.append(Assignment(app.id, req.priority, node.id, n))
+        available = available - req.capability * n
+    return out, available
+
+
+def fill_in_order(
+    snap: ClusterSnapshot, node: Node, apps: Iterable[App], min_allocation: Resources
+) -> list[Assignment]:
+    """Serve `apps` in the given order on `node` until it is below the minimum allocation."""
+    available = node.available
+    out: list[Assignment] = []
+    for app in apps:
+        if not min_allocation.fits_in(available):
+            break
+        got, available = fill_app(snap, app, node, available)
+        out.extend(got)
+    return out

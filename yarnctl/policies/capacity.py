@@ -1,0 +1,173 @@
+"""Capacity: Hadoop 2.7 CapacityScheduler with leaf queues under root and FIFO inside each.
+
+The queue with the lowest used/guaranteed capacity goes first (ParentQueue's queueComparator),
+skipping queues at their maximum capacity or whose head apps' users are at their user limit;
+inside a leaf queue apps are served in submit order (LeafQueue.activeApplications). Apps are
+activated while AM resources stay within `max_am_resource_percent` of the queue. At the root,
+an off-switch assignment ends the heartbeat (ParentQueue.assignContainers in 2.7), so ANY
+requests get one container per node heartbeat unless `multiple_off_switch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.policies.base import fill_app
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityQueue:
+    """One leaf queue: capacity and maximum capacity in percent of the cluster."""
+
+    capacity: float = 100.0
+    maximum_capacity: float = 100.0
+    user_limit_factor: float = 1.0
+    minimum_user_limit_percent: float = 100.0
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityConfig:
+    """CapacityScheduler parameters; unlisted queues share what listed ones leave, equally."""
+
+    queues: Mapping[str, CapacityQueue] = field(default_factory=lambda: MappingProxyType({}))
+    max_am_resource_percent: float = 0.1  # yarn.scheduler.capacity.maximum-am-resource-percent
+    multiple_off_switch: bool = False
+    dominant: bool = False  # DominantResourceCalculator instead of the memory-only default
+
+
+class Capacity:
+    """Guaranteed queue capacities, elastic up to each queue's maximum, FIFO within a queue."""
+
+    name = "capacity"
+    Config = CapacityConfig
+
+    def __init__(self, config: CapacityConfig = CapacityConfig()) -> None:
+        self.config = config
+
+    def _queue_confs(self, snap: ClusterSnapshot) -> dict[str, CapacityQueue]:
+        confs = dict(self.config.queues)
+        unlisted = sorted({a.queue for a in snap.apps.values()} - set(confs))
+        if unlisted:
+            left = max(0.0, 100.0 - sum(q.capacity for q in confs.values()))
+            for q in unlisted:
+                confs[q] = CapacityQueue(capacity=left / len(unlisted))
+        return confs
+
+    def _amount(self, r: Resources, cluster: Resources) -> float:
+        return r.dominant_share(cluster) if self.config.dominant else r.shares(cluster)[0]
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """Serve the least-used queues first, FIFO inside each, within capacity limits."""
+        node = snap.nodes[node_id]
+        confs = self._queue_confs(snap)
+        cluster = snap.capacity
+        q_used: dict[str, Resources] = {}
+        user_used: dict[tuple[str, str], Resources] = {}
+        for app_id, used in snap.app_allocated.items():
+            app = snap.apps.get(app_id)
+            if app is not None:
+                q_used[app.queue] = q_used.get(app.queue, ZERO) + used
+                key = (app.queue, app.user)
+                user_used[key] = user_used.get(key, ZERO) + used
+        active = self._active_apps(snap, confs)
+        available = node.available
+        out: list[Assignment] = []
+        taken: dict[tuple[str, int], int] = {}
+        limit = None if self.config.multiple_off_switch else 1
+        while snap.min_allocation.fits_in(available) and (limit is None or len(out) < limit):
+            got = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
+            if not got:
+                break
+            for a in got:
+                taken[(a.app_id, a.priority)] = taken.get((a.app_id, a.priority), 0) + a.count
+                cap = _capability(snap, a)
+                app = snap.apps[a.app_id]
+                available = available - cap * a.count
+                q_used[app.queue] = q_used.get(app.queue, ZERO) + cap * a.count
+                key = (app.queue, app.user)
+                user_used[key] = user_used.get(key, ZERO) + cap * a.count
+                active[app.queue] = [x for x in active[app.queue] if _remaining(snap, x, taken)]
+            out.extend(got)
+        return Decision(tuple(_merge(out))) if out else Decision()
+
+    def _assign_once(self, snap, node, confs, active, q_used, user_used, available, taken) -> list[Assignment]:
+        cluster = snap.capacity
+
+        def used_capacity(q: str) -> float:
+            guaranteed = confs[q].capacity / 100.0
+            used = self._amount(q_used.get(q, ZERO), cluster)
+            return used / guaranteed if guaranteed > 0 else float("inf")
+
+        for q in sorted(active, key=lambda q: (used_capacity(q), q)):
+            conf = confs[q]
+            q_cap = conf.capacity / 100.0
+            users = {a.user for a in active[q]}
+            for app in active[q]:
+                req = next((r for r in snap.any_requests(app.id)
+                            if r.count > taken.get((app.id, r.priority), 0)), None)
+                if req is None:
+                    continue
+                new_q = self._amount(q_used.get(q, ZERO) + req.capability, cluster)
+                if new_q > conf.maximum_capacity / 100.0 + 1e-9:
+                    break  # the queue would pass its maximum capacity
+                # LeafQueue.computeUserLimit: an equal split, at least minimum-user-limit-percent,
+                # at most capacity x user-limit-factor
+                current = max(q_cap, self._amount(q_used.get(q, ZERO), cluster) + self._amount(req.capability, cluster))
+                user_limit = min(
+                    max(current / max(len(users), 1), current * conf.minimum_user_limit_percent / 100.0),
+                    q_cap * conf.user_limit_factor,
+                )
+                mine = self._amount(user_used.get((q, app.user), ZERO) + req.capability, cluster)
+                if mine > user_limit + 1e-9:
+                    continue
+                got, _ = fill_app(snap, app, node, available,
+                                  limit=None if self.config.multiple_off_switch else 1, taken=taken)
+                if got:
+                    return got
+        return []
+
+    def _active_apps(self, snap: ClusterSnapshot, confs: dict[str, CapacityQueue]) -> dict[str, list[App]]:
+        """Apps each queue may serve: those whose AM runs, then pending ones within the AM limit."""
+        am_used: dict[str, Resources] = {}
+        has_am = set()
+        for c in snap.containers.values():
+            if c.is_am and c.app_id in snap.apps:
+                q = snap.apps[c.app_id].queue
+                am_used[q] = am_used.get(q, ZERO) + c.resource
+                has_am.add(c.app_id)
+        active: dict[str, list[App]] = {}
+        for app in snap.pending_apps():
+            q = app.queue
+            lst = active.setdefault(q, [])
+            if app.id in has_am:
+                lst.append(app)
+                continue
+            am_req = next((r for r in snap.any_requests(app.id) if r.priority == 0), None)
+            if am_req is None:  # no AM to place (unmanaged AM or already running)
+                lst.append(app)
+                continue
+            limit = self._amount(snap.capacity, snap.capacity) * confs[q].capacity / 100.0 * self.config.max_am_resource_percent
+            used = am_used.get(q, ZERO)
+            if not lst or self._amount(used + am_req.capability, snap.capacity) <= limit + 1e-9:
+                lst.append(app)
+                am_used[q] = used + am_req.capability
+        return active
+
+
+def _capability(snap: ClusterSnapshot, a: Assignment) -> Resources:
+    return next(r.capability for r in snap.any_requests(a.app_id) if r.priority == a.priority)
+
+
+def _remaining(snap: ClusterSnapshot, app: App, taken: dict[tuple[str, int], int]) -> bool:
+    return any(r.count > taken.get((app.id, r.priority), 0) for r in snap.any_requests(app.id))
+
+
+def _merge(assignments: list[Assignment]) -> list[Assignment]:
+    merged: dict[tuple[str, int, str], int] = {}
+    for a in assignments:
+        k = (a.app_id, a.priority, a.node_id)
+        merged[k] = merged.get(k, 0) + a.count
+    return [Assignment(a, p, n, c) for (a, p, n), c in merged.items()]

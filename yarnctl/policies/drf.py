@@ -1,0 +1,29 @@
+"""DRF: Hadoop 2.7 FairScheduler with DominantResourceFairnessPolicy.
+
+Apps (and queues) sorted by dominant share of the cluster, ties by the next-largest share,
+then start time and name (fair/policies/DominantResourceFairnessPolicy.java); Example 1 of
+004_2125d0a0b0588e58.txt (100 CPU, 100 GB; A <1 CPU, 2 GB>, B <1 CPU, 1 GB>) gives A 25
+tasks and B 50.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from yarnctl.fairness.comparators import drf_key
+from yarnctl.model import ClusterSnapshot, Decision, NodeId
+from yarnctl.policies.fairshare import FairConfig, serve_fairly
+
+
+class Drf:
+    """Dominant Resource Fairness: equalise each app's largest share of any resource."""
+
+    name = "drf"
+    Config = FairConfig
+
+    def __init__(self, config: FairConfig = FairConfig()) -> None:
+        self.config = config
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """One container (or more with assign_multiple) for the app with the least dominant share."""
+        return serve_fairly(snap, node_id, self.config, partial(drf_key, cluster=snap.capacity))

@@ -1,0 +1,25 @@
+"""Fair: Hadoop 2.7 FairScheduler with FairSharePolicy (max-min fair share of memory).
+
+Queues, then apps, sorted by usage/weight (needy ones below their min share first), one
+container per heartbeat unless `assign_multiple` (fair/policies/FairSharePolicy.java).
+"""
+
+from __future__ import annotations
+
+from yarnctl.fairness.comparators import fair_share_key
+from yarnctl.model import ClusterSnapshot, Decision, NodeId
+from yarnctl.policies.fairshare import FairConfig, serve_fairly
+
+
+class Fair:
+    """FairScheduler's default policy: the app (and queue) with the least memory goes next."""
+
+    name = "fair"
+    Config = FairConfig
+
+    def __init__(self, config: FairConfig = FairConfig()) -> None:
+        self.config = config
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """One container (or more with assign_multiple) for the most under-served app."""
+        return serve_fairly(snap, node_id, self.config, fair_share_key)

@@ -1,0 +1,1 @@
+"""The discrete-event simulator: event kernel, workloads, a simulated YARN cluster and reports."""

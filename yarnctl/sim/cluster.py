@@ -1,0 +1,662 @@
+"""A simulated YARN cluster: the ground truth that builds snapshots and applies decisions like the RM.
+
+It never decides anything itself. Nodes heartbeat on a fixed grid (node i at offset
+i/N of the interval); a container that finishes is reported, and its resources released, at
+its node's next heartbeat, as a NodeManager does. Heartbeats that could change nothing are
+skipped: a full node sleeps until one of its containers finishes, a node with room polls only
+while there is demand, and a policy is not asked again while nothing it can see has changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from yarnctl.engine import Engine
+from yarnctl.model import (
+    AM_PRIORITY,
+    App,
+    ClusterSnapshot,
+    Container,
+    Decision,
+    Node,
+    Request,
+    Resources,
+)
+from yarnctl.sim.kernel import END, HEARTBEAT, SUBMIT, Kernel
+from yarnctl.sim.workload import JobSpec, StageSpec, Usage, Workload, normalize
+
+log = logging.getLogger(__name__)
+
+_AM = None  # marker for the AM in an app's pending queue
+
+
+class _Node:
+    __slots__ = ("id", "rack", "capacity", "physical", "allocated", "running", "frozen_running",
+                 "finished", "offset",
+                 "hb_at", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
+
+    def __init__(self, index: int, spec, offset: float) -> None:
+        self.index = index
+        self.id, self.rack = spec.id, spec.rack
+        self.capacity: Resources = spec.capacity
+        self.physical: Resources = spec.physical
+        self.allocated = Resources(0, 0)
+        self.running: dict[str, _Container] = {}
+        self.frozen_running: dict[str, Container] = {}
+        self.finished: list[_Container] = []
+        self.offset = offset
+        self.hb_at: float | None = None
+        self.seen_version = -1
+        self.used_cpu = 0.0
+        self.used_mem = 0.0
+        self.rate = 1.0
+        self.eff_cpu = 0.0
+
+    def frozen(self) -> Node:
+        return Node(self.id, self.rack, self.capacity, self.allocated)
+
+
+class _Stage:
+    __slots__ = ("spec", "index", "job", "requested", "done", "done_at", "dependents", "waiting",
+                 "running", "held")
+
+    def __init__(self, spec: StageSpec, index: int, job: _Job) -> None:
+        self.spec, self.index, self.job = spec, index, job
+        self.requested = False
+        self.done = 0
+        self.done_at: float | None = None
+        self.dependents: list[_Stage] = []
+        self.waiting: list[_Container] = []  # containers started before this stage finished
+        self.running = 0  # live containers of this stage
+        self.held: list[_Task] = []  # tasks the AM withdrew after preempting them (see _am_tick)
+
+
+class _Job:
+    __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
+                 "last_finish", "am", "finished_at", "kills", "requests")
+
+    def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
+        self.spec = spec
+        self.app = App(spec.id, spec.queue, spec.user, spec.type, spec.name, spec.tags, spec.submit_s)
+        self.stages = [_Stage(s, i, self) for i, s in enumerate(spec.stages)]
+        for st in self.stages:
+            if st.spec.after is not None:
+                self.stages[st.spec.after].dependents.append(st)
+        self.pending: dict[int, deque] = {}
+        self.capability: dict[int, Resources] = {s.priority: normalize(s.resource, min_alloc) for s in spec.stages}
+        if spec.am is not None:
+            self.capability[AM_PRIORITY] = normalize(spec.am, min_alloc)
+        self.remaining = spec.tasks
+        self.first_start: float | None = None
+        self.last_finish = 0.0
+        self.am: _Container | None = None
+        self.finished_at: float | None = None
+        self.kills = 0
+        self.requests: tuple[Request, ...] = ()
+
+
+class _Task:
+    __slots__ = ("stage", "index", "duration", "attempts")
+
+    def __init__(self, stage: _Stage, index: int, duration: float) -> None:
+        self.stage, self.index, self.duration, self.attempts = stage, index, duration, 0
+
+
+class _Container:
+    __slots__ = ("id", "job", "task", "node", "resource", "start", "frozen", "work", "since",
+                 "token", "waiting", "cpu", "mem", "usage", "step", "end", "done")
+
+    def __init__(self, cid: str, job: _Job, task: _Task | None, node: _Node, resource: Resources,
+                 start: float) -> None:
+        self.id, self.job, self.task, self.node, self.resource, self.start = cid, job, task, node, resource, start
+        self.frozen = Container(cid, job.spec.id, node.id, task.stage.spec.priority if task else AM_PRIORITY,
+                                resource, start, is_am=task is None)
+        self.work = task.duration if task else 0.0  # nominal seconds of work left
+        self.since = start
+        self.token = 0
+        self.waiting = False
+        self.cpu = 0.0
+        self.mem = 0.0
+        self.usage: Usage | None = task.stage.spec.usage if task else None
+        self.step = 0
+        self.end: float | None = None
+        self.done = False  # finished, waiting for its node to report it
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRecord:
+    """One container's life, for reports: who, where, what, from when until when, and how it ended."""
+
+    job: str
+    user: str
+    queue: str
+    node: str
+    is_am: bool
+    start_s: float
+    end_s: float
+    memory_mb: int
+    vcores: int
+    outcome: str  # done | killed | oom
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """One job's timeline."""
+
+    id: str
+    name: str
+    user: str
+    queue: str
+    type: str
+    submit_s: float
+    start_s: float | None
+    finish_s: float | None
+    tasks: int
+    kills: int
+
+
+@dataclass
+class SimRun:
+    """Everything one simulation produced, for the reports."""
+
+    workload: Workload
+    policy: str
+    jobs: list[JobRecord]
+    containers: list[ContainerRecord]
+    # step series of cluster totals: (t, allocated MB, allocated vcores, used cpu, used MB)
+    usage: list[tuple[float, float, float, float, float]]
+    capacity: Resources
+    physical: Resources
+    end_s: float
+    stats: dict[str, float] = field(default_factory=dict)
+    stuck: bool = False
+
+
+ProgressFn = Callable[[int, int, float], None]
+
+
+class SimCluster:
+    """Ground truth for one run of one policy on one workload."""
+
+    def __init__(self, workload: Workload, engine: Engine, *, skip_idle: bool = True,
+                 max_time_s: float = math.inf, progress: ProgressFn | None = None) -> None:
+        self.w = workload
+        self.engine = engine
+        self.time_dependent = bool(getattr(engine.policy, "time_dependent", False))
+        self.skip_idle = skip_idle
+        self.max_time_s = max_time_s
+        self.progress = progress
+        self.k = Kernel()
+        spec = workload.cluster
+        self.interval = spec.heartbeat_s
+        self.min_alloc = spec.min_allocation
+        n = len(spec.nodes)
+        self.nodes = [_Node(i, s, self.interval * i / n) for i, s in enumerate(spec.nodes)]
+        self.by_id = {nd.id: nd for nd in self.nodes}
+        self.frozen_nodes: dict[str, Node] = {nd.id: nd.frozen() for nd in self.nodes}
+        self.capacity = sum((nd.capacity for nd in self.nodes), Resources(0, 0))
+        self.physical = sum((nd.physical for nd in self.nodes), Resources(0, 0))
+        self.jobs: dict[str, _Job] = {}
+        self.apps: dict[str, App] = {}
+        self.requests: dict[str, tuple[Request, ...]] = {}
+        self.containers: dict[str, Container] = {}
+        self.node_containers: dict[str, tuple[Container, ...]] = {nd.id: () for nd in self.nodes}
+        self.dirty: set[_Node] = set()
+        self.apps_view: MappingProxyType | None = None
+        self.app_alloc: dict[str, Resources] = {}
+        self.pending_total = 0
+        self.version = 0
+        self.idle: set[_Node] = set(self.nodes)  # nodes with no heartbeat scheduled
+        self.running_count = 0
+        self.future = 0  # submissions and task ends still to come
+        self.seq = 0
+        self.alloc_mem = 0
+        self.alloc_vc = 0
+        self.used_cpu_eff = 0.0
+        self.used_mem = 0.0
+        self.usage: list[tuple[float, float, float, float, float]] = [(0.0, 0, 0, 0.0, 0.0)]
+        self.records: list[ContainerRecord] = []
+        self.job_records: list[JobRecord] = []
+        self.jobs_left = len(workload.jobs)
+        self.tasks_total = workload.tasks
+        self.tasks_done = 0
+        self.empty_streak = 0
+        self.ticking = False
+        self.stats = {"heartbeats": 0, "decisions": 0, "skipped": 0, "assigned": 0, "kills": 0, "oom_kills": 0}
+
+    # ------------------------------------------------------------ running
+
+    def run(self) -> SimRun:
+        """Simulate until every job has finished (or nothing more can happen)."""
+        started = time.perf_counter()
+        for spec in self.w.jobs:
+            self.future += 1
+            self.k.schedule(spec.submit_s, SUBMIT, self._submit, spec)
+        self.k.run(self.max_time_s)
+        stuck = self.jobs_left > 0
+        for job in self.jobs.values():
+            if job.finished_at is None:
+                self.job_records.append(self._job_record(job))
+        for spec in self.w.jobs:
+            if spec.id not in self.jobs:
+                self.job_records.append(JobRecord(spec.id, spec.name, spec.user, spec.queue, spec.type,
+                                                  spec.submit_s, None, None, spec.tasks, 0))
+        self.job_records.sort(key=lambda j: (j.submit_s, j.id))
+        self.stats.update({f"engine_{k}": v for k, v in self.engine.stats.items()})
+        self.stats["wall_s"] = time.perf_counter() - started
+        self.stats["tasks"] = self.tasks_done
+        if self.progress:
+            self.progress(self.tasks_done, self.tasks_total, self.k.now)
+        return SimRun(self.w, self.engine.policy.name, self.job_records, self.records, self.usage,
+                      self.capacity, self.physical, self.k.now, self.stats, stuck)
+
+    def snapshot(self) -> ClusterSnapshot:
+        """A read-only copy of the state the RM would hand a policy now."""
+        # only what changed since the last snapshot is copied: node container tuples are
+        # rebuilt per dirty node, and the app table only when an app came or went
+        for node in self.dirty:
+            self.node_containers[node.id] = tuple(node.frozen_running.values())
+        self.dirty.clear()
+        if self.apps_view is None:
+            self.apps_view = MappingProxyType(dict(self.apps))
+        return ClusterSnapshot(
+            self.k.now,
+            MappingProxyType(dict(self.frozen_nodes)),
+            self.apps_view,
+            MappingProxyType(dict(self.requests)),
+            MappingProxyType(dict(self.node_containers)),
+            MappingProxyType(dict(self.app_alloc)),
+            self.min_alloc,
+            self.capacity,
+        )
+
+    # ------------------------------------------------------------ heartbeats
+
+    def _wake(self, node: _Node) -> None:
+        """Make sure `node` heartbeats at its next grid time."""
+        if node.hb_at is not None:
+            return
+        now = self.k.now
+        k = math.ceil((now - node.offset) / self.interval - 1e-9)
+        at = node.offset + max(k, 0) * self.interval
+        node.hb_at = at
+        self.idle.discard(node)
+        self.k.schedule(at, HEARTBEAT, self._heartbeat, node)
+
+    def _wake_all(self) -> None:
+        for node in sorted(self.idle, key=lambda n: n.index):
+            if self.min_alloc.fits_in(node.capacity - node.allocated):
+                self._wake(node)
+
+    def _heartbeat(self, node: _Node) -> None:
+        node.hb_at = None
+        self.stats["heartbeats"] += 1
+        if node.finished:
+            for c in node.finished:
+                self._report(c)
+            node.finished.clear()
+        room = self.min_alloc.fits_in(node.capacity - node.allocated)
+        if not (room and self.pending_total > 0) and self.skip_idle:
+            self.idle.add(node)  # sleeps until a container ends here or new demand arrives
+            return
+        if self.skip_idle and not self.time_dependent and node.seen_version == self.version:
+            self.stats["skipped"] += 1  # the policy already said no to exactly this state
+        else:
+            self.stats["decisions"] += 1
+            version = self.version
+            result = self.engine.decide(self.snapshot(), node.id)
+            self._apply(result.accepted)
+            node.seen_version = version if self.version == version else -1
+        if self.jobs_left == 0:
+            self.k.stop()
+            return
+        if self.running_count == 0 and self.future == 0:
+            self.empty_streak += 1
+            if self.empty_streak > 2 * len(self.nodes) + 2:
+                log.warning("nothing can run: %d jobs left with requests no node accepts", self.jobs_left)
+                self.k.stop()
+                return
+        else:
+            self.empty_streak = 0
+        self._wake(node) if not self.skip_idle else self._poll(node)
+
+    def _poll(self, node: _Node) -> None:
+        node.hb_at = self.k.now + self.interval
+        self.k.schedule(node.hb_at, HEARTBEAT, self._heartbeat, node)
+
+    # ------------------------------------------------------------ jobs and requests
+
+    def _submit(self, spec: JobSpec) -> None:
+        self.future -= 1
+        job = _Job(spec, self.min_alloc)
+        self.jobs[spec.id] = job
+        self.apps[spec.id] = job.app  # submissions arrive in (submit_s, id) order
+        self.apps_view = None
+        self.app_alloc[spec.id] = Resources(0, 0)
+        self.version += 1
+        if spec.am is not None:
+            self._request(job, AM_PRIORITY, [_AM])
+        else:
+            self._start_job(job)
+
+    def _start_job(self, job: _Job) -> None:
+        for st in job.stages:
+            if st.spec.after is None:
+                self._request_stage(st)
+
+    def _request_stage(self, st: _Stage) -> None:
+        if st.requested:
+            return
+        st.requested = True
+        self._request(st.job, st.spec.priority,
+                      [_Task(st, i, d) for i, d in enumerate(st.spec.durations)])
+        for dep in st.dependents:
+            if dep.spec.slowstart <= 0:
+                self._request_stage(dep)
+
+    def _request(self, job: _Job, priority: int, items: list, front: bool = False) -> None:
+        q = job.pending.get(priority)
+        if q is None:
+            q = job.pending[priority] = deque()
+        if front:
+            q.extendleft(reversed(items))
+        else:
+            q.extend(items)
+        self.pending_total += len(items)
+        self._refresh_requests(job)
+        if self.idle:
+            self._wake_all()
+
+    def _refresh_requests(self, job: _Job) -> None:
+        app_id = job.spec.id
+        reqs = tuple(Request(app_id, p, job.capability[p], len(q))
+                     for p, q in sorted(job.pending.items()) if q)
+        if reqs:
+            self.requests[app_id] = reqs
+        else:
+            self.requests.pop(app_id, None)
+        self.version += 1
+
+    # ------------------------------------------------------------ applying decisions
+
+    def _apply(self, d: Decision) -> None:
+        for r in d.resizes:
+            node = self.by_id[r.node_id]
+            self.capacity = self.capacity - node.capacity + r.capacity
+            node.capacity = r.capacity
+            self.frozen_nodes[node.id] = node.frozen()
+            self.version += 1
+        for kl in d.kills:
+            c = self._find(kl.container_id)
+            if c is not None:
+                self.stats["kills"] += 1
+                self._kill(c, "killed")
+        for a in d.assignments:
+            job = self.jobs[a.app_id]
+            node = self.by_id[a.node_id]
+            q = job.pending[a.priority]
+            cap = job.capability[a.priority]
+            for _ in range(a.count):
+                self._launch(job, q.popleft(), node, cap)
+            self.pending_total -= a.count
+            self.stats["assigned"] += a.count
+            self._refresh_requests(job)
+
+    def _find(self, cid: str) -> _Container | None:
+        c = self.containers.get(cid)
+        return None if c is None else self.by_id[c.node_id].running.get(cid)
+
+    def _launch(self, job: _Job, task: _Task | None, node: _Node, cap: Resources) -> None:
+        now = self.k.now
+        self.seq += 1
+        c = _Container(f"{job.spec.id}_{self.seq:06d}", job, task, node, cap, now)
+        node.running[c.id] = c
+        node.frozen_running[c.id] = c.frozen
+        self.dirty.add(node)
+        node.allocated = node.allocated + cap
+        self.frozen_nodes[node.id] = node.frozen()
+        self.containers[c.id] = c.frozen
+        self.app_alloc[job.spec.id] = self.app_alloc[job.spec.id] + cap
+        self.alloc_mem += cap.memory_mb
+        self.alloc_vc += cap.vcores
+        self.running_count += 1
+        self.version += 1
+        if task is None:
+            job.am = c
+            self._set_usage(c, float(cap.vcores), float(cap.memory_mb))
+            self._start_job(job)
+            return
+        if job.first_start is None:
+            job.first_start = now
+        task.stage.running += 1
+        after = task.stage.spec.after
+        if task.stage.spec.slowstart < 1 and after is not None and job.stages[after].done_at is None:
+            c.waiting = True  # holds its container until the stage it follows has finished
+            job.stages[after].waiting.append(c)
+            if not self.ticking:
+                self.ticking = True
+                self.k.schedule(now + self.interval, HEARTBEAT, self._am_tick)
+        u = c.usage.steps[0] if c.usage else (0.0, 1.0, 1.0)
+        self._set_usage(c, cap.vcores * u[1], cap.memory_mb * u[2])
+        if not c.waiting:
+            self._run(c)
+
+    def _run(self, c: _Container) -> None:
+        """Start (or re-time) the countdown of a container's task at its node's current rate."""
+        now = self.k.now
+        c.since = now
+        c.token += 1
+        c.end = now + c.work / c.node.rate
+        self.future += 1
+        self.k.schedule(c.end, END, self._end, c, c.token)
+        if c.usage is not None and len(c.usage.steps) > 1:
+            self._schedule_step(c)
+
+    def _schedule_step(self, c: _Container) -> None:
+        steps = c.usage.steps
+        if c.step + 1 < len(steps):
+            done = c.task.duration - c.work  # nominal seconds already worked
+            at = c.since + max(steps[c.step + 1][0] * c.task.duration - done, 0.0) / c.node.rate
+            self.k.schedule(at, END, self._profile_step, c, c.token)
+
+    def _profile_step(self, c: _Container, token: int) -> None:
+        if token != c.token or c.end is None:
+            return
+        self._progress(c)
+        c.step += 1
+        _, cpu, mem = c.usage.steps[c.step]
+        self._set_usage(c, c.resource.vcores * cpu, c.resource.memory_mb * mem)
+        if c.token == token:
+            self._schedule_step(c)
+
+    def _progress(self, c: _Container) -> None:
+        now = self.k.now
+        c.work = max(c.work - (now - c.since) * c.node.rate, 0.0)
+        c.since = now
+
+    def _end(self, c: _Container, token: int) -> None:
+        if token != c.token:
+            return  # re-timed or killed since this was scheduled
+        self.future -= 1
+        c.end = self.k.now
+        c.done = True
+        c.work = 0.0
+        c.token += 1
+        self._set_usage(c, 0.0, 0.0)
+        c.node.finished.append(c)
+        self._wake(c.node)
+
+    def _set_usage(self, c: _Container, cpu: float, mem: float) -> None:
+        """Change a container's actual use; enforce its node's physical limits."""
+        node = c.node
+        node.used_cpu += cpu - c.cpu
+        node.used_mem += mem - c.mem
+        self.used_mem += mem - c.mem
+        c.cpu, c.mem = cpu, mem
+        eff = min(node.used_cpu, node.physical.vcores)
+        self.used_cpu_eff += eff - node.eff_cpu
+        node.eff_cpu = eff
+        self._log_usage()
+        if node.used_mem > node.physical.memory_mb + 1e-6:
+            # memory is not compressible: the youngest container goes, as an OOM killer would
+            victim = max((x for x in node.running.values() if x.mem > 0 and not x.done),
+                         key=lambda x: (x.start, x.id), default=None)
+            if victim is not None:
+                self.stats["oom_kills"] += 1
+                self._kill(victim, "oom")
+                return
+        rate = 1.0 if node.used_cpu <= node.physical.vcores else node.physical.vcores / node.used_cpu
+        if abs(rate - node.rate) > 1e-12:
+            # cpu is compressible: every running task on the node slows down proportionally
+            ticking = [x for x in node.running.values() if x.task is not None and not x.waiting and not x.done]
+            for x in ticking:
+                self._progress(x)
+            node.rate = rate
+            for x in ticking:
+                self.future -= 1  # _run re-times it; the old END event becomes stale
+                self._run(x)
+
+    def _log_usage(self) -> None:
+        self.usage.append((self.k.now, self.alloc_mem, self.alloc_vc, self.used_cpu_eff, self.used_mem))
+
+    # ------------------------------------------------------------ releasing
+
+    def _release(self, c: _Container, outcome: str) -> None:
+        node, job = c.node, c.job
+        if c.task is not None:
+            c.task.stage.running -= 1
+        del node.running[c.id]
+        del node.frozen_running[c.id]
+        self.dirty.add(node)
+        node.allocated = node.allocated - c.resource
+        self.frozen_nodes[node.id] = node.frozen()
+        del self.containers[c.id]
+        self.app_alloc[job.spec.id] = self.app_alloc[job.spec.id] - c.resource
+        self.alloc_mem -= c.resource.memory_mb
+        self.alloc_vc -= c.resource.vcores
+        self.running_count -= 1
+        self.version += 1
+        if c.cpu or c.mem:
+            self._set_usage(c, 0.0, 0.0)
+        else:
+            self._log_usage()
+        end = c.end if outcome == "done" and c.end is not None else self.k.now
+        self.records.append(ContainerRecord(job.spec.id, job.spec.user, job.spec.queue, node.id, c.task is None,
+                                            c.start, end, c.resource.memory_mb, c.resource.vcores, outcome))
+
+    def _kill(self, c: _Container, outcome: str, requeue: bool = True) -> None:
+        """Kill a live container now; its task goes back to the front of its request (or is held)."""
+        if c.done or c.id not in c.node.running:
+            return
+        if c.task is not None and not c.waiting:
+            self.future -= 1  # its END event will be ignored
+        c.token += 1
+        self._release(c, outcome)
+        c.end = None
+        job = c.job
+        job.kills += 1
+        if c.task is None:
+            job.am = None
+            if job.finished_at is None:
+                self._request(job, AM_PRIORITY, [_AM], front=True)
+            return
+        if c.waiting:
+            job.stages[c.task.stage.spec.after].waiting.remove(c)
+            c.waiting = False
+        c.task.attempts += 1
+        if requeue:
+            self._request(job, c.task.stage.spec.priority, [c.task], front=True)
+        else:
+            c.task.stage.held.append(c.task)
+
+    def _report(self, c: _Container) -> None:
+        """The NodeManager reports a finished container: release it and tell its job."""
+        self._release(c, "done")
+        job = c.job
+        if c.task is None:
+            return
+        st = c.task.stage
+        st.done += 1
+        job.remaining -= 1
+        job.last_finish = max(job.last_finish, c.end or self.k.now)
+        self.tasks_done += 1
+        if self.progress is not None and self.tasks_done % 2000 == 0:
+            self.progress(self.tasks_done, self.tasks_total, self.k.now)
+        for dep in st.dependents:
+            if not dep.requested and st.done >= dep.spec.slowstart * st.spec.tasks:
+                self._request_stage(dep)
+        self._release_held(job, st)
+        if st.done == st.spec.tasks:
+            st.done_at = self.k.now
+            for w in st.waiting:
+                w.waiting = False
+                self._run(w)
+            st.waiting.clear()
+        if job.remaining == 0:
+            self._finish(job)
+
+    def _am_tick(self) -> None:
+        """Each AM's reduce preemption (RMContainerAllocator.preemptReducesIfNeeded), once a second.
+
+        Reduces that started early wait for their maps; if they fill the space the maps need,
+        nothing moves. Like the MR AM, a job with maps still pending, none running, and waiting
+        reduces kills its youngest waiting reduce and withholds its reduce requests until every
+        map has been scheduled.
+        """
+        self.ticking = False
+        waiting_any = False
+        for job in self.jobs.values():
+            for st in job.stages:
+                if not st.waiting:
+                    continue
+                waiting_any = True
+                if st.running == 0 and job.pending.get(st.spec.priority):
+                    for dep in {w.task.stage for w in st.waiting}:
+                        q = job.pending.get(dep.spec.priority)
+                        if q:
+                            dep.held.extend(q)
+                            self.pending_total -= len(q)
+                            q.clear()
+                            self._refresh_requests(job)
+                    victim = max(st.waiting, key=lambda c: (c.start, c.id))
+                    self.stats["reduce_preemptions"] = self.stats.get("reduce_preemptions", 0) + 1
+                    self._kill(victim, "preempted", requeue=False)
+        if waiting_any and not self.ticking:
+            self.ticking = True
+            self.k.schedule(self.k.now + self.interval, HEARTBEAT, self._am_tick)
+
+    def _release_held(self, job: _Job, st: _Stage) -> None:
+        """Re-request withheld tasks of stages following `st` once all of `st` is scheduled."""
+        if job.pending.get(st.spec.priority) and st.done < st.spec.tasks:
+            return
+        for dep in st.dependents:
+            if dep.held:
+                tasks, dep.held = dep.held, []
+                self._request(job, dep.spec.priority, tasks, front=True)
+
+    def _finish(self, job: _Job) -> None:
+        job.finished_at = job.last_finish
+        if job.am is not None:
+            am, job.am = job.am, None
+            am.end = self.k.now
+            self._release(am, "done")
+        self.apps.pop(job.spec.id, None)
+        self.apps_view = None
+        self.app_alloc.pop(job.spec.id, None)
+        self.requests.pop(job.spec.id, None)
+        self.version += 1
+        self.jobs_left -= 1
+        self.job_records.append(self._job_record(job))
+        if self.jobs_left == 0:
+            self.k.stop()
+
+    def _job_record(self, job: _Job) -> JobRecord:
+        s = job.spec
+        return JobRecord(s.id, s.name, s.user, s.queue, s.type, s.submit_s, job.first_start,
+                         job.finished_at, s.tasks, job.kills)

@@ -1,0 +1,56 @@
+"""A tiny discrete-event kernel: a heap of (time, priority, sequence, callback) and a clock."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+# Priorities of events at the same instant: arrivals, then task ends, then heartbeats, so a
+# heartbeat at time t sees every container that finished at t (and every job submitted at t).
+SUBMIT, END, HEARTBEAT, SAMPLE = 0, 1, 2, 3
+
+
+class Kernel:
+    """Runs callbacks in (time, priority, insertion) order; equal-time events are deterministic."""
+
+    __slots__ = ("now", "_heap", "_seq", "stopped")
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._heap: list[tuple[float, int, int, Callable[..., Any], tuple[Any, ...]]] = []
+        self._seq = 0
+        self.stopped = False
+
+    def schedule(self, at: float, priority: int, fn: Callable[..., Any], *args: Any) -> None:
+        """Call `fn(*args)` at time `at` (never earlier than now)."""
+        self._seq += 1
+        heapq.heappush(self._heap, (at if at > self.now else self.now, priority, self._seq, fn, args))
+
+    def pending(self) -> int:
+        """Number of events still queued."""
+        return len(self._heap)
+
+    def step(self) -> bool:
+        """Run the next event; False when there is none."""
+        if not self._heap:
+            return False
+        at, _, _, fn, args = heapq.heappop(self._heap)
+        self.now = at
+        fn(*args)
+        return True
+
+    def run(self, until: float = float("inf")) -> None:
+        """Run events until the heap is empty, `until` is passed, or `stop()` is called."""
+        heap, pop = self._heap, heapq.heappop
+        while heap and not self.stopped:
+            if heap[0][0] > until:
+                self.now = until
+                return
+            at, _, _, fn, args = pop(heap)
+            self.now = at
+            fn(*args)
+
+    def stop(self) -> None:
+        """End `run` after the current event."""
+        self.stopped = True

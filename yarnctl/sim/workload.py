@@ -1,0 +1,724 @@
+"""Workloads: the YAML format of docs/workloads.md, Hadoop SLS traces, and the built-in catalogue.
+
+Loading validates every field and expands generators, iterations and distributions with a
+seeded generator, so a `Workload` is concrete: every task has its duration and usage.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from yarnctl.errors import WorkloadError
+from yarnctl.model import MAP_PRIORITY, REDUCE_PRIORITY, Resources
+
+DEFAULT_AM = Resources(1536, 1)  # yarn.app.mapreduce.am.resource.mb / .cpu-vcores
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One simulated NodeManager."""
+
+    id: str
+    rack: str
+    capacity: Resources
+    physical: Resources
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """The simulated cluster: its nodes, heartbeat interval and minimum allocation."""
+
+    nodes: tuple[NodeSpec, ...]
+    heartbeat_s: float = 1.0
+    min_allocation: Resources = Resources(1024, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Actual use as fractions of the request, piecewise constant: (at, cpu, memory) steps."""
+
+    steps: tuple[tuple[float, float, float], ...] = ((0.0, 1.0, 1.0),)
+
+    def at(self, fraction: float) -> tuple[float, float]:
+        """The (cpu, memory) fractions in force at `fraction` of the task's nominal duration."""
+        cpu, mem = self.steps[0][1], self.steps[0][2]
+        for at, c, m in self.steps:
+            if at <= fraction:
+                cpu, mem = c, m
+        return cpu, mem
+
+
+FULL_USAGE = Usage()
+
+
+@dataclass(frozen=True, slots=True)
+class StageSpec:
+    """A set of identical tasks requested together at one priority."""
+
+    name: str
+    kind: str  # map | reduce | executor | task
+    priority: int
+    resource: Resources
+    durations: tuple[float, ...]
+    usage: Usage = FULL_USAGE
+    after: int | None = None  # index of the stage this one follows
+    slowstart: float = 1.0
+
+    @property
+    def tasks(self) -> int:
+        """Number of tasks."""
+        return len(self.durations)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """One application: its identity, AM and stages (iterations already expanded)."""
+
+    id: str
+    submit_s: float
+    user: str
+    queue: str
+    type: str
+    name: str
+    tags: tuple[str, ...]
+    am: Resources | None
+    stages: tuple[StageSpec, ...]
+    iterations: int = 1
+
+    @property
+    def tasks(self) -> int:
+        """Number of (non-AM) tasks."""
+        return sum(s.tasks for s in self.stages)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A cluster and the jobs submitted to it."""
+
+    name: str
+    description: str
+    source: str
+    cluster: ClusterSpec
+    jobs: tuple[JobSpec, ...]
+    seed: int = 0
+    origin: str = ""
+
+    @property
+    def tasks(self) -> int:
+        """Number of (non-AM) tasks in all jobs."""
+        return sum(j.tasks for j in self.jobs)
+
+
+# ---------------------------------------------------------------- field readers
+
+
+class _Reader:
+    """Reads typed fields out of parsed YAML, raising WorkloadError with the field's path."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, problem: str) -> WorkloadError:
+        return WorkloadError(self.source, path, problem)
+
+    def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected a mapping, got {_show(value)}")
+        return value
+
+    def keys(self, value: Mapping[str, Any], path: str, allowed: set[str]) -> None:
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            where = f"{path}.{unknown[0]}" if path else str(unknown[0])
+            raise self.fail(where, f"unknown field; expected one of {', '.join(sorted(allowed))}")
+
+    def number(self, value: Any, path: str, *, minimum: float = 0.0, strict: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise self.fail(path, f"expected a number, got {_show(value)}")
+        if value < minimum or (strict and value == minimum):
+            raise self.fail(path, f"expected a number {'>' if strict else '>='} {minimum:g}, got {value}")
+        return float(value)
+
+    def integer(self, value: Any, path: str, *, minimum: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise self.fail(path, f"expected {kind}, got {_show(value)}")
+        return value
+
+    def string(self, value: Any, path: str) -> str:
+        if not isinstance(value, (str, int)) or isinstance(value, bool) or str(value) == "":
+            raise self.fail(path, f"expected a non-empty string, got {_show(value)}")
+        return str(value)
+
+    def resources(self, value: Any, path: str, *, allow_zero: bool = False) -> Resources:
+        m = self.mapping(value, path)
+        self.keys(m, path, {"memory_mb", "vcores"})
+        for k in ("memory_mb", "vcores"):
+            if k not in m:
+                raise self.fail(f"{path}.{k}", "missing")
+        low = 0 if allow_zero else 1
+        return Resources(self.integer(m["memory_mb"], f"{path}.memory_mb", minimum=low),
+                         self.integer(m["vcores"], f"{path}.vcores", minimum=low))
+
+    def dist(self, value: Any, path: str) -> Callable[[random.Random], float]:
+        """A draw function for a number or a {dist: ...} mapping."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            v = self.number(value, path)
+            return lambda rng: v
+        m = self.mapping(value, path)
+        kind = m.get("dist")
+        specs: dict[str, tuple[str, ...]] = {
+            "uniform": ("low", "high"), "normal": ("mean", "std"), "exponential": ("mean",),
+            "lognormal": ("median", "sigma"), "choice": ("values",),
+        }
+        if kind not in specs:
+            raise self.fail(f"{path}.dist", f"expected one of {', '.join(specs)}, got {_show(kind)}")
+        self.keys(m, path, {"dist", *specs[kind], "weights"} if kind == "choice" else {"dist", *specs[kind]})
+        for k in specs[kind]:
+            if k not in m:
+                raise self.fail(f"{path}.{k}", "missing")
+        if kind == "uniform":
+            lo, hi = self.number(m["low"], f"{path}.low"), self.number(m["high"], f"{path}.high")
+            if hi < lo:
+                raise self.fail(f"{path}.high", f"must be >= low ({lo:g})")
+            return lambda rng: rng.uniform(lo, hi)
+        if kind == "normal":
+            mean, std = self.number(m["mean"], f"{path}.mean", strict=True), self.number(m["std"], f"{path}.std")
+            return lambda rng: max(rng.gauss(mean, std), 0.01 * mean)
+        if kind == "exponential":
+            mean = self.number(m["mean"], f"{path}.mean", strict=True)
+            return lambda rng: rng.expovariate(1.0 / mean)
+        if kind == "lognormal":
+            med = self.number(m["median"], f"{path}.median", strict=True)
+            sigma = self.number(m["sigma"], f"{path}.sigma")
+            mu = math.log(med)
+            return lambda rng: rng.lognormvariate(mu, sigma)
+        values = m["values"]
+        if not isinstance(values, list) or not values:
+            raise self.fail(f"{path}.values", f"expected a non-empty list, got {_show(values)}")
+        vals = [self.number(v, f"{path}.values[{i}]") for i, v in enumerate(values)]
+        weights = m.get("weights")
+        if weights is not None:
+            if not isinstance(weights, list) or len(weights) != len(vals):
+                raise self.fail(f"{path}.weights", f"expected {len(vals)} weights")
+            ws = [self.number(w, f"{path}.weights[{i}]") for i, w in enumerate(weights)]
+            if sum(ws) <= 0:
+                raise self.fail(f"{path}.weights", "must not all be zero")
+            return lambda rng: rng.choices(vals, weights=ws)[0]
+        return lambda rng: rng.choice(vals)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------- the YAML format
+
+_JOB_FIELDS = {"id", "submit_s", "user", "queue", "type", "name", "tags", "am", "iterations",
+               "maps", "reduces", "executors", "stages", "slowstart"}
+_STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "after", "slowstart"}
+_DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations"}
+
+
+class _Parser:
+    def __init__(self, source: str, seed: int) -> None:
+        self.r = _Reader(source)
+        self.seed = seed
+
+    def workload(self, doc: Any, default_name: str) -> Workload:
+        r = self.r
+        top = r.mapping(doc, "")
+        r.keys(top, "", {"name", "description", "source", "cluster", "defaults", "jobs", "generate"})
+        if "cluster" not in top:
+            raise r.fail("cluster", "missing")
+        cluster = self.cluster(top["cluster"])
+        defaults = dict(r.mapping(top.get("defaults") or {}, "defaults"))
+        r.keys(defaults, "defaults", _DEFAULT_FIELDS)
+        jobs: list[JobSpec] = []
+        raw_jobs = top.get("jobs") or []
+        if not isinstance(raw_jobs, list):
+            raise r.fail("jobs", f"expected a list, got {_show(raw_jobs)}")
+        for i, raw in enumerate(raw_jobs):
+            jobs.append(self.job(raw, f"jobs[{i}]", defaults, None, None))
+        raw_gen = top.get("generate") or []
+        if not isinstance(raw_gen, list):
+            raise r.fail("generate", f"expected a list, got {_show(raw_gen)}")
+        for i, raw in enumerate(raw_gen):
+            jobs.extend(self.generate(raw, f"generate[{i}]", defaults))
+        if not jobs:
+            raise r.fail("jobs", "the workload has no jobs (give `jobs` or `generate`)")
+        seen: dict[str, int] = {}
+        for j in jobs:
+            if j.id in seen:
+                raise r.fail("jobs", f"duplicate job id {j.id!r}")
+            seen[j.id] = 1
+        largest = max((n.capacity for n in cluster.nodes), key=lambda c: (c.memory_mb, c.vcores))
+        for j in jobs:
+            for s in j.stages:
+                if not any(_normalize(s.resource, cluster.min_allocation).fits_in(n.capacity)
+                           for n in cluster.nodes):
+                    raise r.fail(f"job {j.id}.{s.name}.resource",
+                                 f"{s.resource} fits on no node (largest {largest})")
+            if j.am is not None and not any(j.am.fits_in(n.capacity) for n in cluster.nodes):
+                raise r.fail(f"job {j.id}.am", f"{j.am} fits on no node (largest {largest})")
+        jobs.sort(key=lambda j: (j.submit_s, j.id))
+        return Workload(
+            name=str(top.get("name") or default_name),
+            description=str(top.get("description") or ""),
+            source=str(top.get("source") or ""),
+            cluster=cluster,
+            jobs=tuple(jobs),
+            seed=self.seed,
+            origin=r.source,
+        )
+
+    def cluster(self, raw: Any) -> ClusterSpec:
+        r = self.r
+        c = r.mapping(raw, "cluster")
+        r.keys(c, "cluster", {"nodes", "racks", "node", "physical", "heartbeat_s", "min_allocation", "groups"})
+        heartbeat = r.number(c.get("heartbeat_s", 1.0), "cluster.heartbeat_s", strict=True)
+        min_alloc = (r.resources(c["min_allocation"], "cluster.min_allocation")
+                     if "min_allocation" in c else Resources(1024, 1))
+        groups: list[tuple[int, Resources, Resources, str | None, str]] = []
+        if "groups" in c:
+            if "nodes" in c or "node" in c:
+                raise r.fail("cluster.groups", "give either `groups` or `nodes` + `node`, not both")
+            if not isinstance(c["groups"], list) or not c["groups"]:
+                raise r.fail("cluster.groups", "expected a non-empty list")
+            for i, g in enumerate(c["groups"]):
+                p = f"cluster.groups[{i}]"
+                g = r.mapping(g, p)
+                r.keys(g, p, {"count", "node", "physical", "rack"})
+                for k in ("count", "node"):
+                    if k not in g:
+                        raise r.fail(f"{p}.{k}", "missing")
+                cap = r.resources(g["node"], f"{p}.node")
+                phys = r.resources(g["physical"], f"{p}.physical") if "physical" in g else cap
+                rack = r.string(g["rack"], f"{p}.rack") if "rack" in g else None
+                groups.append((r.integer(g["count"], f"{p}.count"), cap, phys, rack, p))
+        else:
+            for k in ("nodes", "node"):
+                if k not in c:
+                    raise r.fail(f"cluster.{k}", "missing")
+            cap = r.resources(c["node"], "cluster.node")
+            phys = r.resources(c["physical"], "cluster.physical") if "physical" in c else cap
+            groups.append((r.integer(c["nodes"], "cluster.nodes"), cap, phys, None, "cluster"))
+        racks = r.integer(c.get("racks", 1), "cluster.racks")
+        nodes: list[NodeSpec] = []
+        for count, cap, phys, rack, _ in groups:
+            for _ in range(count):
+                i = len(nodes)
+                nodes.append(NodeSpec(f"n{i + 1:04d}", rack or f"r{i % racks + 1:02d}", cap, phys))
+        return ClusterSpec(tuple(nodes), heartbeat, min_alloc)
+
+    def job(self, raw: Any, path: str, defaults: Mapping[str, Any], job_id: str | None,
+            submit_s: float | None, extra: Mapping[str, Any] | None = None) -> JobSpec:
+        r = self.r
+        j = dict(r.mapping(raw, path))
+        r.keys(j, path, _JOB_FIELDS)
+        merged = {**defaults, **(extra or {}), **j}
+        jid = job_id or r.string(merged.get("id"), f"{path}.id")
+        rng = random.Random(f"{self.seed}:{jid}")
+        submit = submit_s if submit_s is not None else r.number(merged.get("submit_s", 0.0), f"{path}.submit_s")
+        jtype = str(merged.get("type", "mapreduce")).lower()
+        if jtype not in ("mapreduce", "spark", "generic"):
+            raise r.fail(f"{path}.type", f"expected mapreduce, spark or generic, got {_show(jtype)}")
+        am_raw = merged.get("am", True)
+        if am_raw is False or am_raw is None:
+            am = None
+        elif am_raw is True:
+            am = DEFAULT_AM
+        else:
+            am = r.resources(am_raw, f"{path}.am")
+        iterations = r.integer(merged.get("iterations", 1), f"{path}.iterations")
+        slowstart = r.number(merged.get("slowstart", 0.05), f"{path}.slowstart")
+        if slowstart > 1:
+            raise r.fail(f"{path}.slowstart", f"expected a fraction in [0, 1], got {slowstart}")
+        raw_stages: list[tuple[str, Any, str]] = []  # (kind, raw, path)
+        if jtype == "mapreduce":
+            for k in ("executors", "stages"):
+                if k in j:
+                    raise r.fail(f"{path}.{k}", "not a field of mapreduce jobs (use maps/reduces)")
+            if "maps" not in j:
+                raise r.fail(f"{path}.maps", "missing")
+            raw_stages.append(("map", j["maps"], f"{path}.maps"))
+            if j.get("reduces"):
+                raw_stages.append(("reduce", j["reduces"], f"{path}.reduces"))
+        elif jtype == "spark":
+            for k in ("maps", "reduces", "stages"):
+                if k in j:
+                    raise r.fail(f"{path}.{k}", "not a field of spark jobs (use executors)")
+            if "executors" not in j:
+                raise r.fail(f"{path}.executors", "missing")
+            raw_stages.append(("executor", j["executors"], f"{path}.executors"))
+        else:
+            for k in ("maps", "reduces", "executors"):
+                if k in j:
+                    raise r.fail(f"{path}.{k}", "not a field of generic jobs (use stages)")
+            st = j.get("stages")
+            if not isinstance(st, list) or not st:
+                raise r.fail(f"{path}.stages", f"expected a non-empty list, got {_show(st)}")
+            raw_stages += [("task", s, f"{path}.stages[{i}]") for i, s in enumerate(st)]
+        one = [self.stage(kind, raw_s, p, i, slowstart, rng, raw_stages)
+               for i, (kind, raw_s, p) in enumerate(raw_stages)]
+        by_priority: dict[int, Resources] = {}
+        for s, (_, _, p) in zip(one, raw_stages):
+            if by_priority.setdefault(s.priority, s.resource) != s.resource:
+                raise r.fail(f"{p}.priority", f"priority {s.priority} is used by stages with different "
+                             "resources; YARN keeps one request per priority")
+        if am is not None and 0 in by_priority:
+            raise r.fail(path, "priority 0 is the AM's; give the stages another priority")
+        stages: list[StageSpec] = []
+        for it in range(iterations):
+            base = len(stages)
+            for si, s in enumerate(one):
+                if s.after is not None:
+                    after: int | None = base + s.after
+                else:
+                    after = base - 1 if it > 0 and si == 0 else None
+                name = s.name if iterations == 1 else f"{s.name}#{it + 1}"
+                durations = s.durations if it == 0 else tuple(self.redraw(raw_stages[si], s, rng))
+                stages.append(StageSpec(name, s.kind, s.priority, s.resource, durations, s.usage,
+                                        after, s.slowstart if (s.after is not None or it == 0) else 1.0))
+        tags = merged.get("tags") or []
+        if not isinstance(tags, list):
+            raise r.fail(f"{path}.tags", f"expected a list of strings, got {_show(tags)}")
+        return JobSpec(
+            id=jid, submit_s=submit,
+            user=r.string(merged.get("user", "user"), f"{path}.user"),
+            queue=r.string(merged.get("queue", "default"), f"{path}.queue"),
+            type={"mapreduce": "MAPREDUCE", "spark": "SPARK", "generic": "YARN"}[jtype],
+            name=str(merged.get("name") or jid), tags=tuple(str(t) for t in tags), am=am,
+            stages=tuple(stages), iterations=iterations,
+        )
+
+    def redraw(self, raw_stage: tuple[str, Any, str], s: StageSpec, rng: random.Random) -> list[float]:
+        _, raw_s, p = raw_stage
+        return self.durations(raw_s["duration"], f"{p}.duration", s.tasks, rng)
+
+    def stage(self, kind: str, raw: Any, path: str, index: int, job_slowstart: float,
+              rng: random.Random, siblings: list[tuple[str, Any, str]]) -> StageSpec:
+        r = self.r
+        s = r.mapping(raw, path)
+        r.keys(s, path, _STAGE_FIELDS)
+        for k in ("tasks", "resource", "duration"):
+            if k not in s:
+                raise r.fail(f"{path}.{k}", "missing")
+        tasks_raw = s["tasks"]
+        if isinstance(tasks_raw, Mapping):
+            tasks = max(1, round(r.dist(tasks_raw, f"{path}.tasks")(rng)))
+        else:
+            tasks = r.integer(tasks_raw, f"{path}.tasks")
+        resource = r.resources(s["resource"], f"{path}.resource")
+        durations = self.durations(s["duration"], f"{path}.duration", tasks, rng)
+        usage = self.usage(s["usage"], f"{path}.usage") if "usage" in s else FULL_USAGE
+        default_priority = REDUCE_PRIORITY if kind == "reduce" else MAP_PRIORITY
+        priority = r.integer(s.get("priority", default_priority), f"{path}.priority", minimum=0)
+        names = [str((x[1] or {}).get("name") or x[0]) if isinstance(x[1], Mapping) else x[0] for x in siblings]
+        name = names[index]
+        if "after" in s:
+            if s["after"] is None:
+                after = None
+            else:
+                target = str(s["after"])
+                if target not in names[:index]:
+                    raise r.fail(f"{path}.after", f"no earlier stage named {target!r}; earlier: "
+                                 f"{', '.join(names[:index]) or '(none)'}")
+                after = names.index(target)
+        else:
+            after = index - 1 if index > 0 else None
+        default_slow = job_slowstart if kind == "reduce" else 1.0
+        slowstart = r.number(s.get("slowstart", default_slow), f"{path}.slowstart")
+        if slowstart > 1:
+            raise r.fail(f"{path}.slowstart", f"expected a fraction in [0, 1], got {slowstart}")
+        return StageSpec(name, kind, priority, resource, tuple(durations), usage, after, slowstart)
+
+    def durations(self, raw: Any, path: str, tasks: int, rng: random.Random) -> list[float]:
+        r = self.r
+        if isinstance(raw, list):
+            if len(raw) != tasks:
+                raise r.fail(path, f"has {len(raw)} values for {tasks} tasks")
+            return [r.number(v, f"{path}[{i}]", strict=True) for i, v in enumerate(raw)]
+        draw = r.dist(raw, path)
+        out = [draw(rng) for _ in range(tasks)]
+        if any(d <= 0 for d in out):
+            raise r.fail(path, "durations must be positive")
+        return out
+
+    def usage(self, raw: Any, path: str) -> Usage:
+        r = self.r
+        u = r.mapping(raw, path)
+        if "profile" in u:
+            r.keys(u, path, {"profile"})
+            prof = u["profile"]
+            if not isinstance(prof, list) or not prof:
+                raise r.fail(f"{path}.profile", "expected a non-empty list of {at, cpu, memory}")
+            steps = []
+            for i, step in enumerate(prof):
+                p = f"{path}.profile[{i}]"
+                st = r.mapping(step, p)
+                r.keys(st, p, {"at", "cpu", "memory"})
+                at = r.number(st.get("at", 0.0), f"{p}.at")
+                if at > 1:
+                    raise r.fail(f"{p}.at", f"expected a fraction of the duration in [0, 1], got {at}")
+                steps.append((at, r.number(st.get("cpu", 1.0), f"{p}.cpu"),
+                              r.number(st.get("memory", 1.0), f"{p}.memory")))
+            if [s[0] for s in steps] != sorted(s[0] for s in steps):
+                raise r.fail(f"{path}.profile", "steps must be in increasing `at` order")
+            if steps[0][0] != 0.0:
+                steps.insert(0, (0.0, steps[0][1], steps[0][2]))
+            return Usage(tuple(steps))
+        r.keys(u, path, {"cpu", "memory"})
+        return Usage(((0.0, r.number(u.get("cpu", 1.0), f"{path}.cpu"),
+                       r.number(u.get("memory", 1.0), f"{path}.memory")),))
+
+    def generate(self, raw: Any, path: str, defaults: Mapping[str, Any]) -> list[JobSpec]:
+        r = self.r
+        g = r.mapping(raw, path)
+        r.keys(g, path, {"prefix", "count", "start_s", "arrival", "users", "user", "queue", "job", "mix"})
+        prefix = r.string(g.get("prefix", f"g{path[9:-1]}-"), f"{path}.prefix")
+        count = r.integer(g.get("count"), f"{path}.count")
+        t = r.number(g.get("start_s", 0.0), f"{path}.start_s")
+        rng = random.Random(f"{self.seed}:generate:{prefix}")
+        gap = self.arrival(g.get("arrival", {"every_s": 0}), f"{path}.arrival")
+        users = g.get("users")
+        if users is not None and (not isinstance(users, list) or not users):
+            raise r.fail(f"{path}.users", "expected a non-empty list of user names")
+        if ("job" in g) == ("mix" in g):
+            raise r.fail(path, "give exactly one of `job` or `mix`")
+        templates: list[tuple[float, Any, str]] = []
+        if "job" in g:
+            templates.append((1.0, g["job"], f"{path}.job"))
+        else:
+            mix = g["mix"]
+            if not isinstance(mix, list) or not mix:
+                raise r.fail(f"{path}.mix", "expected a non-empty list of {weight, job}")
+            for i, m in enumerate(mix):
+                p = f"{path}.mix[{i}]"
+                m = r.mapping(m, p)
+                r.keys(m, p, {"weight", "job"})
+                if "job" not in m:
+                    raise r.fail(f"{p}.job", "missing")
+                templates.append((r.number(m.get("weight", 1.0), f"{p}.weight"), m["job"], f"{p}.job"))
+            if sum(w for w, _, _ in templates) <= 0:
+                raise r.fail(f"{path}.mix", "weights must not all be zero")
+        width = max(5, len(str(count)))
+        out = []
+        for k in range(count):
+            if k > 0:
+                t = gap(rng, t)
+            w, tmpl, p = templates[0] if len(templates) == 1 else rng.choices(
+                templates, weights=[w for w, _, _ in templates])[0]
+            extra: dict[str, Any] = {}
+            if users is not None:
+                extra["user"] = str(users[k % len(users)])
+            elif "user" in g:
+                extra["user"] = g["user"]
+            if "queue" in g:
+                extra["queue"] = g["queue"]
+            tmpl_map = r.mapping(tmpl, p)
+            if "id" in tmpl_map or "submit_s" in tmpl_map:
+                raise r.fail(p, "a generator template may not set id or submit_s")
+            out.append(self.job(tmpl_map, p, defaults, f"{prefix}{k + 1:0{width}d}", t, extra))
+        return out
+
+    def arrival(self, raw: Any, path: str) -> Callable[[random.Random, float], float]:
+        r = self.r
+        a = r.mapping(raw, path)
+        if "every_s" in a:
+            r.keys(a, path, {"every_s"})
+            every = r.number(a["every_s"], f"{path}.every_s")
+            return lambda rng, t: t + every
+        if "rate_per_hour" in a:
+            r.keys(a, path, {"rate_per_hour"})
+            rates = a["rate_per_hour"]
+            if not isinstance(rates, list) or len(rates) != 24:
+                raise r.fail(f"{path}.rate_per_hour", "expected 24 hourly rates")
+            per_s = [r.number(x, f"{path}.rate_per_hour[{i}]") / 3600.0 for i, x in enumerate(rates)]
+            peak = max(per_s)
+            if peak <= 0:
+                raise r.fail(f"{path}.rate_per_hour", "rates must not all be zero")
+
+            def next_arrival(rng: random.Random, t: float) -> float:
+                while True:  # thinning (Lewis-Shedler) for a piecewise-constant Poisson rate
+                    t += rng.expovariate(peak)
+                    if rng.random() * peak <= per_s[int(t // 3600) % 24]:
+                        return t
+            return next_arrival
+        draw = r.dist(a, path)
+        return lambda rng, t: t + draw(rng)
+
+
+def _normalize(r: Resources, minimum: Resources) -> Resources:
+    """SchedulerUtils.normalizeRequest: round each resource up to a multiple of the minimum."""
+    mem = max(minimum.memory_mb, -(-r.memory_mb // minimum.memory_mb) * minimum.memory_mb) \
+        if minimum.memory_mb else r.memory_mb
+    vc = max(minimum.vcores, -(-r.vcores // minimum.vcores) * minimum.vcores) if minimum.vcores else r.vcores
+    return Resources(mem, vc)
+
+
+normalize = _normalize
+
+
+# ---------------------------------------------------------------- Hadoop SLS traces
+
+
+def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 1),
+              node: Resources = Resources(10240, 10), topology: str | None = None,
+              heartbeat_s: float = 1.0) -> Workload:
+    """A workload from an SLS job trace (SLSRunner.java:274-340 field names)."""
+    r = _Reader(source)
+    docs = _json_values(text, source)
+    if len(docs) == 1 and isinstance(docs[0], list):
+        docs = docs[0]
+    hosts: dict[str, str] = {}
+    jobs = []
+    for i, d in enumerate(docs):
+        p = f"job[{i}]"
+        d = r.mapping(d, p)
+        for k in ("job.start.ms", "job.tasks"):
+            if k not in d:
+                raise r.fail(f"{p}.{k}", "missing")
+        jid = r.string(d.get("job.id", f"job_{i + 1}"), f"{p}.job.id")
+        start = r.number(d["job.start.ms"], f"{p}.job.start.ms") / 1000.0
+        tasks = d["job.tasks"]
+        if not isinstance(tasks, list) or not tasks:
+            raise r.fail(f"{p}.job.tasks", "expected a non-empty list")
+        kinds: dict[str, list[float]] = {"map": [], "reduce": []}
+        for t, task in enumerate(tasks):
+            tp = f"{p}.job.tasks[{t}]"
+            task = r.mapping(task, tp)
+            for k in ("container.start.ms", "container.end.ms"):
+                if k not in task:
+                    raise r.fail(f"{tp}.{k}", "missing")
+            s = r.number(task["container.start.ms"], f"{tp}.container.start.ms")
+            e = r.number(task["container.end.ms"], f"{tp}.container.end.ms")
+            if e <= s:
+                raise r.fail(f"{tp}.container.end.ms", f"must be after container.start.ms ({s:g})")
+            kind = str(task.get("container.type", "map")).lower()
+            if kind not in kinds:
+                raise r.fail(f"{tp}.container.type", f"expected map or reduce, got {_show(kind)}")
+            kinds[kind].append((e - s) / 1000.0)
+            host = str(task.get("container.host", ""))
+            if host:
+                parts = host.strip("/").split("/")
+                hosts.setdefault(parts[-1], parts[0] if len(parts) > 1 else "default-rack")
+        stages = [StageSpec("map", "map", MAP_PRIORITY, container, tuple(kinds["map"]))] if kinds["map"] else []
+        if kinds["reduce"]:
+            # MRAMSimulator requests reduces only once every map has finished
+            stages.append(StageSpec("reduce", "reduce", REDUCE_PRIORITY, container, tuple(kinds["reduce"]),
+                                    after=0 if stages else None, slowstart=1.0))
+        jobs.append(JobSpec(jid, start, str(d.get("job.user", "default")), str(d.get("job.queue.name", "default")),
+                            "MAPREDUCE", jid, (), None, tuple(stages)))
+    if topology is not None:
+        hosts = _sls_topology(topology)
+    if not hosts:
+        raise r.fail("container.host", "no hosts in the trace; pass a topology file (--sls-nodes)")
+    nodes = tuple(NodeSpec(h, rack, node, node) for h, rack in sorted(hosts.items()))
+    jobs.sort(key=lambda j: (j.submit_s, j.id))
+    return Workload(Path(source).stem, f"Hadoop SLS trace {source}", source,
+                    ClusterSpec(nodes, heartbeat_s), tuple(jobs), origin=source)
+
+
+def _sls_topology(path: str) -> dict[str, str]:
+    r = _Reader(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise r.fail("", f"cannot read: {e.strerror}") from None
+    hosts = {}
+    for i, rack in enumerate(_json_values(text, path)):
+        rk = r.mapping(rack, f"rack[{i}]")
+        for j, n in enumerate(rk.get("nodes") or []):
+            n = r.mapping(n, f"rack[{i}].nodes[{j}]")
+            hosts[r.string(n.get("node"), f"rack[{i}].nodes[{j}].node")] = str(rk.get("rack", "default-rack"))
+    return hosts
+
+
+def _json_values(text: str, source: str) -> list[Any]:
+    """Every JSON value in `text`: SLS traces are a stream of objects, not one array."""
+    dec = json.JSONDecoder()
+    out, i = [], 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        try:
+            value, i = dec.raw_decode(text, i)
+        except json.JSONDecodeError as e:
+            raise WorkloadError(source, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
+        out.append(value)
+
+
+# ---------------------------------------------------------------- loading
+
+
+def builtin_dir() -> Path:
+    """The folder holding the built-in workloads."""
+    return Path(str(importlib_resources.files("yarnctl.sim") / "builtin"))
+
+
+def builtin_names() -> list[str]:
+    """Names of the built-in workloads."""
+    return sorted(p.stem for p in builtin_dir().glob("*.yaml"))
+
+
+def parse_workload(text: str, source: str, seed: int = 0) -> Workload:
+    """A workload from YAML text; `source` names it in errors."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise WorkloadError(source, where, f"malformed YAML: {problem}") from None
+    return _Parser(source, seed).workload(doc, Path(source).stem)
+
+
+def load_workload(name_or_path: str, seed: int = 0, **sls_options: Any) -> Workload:
+    """A built-in workload by name, a YAML workload file, or an SLS JSON trace."""
+    path = Path(name_or_path)
+    if not path.exists():
+        if name_or_path in builtin_names():
+            path = builtin_dir() / f"{name_or_path}.yaml"
+        else:
+            raise WorkloadError(name_or_path, "", "no such file or built-in workload; built-ins: "
+                                + ", ".join(builtin_names()))
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise WorkloadError(str(path), "", f"cannot read: {e}") from None
+    if path.suffix.lower() == ".json" or text.lstrip()[:1] in ("{", "["):
+        return parse_sls(text, name_or_path, **sls_options)
+    return parse_workload(text, name_or_path, seed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Validate workload files: `python -m yarnctl.sim.workload FILE...`."""
+    args = sys.argv[1:] if argv is None else argv
+    status = 0
+    for a in args:
+        try:
+            w = load_workload(a)
+        except WorkloadError as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = 1
+            continue
+        print(f"{a}: ok: {len(w.cluster.nodes)} nodes, {len(w.jobs)} jobs, {w.tasks} tasks")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
