@@ -1,0 +1,1 @@
+"""The `yarnctl` command line: argument parsing, output and error handling only."""

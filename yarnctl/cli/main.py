@@ -1,0 +1,221 @@
+"""`yarnctl`: simulate policies side by side, list workloads and policies."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from yarnctl import __version__
+from yarnctl.errors import ConfigError, YarnctlError
+
+log = logging.getLogger("yarnctl")
+
+EPILOG_SIMULATE = """\
+examples:
+  yarnctl simulate --workload haste-fig1 --policy fifo,ffd-dp
+  yarnctl simulate --workload haste-mixed1 --policy fifo,fair,drf,capacity,ffd-dp --out out/
+  yarnctl simulate --workload my.yaml --policy fair --param fair.assign_multiple=true --json
+  yarnctl simulate --workload trace.json --sls-nodes topology.json --policy fifo,drf
+
+--workload takes a built-in name (see `yarnctl workloads`), a YAML workload file
+(docs/workloads.md) or a Hadoop SLS JSON trace.
+"""
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="yarnctl",
+        description="Python scheduling policies for Hadoop YARN 2.7: simulate them, compare them, run them.",
+    )
+    p.add_argument("--version", action="version", version=f"yarnctl {__version__}")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("simulate", help="run policies side by side on a workload in the simulator",
+                       description="Run each policy on the same workload in the discrete-event simulator "
+                                   "and compare makespan, waiting/completion times and utilisation.",
+                       epilog=EPILOG_SIMULATE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--workload", "-w", required=True, metavar="NAME|FILE",
+                   help="built-in workload name, YAML workload file, or SLS JSON trace")
+    s.add_argument("--policy", "-p", default="fifo,fair,drf,capacity,ffd-dp", metavar="P[,P...]",
+                   help="comma-separated policies to compare (default: %(default)s)")
+    s.add_argument("--seed", type=int, default=0, help="seed for drawn durations and arrivals (default 0)")
+    s.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    s.add_argument("--out", type=Path, metavar="DIR", help="write CSV files and PNG plots into DIR")
+    s.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
+                   help="set a policy parameter, e.g. fair.assign_multiple=true (repeatable)")
+    s.add_argument("--policy-config", type=Path, metavar="FILE",
+                   help="YAML file mapping policy name to its parameters")
+    s.add_argument("--jobs", action=argparse.BooleanOptionalAction, default=None,
+                   help="show the per-job table (default: when there are at most 25 jobs)")
+    s.add_argument("--no-plots", action="store_true", help="with --out, write CSV only")
+    s.add_argument("--max-time", type=float, default=math.inf, metavar="SECONDS",
+                   help="stop each simulation at this simulated time")
+    s.add_argument("--sls-nodes", metavar="FILE", help="SLS node topology JSON for an SLS trace")
+    s.add_argument("--sls-container-mb", type=int, default=1024, help="SLS container memory (default 1024)")
+    s.add_argument("--sls-container-vcores", type=int, default=1, help="SLS container vcores (default 1)")
+    s.add_argument("--sls-node-mb", type=int, default=10240, help="SLS node memory (default 10240)")
+    s.add_argument("--sls-node-vcores", type=int, default=10, help="SLS node vcores (default 10)")
+
+    w = sub.add_parser("workloads", help="list the built-in workloads")
+    w.add_argument("--json", action="store_true", help="print JSON")
+    pol = sub.add_parser("policies", help="list the policies and their parameters")
+    pol.add_argument("--json", action="store_true", help="print JSON")
+    return p
+
+
+def _policy_params(args: argparse.Namespace, policies: Sequence[str]) -> dict[str, dict[str, Any]]:
+    params: dict[str, dict[str, Any]] = {}
+    if args.policy_config:
+        try:
+            doc = yaml.safe_load(args.policy_config.read_text()) or {}
+        except OSError as e:
+            raise ConfigError(f"{args.policy_config}: cannot read: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{args.policy_config}: malformed YAML: {str(e).splitlines()[0]}") from None
+        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+            raise ConfigError(f"{args.policy_config}: expected a mapping of policy name to parameters")
+        params.update({str(k): dict(v) for k, v in doc.items()})
+    for item in args.param:
+        name, sep, value = item.partition("=")
+        policy, dot, key = name.partition(".")
+        if not sep or not dot or not policy or not key:
+            raise ConfigError(f"--param {item!r}: expected POLICY.KEY=VALUE, e.g. fair.assign_multiple=true")
+        params.setdefault(policy, {})[key] = yaml.safe_load(value) if value else ""
+    for name in params:
+        if name not in policies:
+            raise ConfigError(f"parameters given for {name!r}, which is not among --policy {','.join(policies)}")
+    return params
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from yarnctl.cli import output
+    from yarnctl.policies import REGISTRY
+    from yarnctl.sim.runner import simulate
+    from yarnctl.sim.workload import load_workload
+    from yarnctl.model import Resources
+
+    policies = [p.strip() for p in args.policy.split(",") if p.strip()]
+    if not policies:
+        raise ConfigError("--policy: give at least one policy")
+    unknown = [p for p in policies if p not in REGISTRY]
+    if unknown:
+        raise ConfigError(f"unknown policy {unknown[0]!r}; valid policies: {', '.join(sorted(REGISTRY))}")
+    if len(set(policies)) != len(policies):
+        raise ConfigError("--policy: a policy is listed twice")
+    params = _policy_params(args, policies)
+    workload = load_workload(
+        args.workload, seed=args.seed,
+        **({} if not (args.workload.endswith(".json") or args.sls_nodes) else dict(
+            container=Resources(args.sls_container_mb, args.sls_container_vcores),
+            node=Resources(args.sls_node_mb, args.sls_node_vcores), topology=args.sls_nodes)))
+    if not args.json:
+        output.print_header(workload)
+    started = time.perf_counter()
+    progress = output.ProgressReporter(enabled=sys.stderr.isatty() or args.verbose > 0)
+    with progress:
+        pairs = simulate(workload, policies, params, max_time_s=args.max_time, progress=progress.for_policy)
+    results = [r for r, _ in pairs]
+    runs = [run for _, run in pairs]
+    if args.json:
+        from yarnctl.sim.report import to_json
+        json.dump(to_json(workload.name, args.seed, results), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        output.print_summary(results, time.perf_counter() - started)
+        show_jobs = args.jobs if args.jobs is not None else len(workload.jobs) <= 25
+        if show_jobs:
+            output.print_jobs(results)
+    if args.out:
+        from yarnctl.sim.report import write_csv
+        written = write_csv(args.out, results, runs)
+        if not args.no_plots:
+            from yarnctl.sim import plots
+            written += plots.write_all(args.out, workload.name, results, runs)
+        if not args.json:
+            output.print_written(written)
+    stuck = [r.policy for r in results if r.unfinished]
+    if stuck:
+        print(f"warning: jobs left unfinished under {', '.join(stuck)} (see 'unfinished')", file=sys.stderr)
+    return 0
+
+
+def _cmd_workloads(args: argparse.Namespace) -> int:
+    from yarnctl.cli import output
+    from yarnctl.sim.workload import builtin_names, load_workload
+
+    rows = []
+    for name in builtin_names():
+        w = load_workload(name)
+        rows.append({"name": name, "nodes": len(w.cluster.nodes), "jobs": len(w.jobs), "tasks": w.tasks,
+                     "source": w.source, "description": w.description})
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        output.print_workloads(rows)
+    return 0
+
+
+def _cmd_policies(args: argparse.Namespace) -> int:
+    import dataclasses
+    import inspect
+
+    from yarnctl.cli import output
+    from yarnctl.policies import REGISTRY
+
+    rows = []
+    for name, cls in REGISTRY.items():
+        doc = inspect.getdoc(inspect.getmodule(cls)) or ""
+        params = {f.name: _plain(f.default if f.default is not dataclasses.MISSING else f.default_factory())
+                  for f in dataclasses.fields(cls.Config)}
+        rows.append({"name": name, "summary": doc.split("\n")[0], "parameters": params})
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        output.print_policies(rows)
+    return 0
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "items"):
+        return {k: _plain(x) for k, x in v.items()}
+    if hasattr(v, "as_dict"):
+        return v.as_dict()
+    return v
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `yarnctl` console script."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2),
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    commands = {"simulate": _cmd_simulate, "workloads": _cmd_workloads, "policies": _cmd_policies}
+    try:
+        return commands[args.command](args)
+    except YarnctlError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

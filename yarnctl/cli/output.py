@@ -1,0 +1,155 @@
+"""Terminal output for the CLI: tables, the progress bar and lists (the only place that prints)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from yarnctl.sim.report import PolicyResult
+from yarnctl.sim.workload import Workload
+
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False)
+
+_SHOW_AFTER_S = 2.0  # runs shorter than this get no progress bar
+
+
+def _s(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def print_header(w: Workload) -> None:
+    """One line saying what is being simulated."""
+    cap = w.cluster.nodes[0].capacity
+    same = all(n.capacity == cap for n in w.cluster.nodes)
+    nodes = f"{len(w.cluster.nodes)} x {cap}" if same else f"{len(w.cluster.nodes)} nodes"
+    out.print(f"[bold]{w.name}[/bold]: {nodes}, {len(w.jobs)} jobs, {w.tasks:,} tasks, "
+              f"heartbeat {w.cluster.heartbeat_s:g} s, seed {w.seed}")
+    if w.description:
+        out.print(f"[dim]{w.description}[/dim]")
+
+
+def print_summary(results: Sequence[PolicyResult], wall_s: float) -> None:
+    """The side-by-side comparison: one column per policy, best value in bold."""
+    t = Table(title=None, show_lines=False)
+    t.add_column("metric")
+    for r in results:
+        t.add_column(r.policy, justify="right")
+    rows: list[tuple[str, list[Any], bool]] = [
+        ("makespan (s)", [r.makespan_s for r in results], True),
+        ("avg wait (s)", [r.avg_wait_s for r in results], True),
+        ("median wait (s)", [r.median_wait_s for r in results], True),
+        ("avg completion (s)", [r.avg_completion_s for r in results], True),
+        ("median completion (s)", [r.median_completion_s for r in results], True),
+        ("cpu allocated", [r.utilization["cpu"] for r in results], False),
+        ("memory allocated", [r.utilization["memory"] for r in results], False),
+        ("cpu used", [r.actual_utilization["cpu"] for r in results], False),
+        ("memory used", [r.actual_utilization["memory"] for r in results], False),
+    ]
+    for label, vals, lower_better in rows:
+        known = [v for v in vals if v is not None]
+        best = (min(known) if lower_better else max(known)) if known and len(results) > 1 else None
+        cells = []
+        for v in vals:
+            text = _s(v) if lower_better else _pct(v)
+            cells.append(f"[bold green]{text}[/bold green]" if v is not None and v == best else text)
+        t.add_row(label, *cells)
+    t.add_row("tasks killed / preempted", *[
+        str(int(r.stats.get("kills", 0) + r.stats.get("oom_kills", 0) + r.stats.get("reduce_preemptions", 0)))
+        for r in results])
+    t.add_row("unfinished jobs", *[str(r.unfinished) for r in results])
+    t.add_row("policy decisions", *[f"{int(r.stats.get('decisions', 0)):,}" for r in results])
+    t.add_row("simulation wall time (s)", *[f"{r.stats.get('wall_s', 0):.2f}" for r in results])
+    out.print(t)
+    out.print(f"[dim]simulated in {wall_s:.2f} s; waiting = submit to first task start, completion = submit "
+              f"to last task end; allocated/used are time averages over the makespan[/dim]")
+
+
+def print_jobs(results: Sequence[PolicyResult]) -> None:
+    """Per-job waiting and completion time under each policy."""
+    t = Table(title="per job: wait / completion (s)")
+    t.add_column("job")
+    t.add_column("user")
+    t.add_column("tasks", justify="right")
+    t.add_column("submit", justify="right")
+    for r in results:
+        t.add_column(r.policy, justify="right")
+    for i, j in enumerate(results[0].jobs):
+        t.add_row(j.id, j.user, str(j.tasks), _s(j.submit_s),
+                  *[f"{_s(r.jobs[i].wait_s)} / {_s(r.jobs[i].completion_s)}" for r in results])
+    out.print(t)
+
+
+def print_written(paths: Sequence[Path]) -> None:
+    """The files a run wrote."""
+    out.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def print_workloads(rows: Sequence[dict[str, Any]]) -> None:
+    """The built-in workloads."""
+    t = Table()
+    for col, just in (("name", "left"), ("nodes", "right"), ("jobs", "right"), ("tasks", "right"),
+                      ("description (sources: --json)", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for r in rows:
+        t.add_row(r["name"], str(r["nodes"]), str(r["jobs"]), f"{r['tasks']:,}", r["description"])
+    out.print(t)
+
+
+def print_policies(rows: Sequence[dict[str, Any]]) -> None:
+    """The registered policies and their parameters with defaults."""
+    t = Table()
+    t.add_column("policy")
+    t.add_column("what it does", overflow="fold")
+    t.add_column("parameters (defaults)", overflow="fold")
+    for r in rows:
+        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items()) or "-"
+        t.add_row(r["name"], r["summary"], params)
+    out.print(t)
+
+
+class ProgressReporter:
+    """A progress bar on stderr that appears only once a run has taken a couple of seconds."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.progress: Progress | None = None
+
+    def __enter__(self) -> ProgressReporter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def for_policy(self, policy: str):  # -> ProgressFn | None
+        """A callback for one policy's run."""
+        if not self.enabled:
+            return None
+        started = time.perf_counter()
+        task_id: list[Any] = []
+
+        def report(done: int, total: int, now_s: float) -> None:
+            if not task_id:
+                if time.perf_counter() - started < _SHOW_AFTER_S:
+                    return
+                if self.progress is None:
+                    self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                             TextColumn("tasks, sim t={task.fields[now]}"), TimeElapsedColumn(),
+                                             console=err, transient=True)
+                    self.progress.start()
+                task_id.append(self.progress.add_task(policy, total=total, now="0"))
+            assert self.progress is not None
+            self.progress.update(task_id[0], completed=done, now=f"{now_s:,.0f}s")
+
+        return report

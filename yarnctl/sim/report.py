@@ -1,0 +1,201 @@
+"""Reports: per-job times, makespan, utilisation and accumulated usage, as tables, JSON and CSV."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from yarnctl.sim.cluster import ContainerRecord, SimRun
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    """One job's times: waiting is submit -> first task start, completion is submit -> last task end."""
+
+    id: str
+    name: str
+    user: str
+    queue: str
+    type: str
+    tasks: int
+    submit_s: float
+    start_s: float | None
+    finish_s: float | None
+    wait_s: float | None
+    completion_s: float | None
+    kills: int
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyResult:
+    """The summary of one policy's run on a workload."""
+
+    policy: str
+    makespan_s: float | None
+    avg_wait_s: float | None
+    median_wait_s: float | None
+    avg_completion_s: float | None
+    median_completion_s: float | None
+    utilization: dict[str, float]  # allocated / capacity, time-averaged over the makespan
+    actual_utilization: dict[str, float]  # actually used / physical, likewise
+    jobs: tuple[JobResult, ...]
+    unfinished: int
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` form of this result."""
+        d = asdict(self)
+        d.pop("policy")
+        d["jobs"] = [asdict(j) for j in self.jobs]
+        d["stats"] = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.stats.items()}
+        return d
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
+def _median(xs: Sequence[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def summarize(run: SimRun) -> PolicyResult:
+    """Per-job times and the run's makespan, averages, medians and utilisation."""
+    jobs = []
+    for j in run.jobs:
+        wait = None if j.start_s is None else j.start_s - j.submit_s
+        comp = None if j.finish_s is None else j.finish_s - j.submit_s
+        jobs.append(JobResult(j.id, j.name, j.user, j.queue, j.type, j.tasks, j.submit_s, j.start_s,
+                              j.finish_s, wait, comp, j.kills))
+    done = [j for j in jobs if j.finish_s is not None]
+    waits = [j.wait_s for j in jobs if j.wait_s is not None]
+    comps = [j.completion_s for j in done if j.completion_s is not None]
+    first = min((j.submit_s for j in jobs), default=0.0)
+    makespan = max(j.finish_s for j in done) - first if done and len(done) == len(jobs) else None
+    horizon = (first, first + makespan) if makespan else (first, run.end_s)
+    alloc, used = utilization(run, *horizon)
+    return PolicyResult(run.policy, makespan, _mean(waits), _median(waits), _mean(comps), _median(comps),
+                        alloc, used, tuple(jobs), len(jobs) - len(done), dict(run.stats))
+
+
+def _usage_arrays(run: SimRun) -> tuple[np.ndarray, np.ndarray]:
+    arr = np.asarray(run.usage, dtype=float)
+    return arr[:, 0], arr[:, 1:]
+
+
+def utilization(run: SimRun, t0: float, t1: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Time-averaged allocated/capacity and used/physical cpu and memory over [t0, t1]."""
+    if t1 <= t0:
+        zero = {"cpu": 0.0, "memory": 0.0}
+        return zero, dict(zero)
+    t, v = _usage_arrays(run)
+    # step function: value v[i] holds from t[i] until t[i+1]
+    edges = np.clip(np.append(t, max(t1, t[-1])), t0, t1)
+    widths = np.diff(edges)
+    integral = (v * widths[:, None]).sum(axis=0) / (t1 - t0)
+    cap, phys = run.capacity, run.physical
+    alloc = {"cpu": integral[1] / cap.vcores if cap.vcores else 0.0,
+             "memory": integral[0] / cap.memory_mb if cap.memory_mb else 0.0}
+    used = {"cpu": integral[2] / phys.vcores if phys.vcores else 0.0,
+            "memory": integral[3] / phys.memory_mb if phys.memory_mb else 0.0}
+    return {k: round(float(x), 6) for k, x in alloc.items()}, {k: round(float(x), 6) for k, x in used.items()}
+
+
+def sample_times(run: SimRun, points: int = 400) -> np.ndarray:
+    """Evenly spaced sample times over the run."""
+    return np.linspace(0.0, max(run.end_s, 1e-9), points)
+
+
+def utilization_series(run: SimRun, times: np.ndarray) -> dict[str, np.ndarray]:
+    """Allocated and used cpu/memory fractions at `times` (step function of the usage log)."""
+    t, v = _usage_arrays(run)
+    idx = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)
+    cap, phys = run.capacity, run.physical
+    return {
+        "alloc_cpu": v[idx, 1] / max(cap.vcores, 1),
+        "alloc_memory": v[idx, 0] / max(cap.memory_mb, 1),
+        "used_cpu": v[idx, 2] / max(phys.vcores, 1),
+        "used_memory": v[idx, 3] / max(phys.memory_mb, 1),
+    }
+
+
+def _steps(records: Iterable[ContainerRecord], key: str, resource: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per group: event times and the allocation level from each event on (a step function)."""
+    events: dict[str, list[tuple[float, float]]] = {}
+    for r in records:
+        amount = float(getattr(r, resource))
+        ev = events.setdefault(getattr(r, key), [])
+        ev.append((r.start_s, amount))
+        ev.append((r.end_s, -amount))
+    out = {}
+    for name in sorted(events):
+        ev = sorted(events[name])
+        out[name] = (np.array([e[0] for e in ev]), np.cumsum([e[1] for e in ev]))
+    return out
+
+
+def allocation_by(records: Iterable[ContainerRecord], times: np.ndarray, key: str,
+                  resource: str = "memory_mb") -> dict[str, np.ndarray]:
+    """Allocation of `resource` at `times`, grouped by a record attribute (job, user, queue)."""
+    out = {}
+    for name, (t, level) in _steps(records, key, resource).items():
+        idx = np.searchsorted(t, times, side="right") - 1
+        out[name] = np.where(idx >= 0, level[np.clip(idx, 0, None)], 0.0)
+    return out
+
+
+def accumulated_by(records: Iterable[ContainerRecord], times: np.ndarray, key: str,
+                   resource: str = "memory_mb") -> dict[str, np.ndarray]:
+    """Accumulated `resource`-seconds up to each of `times`, grouped by user or queue."""
+    out = {}
+    for name, (t, level) in _steps(records, key, resource).items():
+        # the integral of a step function is piecewise linear between events: exact by interpolation
+        integral = np.concatenate(([0.0], np.cumsum(level[:-1] * np.diff(t))))
+        out[name] = np.interp(times, t, integral, left=0.0, right=float(integral[-1]))
+    return out
+
+
+# ---------------------------------------------------------------- output
+
+
+def to_json(workload: str, seed: int, results: Sequence[PolicyResult]) -> dict[str, Any]:
+    """The `--json` document: one object with every policy's result."""
+    return {"workload": workload, "seed": seed, "results": {r.policy: r.to_json() for r in results}}
+
+
+def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
+    """summary.csv, jobs.csv and utilization.csv in `out`; returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary, jobs, util = out / "summary.csv", out / "jobs.csv", out / "utilization.csv"
+    with summary.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["policy", "makespan_s", "avg_wait_s", "median_wait_s", "avg_completion_s",
+                    "median_completion_s", "alloc_cpu", "alloc_memory", "used_cpu", "used_memory", "unfinished"])
+        for r in results:
+            w.writerow([r.policy, r.makespan_s, r.avg_wait_s, r.median_wait_s, r.avg_completion_s,
+                        r.median_completion_s, r.utilization["cpu"], r.utilization["memory"],
+                        r.actual_utilization["cpu"], r.actual_utilization["memory"], r.unfinished])
+    with jobs.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["policy", "id", "name", "user", "queue", "type", "tasks", "submit_s", "start_s", "finish_s",
+                    "wait_s", "completion_s", "kills"])
+        for r in results:
+            for j in r.jobs:
+                w.writerow([r.policy, j.id, j.name, j.user, j.queue, j.type, j.tasks, j.submit_s, j.start_s,
+                            j.finish_s, j.wait_s, j.completion_s, j.kills])
+    with util.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["policy", "t_s", "alloc_cpu", "alloc_memory", "used_cpu", "used_memory"])
+        for run in runs:
+            times = sample_times(run)
+            s = utilization_series(run, times)
+            for i, t in enumerate(times):
+                w.writerow([run.policy, round(float(t), 3)] + [round(float(s[k][i]), 5) for k in
+                                                               ("alloc_cpu", "alloc_memory", "used_cpu", "used_memory")])
+    return [summary, jobs, util]
