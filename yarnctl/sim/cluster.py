@@ -28,7 +28,7 @@ from yarnctl.model import (
     Request,
     Resources,
 )
-from yarnctl.sim.kernel import END, HEARTBEAT, SUBMIT, Kernel
+from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, Kernel
 from yarnctl.sim.workload import JobSpec, StageSpec, Usage, Workload, normalize
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ _AM = None  # marker for the AM in an app's pending queue
 class _Node:
     __slots__ = ("id", "rack", "capacity", "physical", "allocated", "running", "frozen_running",
                  "finished", "offset",
-                 "hb_at", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
+                 "hb_at", "last_hb", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
 
     def __init__(self, index: int, spec, offset: float) -> None:
         self.index = index
@@ -52,6 +52,7 @@ class _Node:
         self.finished: list[_Container] = []
         self.offset = offset
         self.hb_at: float | None = None
+        self.last_hb = -math.inf
         self.seen_version = -1
         self.used_cpu = 0.0
         self.used_mem = 0.0
@@ -133,6 +134,7 @@ class _Container:
 class ContainerRecord:
     """One container's life, for reports: who, where, what, from when until when, and how it ended."""
 
+    id: str
     job: str
     user: str
     queue: str
@@ -285,6 +287,8 @@ class SimCluster:
         now = self.k.now
         k = math.ceil((now - node.offset) / self.interval - 1e-9)
         at = node.offset + max(k, 0) * self.interval
+        if at <= node.last_hb:
+            at += self.interval  # a node heartbeats at most once per instant
         node.hb_at = at
         self.idle.discard(node)
         self.k.schedule(at, HEARTBEAT, self._heartbeat, node)
@@ -296,6 +300,7 @@ class SimCluster:
 
     def _heartbeat(self, node: _Node) -> None:
         node.hb_at = None
+        node.last_hb = self.k.now
         self.stats["heartbeats"] += 1
         if node.finished:
             for c in node.finished:
@@ -324,11 +329,7 @@ class SimCluster:
                 return
         else:
             self.empty_streak = 0
-        self._wake(node) if not self.skip_idle else self._poll(node)
-
-    def _poll(self, node: _Node) -> None:
-        node.hb_at = self.k.now + self.interval
-        self.k.schedule(node.hb_at, HEARTBEAT, self._heartbeat, node)
+        self._wake(node)
 
     # ------------------------------------------------------------ jobs and requests
 
@@ -441,9 +442,11 @@ class SimCluster:
             job.stages[after].waiting.append(c)
             if not self.ticking:
                 self.ticking = True
-                self.k.schedule(now + self.interval, HEARTBEAT, self._am_tick)
+                self.k.schedule(now + self.interval, AM, self._am_tick)
         u = c.usage.steps[0] if c.usage else (0.0, 1.0, 1.0)
         self._set_usage(c, cap.vcores * u[1], cap.memory_mb * u[2])
+        if c.id not in node.running:
+            return  # it did not fit in physical memory and was killed at once
         if not c.waiting:
             self._run(c)
 
@@ -542,12 +545,14 @@ class SimCluster:
         self.alloc_vc -= c.resource.vcores
         self.running_count -= 1
         self.version += 1
+        if node.hb_at is None and self.pending_total > 0:
+            self._wake(node)  # room freed outside its heartbeat (a kill): offer it at the next one
         if c.cpu or c.mem:
             self._set_usage(c, 0.0, 0.0)
         else:
             self._log_usage()
         end = c.end if outcome == "done" and c.end is not None else self.k.now
-        self.records.append(ContainerRecord(job.spec.id, job.spec.user, job.spec.queue, node.id, c.task is None,
+        self.records.append(ContainerRecord(c.id, job.spec.id, job.spec.user, job.spec.queue, node.id, c.task is None,
                                             c.start, end, c.resource.memory_mb, c.resource.vcores, outcome))
 
     def _kill(self, c: _Container, outcome: str, requeue: bool = True) -> None:
@@ -629,7 +634,7 @@ class SimCluster:
                     self._kill(victim, "preempted", requeue=False)
         if waiting_any and not self.ticking:
             self.ticking = True
-            self.k.schedule(self.k.now + self.interval, HEARTBEAT, self._am_tick)
+            self.k.schedule(self.k.now + self.interval, AM, self._am_tick)
 
     def _release_held(self, job: _Job, st: _Stage) -> None:
         """Re-request withheld tasks of stages following `st` once all of `st` is scheduled."""

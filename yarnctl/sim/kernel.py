@@ -6,9 +6,10 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-# Priorities of events at the same instant: arrivals, then task ends, then heartbeats, so a
-# heartbeat at time t sees every container that finished at t (and every job submitted at t).
-SUBMIT, END, HEARTBEAT, SAMPLE = 0, 1, 2, 3
+# Priorities of events at the same instant: arrivals, then task ends, then the AMs' own checks,
+# then heartbeats, so a heartbeat at time t sees every container that finished at t (and every
+# job submitted at t). Distinct priorities keep the order independent of insertion order.
+SUBMIT, END, AM, HEARTBEAT = 0, 1, 2, 3
 
 
 class Kernel:

@@ -1,0 +1,239 @@
+"""The simulated cluster behaves like YARN: heartbeats, AMs, slow start, over-commit, kills.
+
+Golden cases from the papers carry their figure/example number in the test id.
+"""
+
+from collections import Counter
+
+import pytest
+
+from yarnctl.engine import Engine
+from yarnctl.model import Decision, Kill
+from yarnctl.policies import make_policy
+from yarnctl.sim.cluster import SimCluster
+from yarnctl.sim.runner import simulate
+from yarnctl.sim.workload import load_workload, parse_workload
+
+
+def run(workload, policy="fifo", **kw):
+    sim = SimCluster(workload, Engine(make_policy(policy)), **kw)
+    return sim, sim.run()
+
+
+def wl(text, seed=0):
+    return parse_workload(text, "test.yaml", seed)
+
+
+def makespan(policy, workload):
+    result, _ = simulate(workload, [policy])[0]
+    return result.makespan_s
+
+
+@pytest.mark.parametrize("policy, expected", [("ffd-dp", 4.0), ("fifo", 5.0)],
+                         ids=["haste-fig1-ffd-dp-4-units", "haste-fig1-fifo-5-units"])
+def test_haste_fig1_golden(policy, expected):
+    # 001_cab13f737c1b28a6.txt Fig. 1: one 4 GB node; job 1 four 1 GB tasks, job 2 four 3 GB tasks
+    assert makespan(policy, load_workload("haste-fig1")) == expected
+
+
+@pytest.mark.parametrize("policy", ["drf", "fair"])
+def test_hmrf_example1_drf_gives_a_25_and_b_50(policy):
+    # 004_2125d0a0b0588e58.txt Example 1: <100 CPU, 100 GB>; A <1 CPU, 2 GB>, B <1 CPU, 1 GB>
+    sim, _ = run(load_workload("hmrf-example1"), policy, max_time_s=500)
+    held = Counter(c.app_id for c in sim.snapshot().containers.values())
+    assert held == {"a1": 25, "b1": 50}
+
+
+def test_fifo_on_example1_gives_everything_to_the_first_app():
+    sim, _ = run(load_workload("hmrf-example1"), "fifo", max_time_s=500)
+    assert Counter(c.app_id for c in sim.snapshot().containers.values()) == {"a1": 50}
+
+
+MR = """
+cluster: {nodes: 2, node: {memory_mb: 8192, vcores: 8}}
+jobs:
+  - id: j1
+    submit_s: 3
+    type: mapreduce
+    maps: {tasks: 20, resource: {memory_mb: 1024, vcores: 1}, duration: 10}
+    reduces: {tasks: 2, resource: {memory_mb: 2048, vcores: 1}, duration: 5}
+"""
+
+
+def test_am_runs_before_tasks_and_is_released_at_the_end():
+    _, r = run(wl(MR))
+    am = [c for c in r.containers if c.is_am]
+    tasks = [c for c in r.containers if not c.is_am]
+    assert len(am) == 1 and am[0].memory_mb == 2048  # 1536 MB normalised to the 1 GB minimum
+    assert am[0].start_s == 3.0  # first heartbeat at or after submission
+    assert min(c.start_s for c in tasks) >= am[0].start_s
+    assert am[0].end_s >= max(c.end_s for c in tasks)
+
+
+def test_reduces_start_after_slowstart_but_finish_after_all_maps():
+    _, r = run(wl(MR))
+    maps = sorted((c for c in r.containers if not c.is_am and c.memory_mb == 1024), key=lambda c: c.start_s)
+    reduces = [c for c in r.containers if c.memory_mb == 2048 and not c.is_am]
+    assert len(maps) == 20 and len(reduces) == 2
+    last_map = max(c.end_s for c in maps)
+    assert min(c.start_s for c in reduces) < last_map  # slow start 0.05: they start early
+    # a reduce's 5 s of work counts from when the AM learns the last map ended (its next heartbeat)
+    assert all(c.end_s >= last_map + 5 for c in reduces)
+
+
+def test_completion_is_reported_at_the_next_heartbeat():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 1024, vcores: 1}, heartbeat_s: 1.0}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: spark, executors: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 0.5}}
+""")
+    _, r = run(w)
+    first, second = sorted(r.containers, key=lambda c: c.start_s)
+    assert first.end_s == 0.5
+    assert second.start_s == 1.0  # the slot was freed when the node next heartbeated
+
+
+def test_spark_executors_are_requested_at_once():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 16384, vcores: 16}}
+defaults: {am: false}
+jobs:
+  - {id: s, submit_s: 0, type: spark, executors: {tasks: 8, resource: {memory_mb: 2048, vcores: 2}, duration: 10}}
+""")
+    _, r = run(w)
+    assert {c.start_s for c in r.containers} == {0.0}
+
+
+def test_iterations_run_one_after_another():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 16384, vcores: 16}}
+defaults: {am: false}
+jobs:
+  - id: it
+    submit_s: 0
+    type: generic
+    iterations: 3
+    stages:
+      - {name: m, tasks: 4, resource: {memory_mb: 1024, vcores: 1}, duration: 10}
+      - {name: r, tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 5, priority: 10}
+""")
+    res, run_ = simulate(w, ["fifo"])[0]
+    starts = sorted({c.start_s for c in run_.containers})
+    assert starts == [0.0, 10.0, 15.0, 25.0, 30.0, 40.0]
+    assert res.makespan_s == 45.0
+
+
+def test_cpu_overcommit_slows_tasks_down():
+    # 4 vcores offered on 2 physical: four busy 1-vcore tasks run at half speed (003 Sec. V)
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 4}, physical: {memory_mb: 8192, vcores: 2}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: spark, executors: {tasks: 4, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    _, r = run(w)
+    assert sorted(c.end_s for c in r.containers) == pytest.approx([20.0] * 4)
+
+
+def test_memory_overcommit_kills_the_youngest_and_requeues_it():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 4}, physical: {memory_mb: 3072, vcores: 4}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: spark,
+     executors: {tasks: 4, resource: {memory_mb: 1024, vcores: 1}, duration: 10, usage: {cpu: 1, memory: 1}}}
+""")
+    res, r = simulate(w, ["fifo"])[0]
+    outcomes = Counter(c.outcome for c in r.containers)
+    assert outcomes["oom"] >= 1 and outcomes["done"] == 4
+    assert res.unfinished == 0 and r.stats["oom_kills"] >= 1
+
+
+def test_usage_profile_changes_actual_use_over_time():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 4}}
+defaults: {am: false}
+jobs:
+  - id: j
+    submit_s: 0
+    type: spark
+    executors:
+      tasks: 1
+      resource: {memory_mb: 2048, vcores: 2}
+      duration: 10
+      usage: {profile: [{at: 0.0, cpu: 0.5, memory: 0.25}, {at: 0.5, cpu: 1.0, memory: 0.75}]}
+""")
+    _, r = run(w)
+    used = {t: (cpu, mem) for t, _, _, cpu, mem in r.usage}
+    assert used[0.0] == (1.0, 512.0)
+    assert used[5.0] == (2.0, 1536.0)
+
+
+class KillFirstRunning:
+    """A test policy that behaves as FIFO but kills the first container it ever sees once."""
+
+    name = "kill-once"
+
+    def __init__(self):
+        self.fifo = make_policy("fifo")
+        self.done = False
+
+    def decide(self, snap, node_id):
+        if not self.done and snap.containers:
+            self.done = True
+            victim = min(snap.containers)
+            return Decision(kills=(Kill(victim, "test"),))
+        return self.fifo.decide(snap, node_id)
+
+
+def test_policy_kills_rerun_the_task():
+    w = wl("""
+cluster: {nodes: 2, node: {memory_mb: 2048, vcores: 2}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: spark, executors: {tasks: 3, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    sim = SimCluster(w, Engine(KillFirstRunning()))
+    r = sim.run()
+    assert Counter(c.outcome for c in r.containers) == {"done": 3, "killed": 1}
+    assert r.jobs[0].finish_s is not None and r.jobs[0].kills == 1
+
+
+def test_reduces_holding_the_cluster_are_preempted_by_their_am():
+    # FIFO serves reduces (priority 10) before maps (20); with slowstart 0 they fill the node and
+    # wait for maps that cannot run, until the AM preempts them (RMContainerAllocator)
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 8}}
+defaults: {am: false}
+jobs:
+  - id: j
+    submit_s: 0
+    type: mapreduce
+    maps: {tasks: 8, resource: {memory_mb: 1024, vcores: 1}, duration: 10}
+    reduces: {tasks: 6, resource: {memory_mb: 1024, vcores: 1}, duration: 5, slowstart: 0.0}
+""")
+    res, r = simulate(w, ["fifo"])[0]
+    assert res.unfinished == 0
+    assert r.stats["reduce_preemptions"] >= 1
+
+
+def test_a_policy_that_never_assigns_ends_the_run_as_stuck():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 4}}
+defaults: {am: false, queue: q}
+jobs:
+  - {id: j, submit_s: 0, type: spark, executors: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    sim = SimCluster(w, Engine(make_policy("capacity", {"queues": {"q": {"capacity": 100, "maximum_capacity": 0}}})))
+    r = sim.run()
+    assert r.stuck and r.jobs[0].finish_s is None
+
+
+@pytest.mark.parametrize("policy", ["fifo", "fair", "drf", "capacity", "ffd-dp"])
+def test_skipping_idle_heartbeats_changes_nothing(policy):
+    w = load_workload("haste-mixed1")
+    _, fast = run(w, policy)
+    _, slow = run(w, policy, skip_idle=False)
+    assert [(j.id, j.start_s, j.finish_s) for j in fast.jobs] == [(j.id, j.start_s, j.finish_s) for j in slow.jobs]
+    assert fast.stats["heartbeats"] < slow.stats["heartbeats"]

@@ -1,0 +1,34 @@
+"""The event kernel: time order, priority order at equal times, insertion order last."""
+
+from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, Kernel
+
+
+def test_events_run_in_time_then_priority_then_insertion_order():
+    k, seen = Kernel(), []
+    k.schedule(2.0, SUBMIT, seen.append, "late")
+    k.schedule(1.0, HEARTBEAT, seen.append, "hb")
+    k.schedule(1.0, END, seen.append, "end-1")
+    k.schedule(1.0, END, seen.append, "end-2")
+    k.schedule(1.0, SUBMIT, seen.append, "submit")
+    k.run()
+    assert seen == ["submit", "end-1", "end-2", "hb", "late"]
+    assert k.now == 2.0
+
+
+def test_run_until_and_stop():
+    k, seen = Kernel(), []
+    for t in (1, 2, 3):
+        k.schedule(t, END, seen.append, t)
+    k.run(until=2.5)
+    assert seen == [1, 2] and k.now == 2.5
+    k.schedule(3.5, END, k.stop)
+    k.schedule(4.0, END, seen.append, 4)
+    k.run()
+    assert seen == [1, 2, 3] and k.now == 3.5
+
+
+def test_events_in_the_past_run_now():
+    k, seen = Kernel(), []
+    k.schedule(5.0, END, lambda: k.schedule(1.0, END, seen.append, k.now))
+    k.run()
+    assert seen == [5.0]
