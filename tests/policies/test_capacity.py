@@ -1,5 +1,6 @@
 """Capacity: queue order by used capacity, maximum capacity, user limits, AM limits."""
 
+import pytest
 from snapshots import GB, running, snapshot
 
 from yarnctl.model import App, Assignment, Request
@@ -29,11 +30,14 @@ def test_maximum_capacity_caps_a_queue():
     assert elastic.decide(snap, "n1").assignments == (Assignment("a", 20, "n1", 1),)
 
 
-def test_user_limit_factor_one_keeps_a_single_user_within_the_queue_capacity():
+@pytest.mark.parametrize("held_gb, served", [(9, True), (10, True), (11, False)],
+                         ids=["below-limit", "at-limit-gets-one-more", "over-limit"])
+def test_user_limit_factor_one_keeps_a_single_user_near_the_queue_capacity(held_gb, served):
+    # LeafQueue.canAssignToUser checks used > limit without the request: at the limit, one more
     apps = [App("a", queue="A", user="u")]
-    snap = snapshot(NODES, apps, [Request("a", 20, GB(1), 5)], [running("c0", "a", "n2", GB(10))])
+    snap = snapshot(NODES, apps, [Request("a", 20, GB(1), 5)], [running("c0", "a", "n2", GB(held_gb))])
     policy = make_policy("capacity", {"queues": {"A": {"capacity": 50, "maximum_capacity": 100}}})
-    assert policy.decide(snap, "n1").is_empty()
+    assert (not policy.decide(snap, "n1").is_empty()) == served
 
 
 def test_am_resource_limit_activates_apps_in_order():

@@ -136,18 +136,27 @@ jobs:
     assert sorted(c.end_s for c in r.containers) == pytest.approx([20.0] * 4)
 
 
-def test_memory_overcommit_kills_the_youngest_and_requeues_it():
-    w = wl("""
+OVERCOMMIT = """
 cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 4}, physical: {memory_mb: 3072, vcores: 4}}
 defaults: {am: false}
 jobs:
   - {id: j, submit_s: 0, type: spark,
-     executors: {tasks: 4, resource: {memory_mb: 1024, vcores: 1}, duration: 10, usage: {cpu: 1, memory: 1}}}
-""")
-    res, r = simulate(w, ["fifo"])[0]
-    outcomes = Counter(c.outcome for c in r.containers)
-    assert outcomes["oom"] >= 1 and outcomes["done"] == 4
-    assert res.unfinished == 0 and r.stats["oom_kills"] >= 1
+     executors: {tasks: 4, resource: {memory_mb: 1024, vcores: 1}, duration: DURATION}}
+"""
+
+
+def test_memory_overcommit_kills_the_youngest_and_requeues_it():
+    # 4 GB offered on 3 GB of memory: the fourth task is killed until the others finish at t=2
+    res, r = simulate(wl(OVERCOMMIT.replace("DURATION", "2")), ["fifo"])[0]
+    assert Counter(c.outcome for c in r.containers) == {"oom": 2, "done": 4}
+    assert res.failed == 0 and res.unfinished == 0 and res.makespan_s == 4.0
+
+
+def test_a_task_failing_four_times_fails_its_job():
+    # mapreduce.*.maxattempts = 4: the fourth OOM kill of the same task fails the job
+    res, r = simulate(wl(OVERCOMMIT.replace("DURATION", "100")), ["fifo"])[0]
+    assert Counter(c.outcome for c in r.containers) == {"oom": 4, "killed": 3}
+    assert res.failed == 1 and res.jobs[0].state == "failed" and res.jobs[0].completion_s is None
 
 
 def test_usage_profile_changes_actual_use_over_time():

@@ -67,7 +67,7 @@ def print_summary(results: Sequence[PolicyResult], wall_s: float) -> None:
     t.add_row("tasks killed / preempted", *[
         str(int(r.stats.get("kills", 0) + r.stats.get("oom_kills", 0) + r.stats.get("reduce_preemptions", 0)))
         for r in results])
-    t.add_row("unfinished jobs", *[str(r.unfinished) for r in results])
+    t.add_row("failed / unfinished jobs", *[f"{r.failed} / {r.unfinished}" for r in results])
     t.add_row("policy decisions", *[f"{int(r.stats.get('decisions', 0)):,}" for r in results])
     t.add_row("simulation wall time (s)", *[f"{r.stats.get('wall_s', 0):.2f}" for r in results])
     out.print(t)

@@ -63,7 +63,6 @@ class Capacity:
         """Serve the least-used queues first, FIFO inside each, within capacity limits."""
         node = snap.nodes[node_id]
         confs = self._queue_confs(snap)
-        cluster = snap.capacity
         q_used: dict[str, Resources] = {}
         user_used: dict[tuple[str, str], Resources] = {}
         for app_id, used in snap.app_allocated.items():
@@ -120,7 +119,9 @@ class Capacity:
                     max(current / max(len(users), 1), current * conf.minimum_user_limit_percent / 100.0),
                     q_cap * conf.user_limit_factor,
                 )
-                mine = self._amount(user_used.get((q, app.user), ZERO) + req.capability, cluster)
+                # LeafQueue.canAssignToUser: "a > check, not a >= check", without the current
+                # request, so a user may pass the limit by one container
+                mine = self._amount(user_used.get((q, app.user), ZERO), cluster)
                 if mine > user_limit + 1e-9:
                     continue
                 got, _ = fill_app(snap, app, node, available,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.model import AM_PRIORITY, ZERO, App, Assignment, ClusterSnapshot, Decision, NodeId, Resources
 
 KeyFn = Callable[[Resources, Resources, Resources, float, float, str], tuple]
 
@@ -31,6 +31,7 @@ class FairConfig:
 
     assign_multiple: bool = False  # yarn.scheduler.fair.assignmultiple
     max_assign: int = -1  # yarn.scheduler.fair.max.assign (-1: no limit when assign_multiple)
+    max_am_share: float = 0.5  # queueMaxAMShareDefault: AMs may use this much of a queue's fair share
     queues: Mapping[str, QueueConf] = field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -50,13 +51,16 @@ def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key
             q_usage[app.queue] = q_usage.get(app.queue, ZERO) + used
     usage: dict[str, Resources] = {}
     heads: dict[str, list] = {}  # app -> [[priority, capability, count left], ...]
+    am_room = _AmRoom(snap, config, by_queue)
     granted: dict[tuple[str, int], int] = {}
     assigned = 0
     while assigned < limit and snap.min_allocation.fits_in(available):
-        app = _next_app(snap, by_queue, usage, heads, q_usage, config, key, available)
+        app = _next_app(snap, by_queue, usage, heads, q_usage, config, key, available, am_room)
         if app is None:
             break
         req = heads[app.id][0]
+        if req[0] == AM_PRIORITY:
+            am_room.take(app, req[1])
         req[2] -= 1
         if req[2] == 0:
             heads[app.id].pop(0)
@@ -79,7 +83,41 @@ def _head(snap: ClusterSnapshot, heads: dict[str, list], app_id: str) -> list:
     return h
 
 
-def _next_app(snap, by_queue, usage, heads, q_usage, config, key, available) -> App | None:
+class _AmRoom:
+    """FSLeafQueue.canRunAppAM: a queue's AMs may hold at most max_am_share of its fair share."""
+
+    def __init__(self, snap: ClusterSnapshot, config: FairConfig, by_queue: dict[str, list[App]]) -> None:
+        self.snap, self.config, self.by_queue = snap, config, by_queue
+        self.used: dict[str, int] | None = None  # AM memory per queue, computed on first need
+
+    def allows(self, app: App, am: Resources) -> bool:
+        if self.config.max_am_share < 0:
+            return True
+        if self.used is None:
+            self.used = {}
+            for c in self.snap.containers.values():
+                owner = self.snap.apps.get(c.app_id)
+                if c.is_am and owner is not None:
+                    self.used[owner.queue] = self.used.get(owner.queue, 0) + c.resource.memory_mb
+        # the queue's instantaneous fair share: the cluster split by weight among active queues
+        active = {a.queue for a in self.snap.apps.values()}
+        weights = {q: self.config.queues.get(q, QueueConf()).weight for q in active}
+        share = self.snap.capacity.memory_mb * weights.get(app.queue, 1.0) / max(sum(weights.values()), 1e-9)
+        return self.used.get(app.queue, 0) + am.memory_mb <= self.config.max_am_share * share
+
+    def take(self, app: App, am: Resources) -> None:
+        if self.used is not None:
+            self.used[app.queue] = self.used.get(app.queue, 0) + am.memory_mb
+
+
+def _fits(head: list, available: Resources, app: App, am_room: _AmRoom) -> bool:
+    priority, capability = head[0], head[1]
+    if not capability.fits_in(available):
+        return False
+    return priority != AM_PRIORITY or am_room.allows(app, capability)
+
+
+def _next_app(snap, by_queue, usage, heads, q_usage, config, key, available, am_room) -> App | None:
     def q_key(q: str) -> tuple:
         conf = config.queues.get(q, QueueConf())
         demand = q_usage.get(q, ZERO)
@@ -99,10 +137,10 @@ def _next_app(snap, by_queue, usage, heads, q_usage, config, key, available) -> 
         apps = by_queue[q]
         # the usual case: the first app in order fits, found in one pass without a full sort
         first = min(apps, key=a_key)
-        if _head(snap, heads, first.id)[0][1].fits_in(available):
+        if _fits(_head(snap, heads, first.id)[0], available, first, am_room):
             return first
         for app in sorted(apps, key=a_key):
             # FSAppAttempt tries its highest priority only; if that does not fit it would reserve
-            if _head(snap, heads, app.id)[0][1].fits_in(available):
+            if _fits(_head(snap, heads, app.id)[0], available, app, am_room):
                 return app
     return None

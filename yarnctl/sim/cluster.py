@@ -34,6 +34,8 @@ from yarnctl.sim.workload import JobSpec, StageSpec, Usage, Workload, normalize
 log = logging.getLogger(__name__)
 
 _AM = None  # marker for the AM in an app's pending queue
+MAX_TASK_FAILURES = 4  # mapreduce.map.maxattempts / mapreduce.reduce.maxattempts
+MAX_AM_FAILURES = 2  # yarn.resourcemanager.am.max-attempts
 
 
 class _Node:
@@ -80,7 +82,7 @@ class _Stage:
 
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
-                 "last_finish", "am", "finished_at", "kills", "requests")
+                 "last_finish", "am", "finished_at", "kills", "requests", "state", "am_failures")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
         self.spec = spec
@@ -100,13 +102,15 @@ class _Job:
         self.finished_at: float | None = None
         self.kills = 0
         self.requests: tuple[Request, ...] = ()
+        self.state = "running"
+        self.am_failures = 0
 
 
 class _Task:
-    __slots__ = ("stage", "index", "duration", "attempts")
+    __slots__ = ("stage", "index", "duration", "attempts", "failures")
 
     def __init__(self, stage: _Stage, index: int, duration: float) -> None:
-        self.stage, self.index, self.duration, self.attempts = stage, index, duration, 0
+        self.stage, self.index, self.duration, self.attempts, self.failures = stage, index, duration, 0, 0
 
 
 class _Container:
@@ -144,7 +148,8 @@ class ContainerRecord:
     end_s: float
     memory_mb: int
     vcores: int
-    outcome: str  # done | killed | oom
+    outcome: str  # done | killed | oom | preempted
+    released_s: float  # when the RM freed it (a finished container: its node's next heartbeat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +166,7 @@ class JobRecord:
     finish_s: float | None
     tasks: int
     kills: int
+    state: str = "succeeded"  # succeeded | failed | running | pending
 
 
 @dataclass
@@ -229,6 +235,8 @@ class SimCluster:
         self.tasks_total = workload.tasks
         self.tasks_done = 0
         self.empty_streak = 0
+        self.quiet_version = -1
+        self.stall_heartbeats = max(10 * len(self.nodes), 100)
         self.ticking = False
         self.stats = {"heartbeats": 0, "decisions": 0, "skipped": 0, "assigned": 0, "kills": 0, "oom_kills": 0}
 
@@ -241,6 +249,11 @@ class SimCluster:
             self.future += 1
             self.k.schedule(spec.submit_s, SUBMIT, self._submit, spec)
         self.k.run(self.max_time_s)
+        for node in self.nodes:
+            # containers that finished after the last job ended (a failed job's) are still reported
+            for c in node.finished:
+                self._release(c, "done")
+            node.finished.clear()
         stuck = self.jobs_left > 0
         for job in self.jobs.values():
             if job.finished_at is None:
@@ -248,7 +261,7 @@ class SimCluster:
         for spec in self.w.jobs:
             if spec.id not in self.jobs:
                 self.job_records.append(JobRecord(spec.id, spec.name, spec.user, spec.queue, spec.type,
-                                                  spec.submit_s, None, None, spec.tasks, 0))
+                                                  spec.submit_s, None, None, spec.tasks, 0, "pending"))
         self.job_records.sort(key=lambda j: (j.submit_s, j.id))
         self.stats.update({f"engine_{k}": v for k, v in self.engine.stats.items()})
         self.stats["wall_s"] = time.perf_counter() - started
@@ -321,14 +334,18 @@ class SimCluster:
         if self.jobs_left == 0:
             self.k.stop()
             return
-        if self.running_count == 0 and self.future == 0:
+        if self.future == 0 and self.version == self.quiet_version:
+            # no task will end and no job arrive, and nothing changed since the last heartbeat:
+            # if that lasts for several rounds of every node, nothing ever will
             self.empty_streak += 1
-            if self.empty_streak > 2 * len(self.nodes) + 2:
-                log.warning("nothing can run: %d jobs left with requests no node accepts", self.jobs_left)
+            if self.empty_streak > self.stall_heartbeats:
+                log.warning("stalled at t=%.1f: %d jobs left whose requests no node accepts",
+                            self.k.now, self.jobs_left)
                 self.k.stop()
                 return
         else:
             self.empty_streak = 0
+            self.quiet_version = self.version
         self._wake(node)
 
     # ------------------------------------------------------------ jobs and requests
@@ -401,13 +418,17 @@ class SimCluster:
         for a in d.assignments:
             job = self.jobs[a.app_id]
             node = self.by_id[a.node_id]
-            q = job.pending[a.priority]
             cap = job.capability[a.priority]
             for _ in range(a.count):
+                # a launch can fail its own job (an OOM kill of a task's last attempt)
+                q = job.pending.get(a.priority)
+                if job.state != "running" or not q:
+                    break
+                self.pending_total -= 1
+                self.stats["assigned"] += 1
                 self._launch(job, q.popleft(), node, cap)
-            self.pending_total -= a.count
-            self.stats["assigned"] += a.count
-            self._refresh_requests(job)
+            if job.state == "running":
+                self._refresh_requests(job)
 
     def _find(self, cid: str) -> _Container | None:
         c = self.containers.get(cid)
@@ -540,7 +561,9 @@ class SimCluster:
         node.allocated = node.allocated - c.resource
         self.frozen_nodes[node.id] = node.frozen()
         del self.containers[c.id]
-        self.app_alloc[job.spec.id] = self.app_alloc[job.spec.id] - c.resource
+        held = self.app_alloc.get(job.spec.id)
+        if held is not None:  # a failed job's last finished containers are reported after it ended
+            self.app_alloc[job.spec.id] = held - c.resource
         self.alloc_mem -= c.resource.memory_mb
         self.alloc_vc -= c.resource.vcores
         self.running_count -= 1
@@ -553,7 +576,8 @@ class SimCluster:
             self._log_usage()
         end = c.end if outcome == "done" and c.end is not None else self.k.now
         self.records.append(ContainerRecord(c.id, job.spec.id, job.spec.user, job.spec.queue, node.id, c.task is None,
-                                            c.start, end, c.resource.memory_mb, c.resource.vcores, outcome))
+                                            c.start, end, c.resource.memory_mb, c.resource.vcores, outcome,
+                                            self.k.now))
 
     def _kill(self, c: _Container, outcome: str, requeue: bool = True) -> None:
         """Kill a live container now; its task goes back to the front of its request (or is held)."""
@@ -568,14 +592,24 @@ class SimCluster:
         job.kills += 1
         if c.task is None:
             job.am = None
-            if job.finished_at is None:
+        if job.state != "running":
+            return  # the job is being torn down
+        if c.task is None:
+            job.am_failures += outcome == "oom"
+            if job.am_failures >= MAX_AM_FAILURES:
+                self._fail(job)
+            else:
                 self._request(job, AM_PRIORITY, [_AM], front=True)
             return
         if c.waiting:
             job.stages[c.task.stage.spec.after].waiting.remove(c)
             c.waiting = False
         c.task.attempts += 1
-        if requeue:
+        # an OOM kill is a failed attempt; a kill or preemption is not (MR re-runs those freely)
+        c.task.failures += outcome == "oom"
+        if c.task.failures >= MAX_TASK_FAILURES:
+            self._fail(job)
+        elif requeue:
             self._request(job, c.task.stage.spec.priority, [c.task], front=True)
         else:
             c.task.stage.held.append(c.task)
@@ -584,7 +618,7 @@ class SimCluster:
         """The NodeManager reports a finished container: release it and tell its job."""
         self._release(c, "done")
         job = c.job
-        if c.task is None:
+        if c.task is None or job.state != "running":
             return
         st = c.task.stage
         st.done += 1
@@ -645,7 +679,23 @@ class SimCluster:
                 tasks, dep.held = dep.held, []
                 self._request(job, dep.spec.priority, tasks, front=True)
 
-    def _finish(self, job: _Job) -> None:
+    def _fail(self, job: _Job) -> None:
+        """A task failed too often: the job fails, its containers are killed and its asks dropped."""
+        job.state = "failed"
+        for node in self.nodes:
+            for c in [x for x in node.running.values() if x.job is job and not x.done]:
+                self._kill(c, "killed")
+        for q in job.pending.values():
+            self.pending_total -= len(q)
+        job.pending.clear()
+        for st in job.stages:
+            st.held.clear()
+            st.waiting.clear()
+        job.last_finish = self.k.now
+        self._finish(job, "failed")
+
+    def _finish(self, job: _Job, state: str = "succeeded") -> None:
+        job.state = state
         job.finished_at = job.last_finish
         if job.am is not None:
             am, job.am = job.am, None
@@ -664,4 +714,4 @@ class SimCluster:
     def _job_record(self, job: _Job) -> JobRecord:
         s = job.spec
         return JobRecord(s.id, s.name, s.user, s.queue, s.type, s.submit_s, job.first_start,
-                         job.finished_at, s.tasks, job.kills)
+                         job.finished_at, s.tasks, job.kills, job.state)

@@ -30,6 +30,7 @@ class JobResult:
     wait_s: float | None
     completion_s: float | None
     kills: int
+    state: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class PolicyResult:
     actual_utilization: dict[str, float]  # actually used / physical, likewise
     jobs: tuple[JobResult, ...]
     unfinished: int
+    failed: int
     stats: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -70,9 +72,9 @@ def summarize(run: SimRun) -> PolicyResult:
     jobs = []
     for j in run.jobs:
         wait = None if j.start_s is None else j.start_s - j.submit_s
-        comp = None if j.finish_s is None else j.finish_s - j.submit_s
+        comp = None if j.finish_s is None or j.state != "succeeded" else j.finish_s - j.submit_s
         jobs.append(JobResult(j.id, j.name, j.user, j.queue, j.type, j.tasks, j.submit_s, j.start_s,
-                              j.finish_s, wait, comp, j.kills))
+                              j.finish_s, wait, comp, j.kills, j.state))
     done = [j for j in jobs if j.finish_s is not None]
     waits = [j.wait_s for j in jobs if j.wait_s is not None]
     comps = [j.completion_s for j in done if j.completion_s is not None]
@@ -81,7 +83,8 @@ def summarize(run: SimRun) -> PolicyResult:
     horizon = (first, first + makespan) if makespan else (first, run.end_s)
     alloc, used = utilization(run, *horizon)
     return PolicyResult(run.policy, makespan, _mean(waits), _median(waits), _mean(comps), _median(comps),
-                        alloc, used, tuple(jobs), len(jobs) - len(done), dict(run.stats))
+                        alloc, used, tuple(jobs), len(jobs) - len(done),
+                        sum(j.state == "failed" for j in jobs), dict(run.stats))
 
 
 def _usage_arrays(run: SimRun) -> tuple[np.ndarray, np.ndarray]:
@@ -176,19 +179,20 @@ def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]
     with summary.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["policy", "makespan_s", "avg_wait_s", "median_wait_s", "avg_completion_s",
-                    "median_completion_s", "alloc_cpu", "alloc_memory", "used_cpu", "used_memory", "unfinished"])
+                    "median_completion_s", "alloc_cpu", "alloc_memory", "used_cpu", "used_memory", "unfinished",
+                    "failed"])
         for r in results:
             w.writerow([r.policy, r.makespan_s, r.avg_wait_s, r.median_wait_s, r.avg_completion_s,
                         r.median_completion_s, r.utilization["cpu"], r.utilization["memory"],
-                        r.actual_utilization["cpu"], r.actual_utilization["memory"], r.unfinished])
+                        r.actual_utilization["cpu"], r.actual_utilization["memory"], r.unfinished, r.failed])
     with jobs.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["policy", "id", "name", "user", "queue", "type", "tasks", "submit_s", "start_s", "finish_s",
-                    "wait_s", "completion_s", "kills"])
+                    "wait_s", "completion_s", "kills", "state"])
         for r in results:
             for j in r.jobs:
                 w.writerow([r.policy, j.id, j.name, j.user, j.queue, j.type, j.tasks, j.submit_s, j.start_s,
-                            j.finish_s, j.wait_s, j.completion_s, j.kills])
+                            j.finish_s, j.wait_s, j.completion_s, j.kills, j.state])
     with util.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["policy", "t_s", "alloc_cpu", "alloc_memory", "used_cpu", "used_memory"])

@@ -1,0 +1,244 @@
+"""The `yarnctl` command line: simulate (JSON, tables, files), error handling, listings, the console script."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from yarnctl.cli.main import main
+from yarnctl.sim.workload import builtin_names
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+POLICIES = {"fifo", "fair", "drf", "capacity", "ffd-dp"}
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------- simulate --json
+
+def test_simulate_json_haste_fig1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "simulate", "--workload", "haste-fig1", "--policy", "fifo,ffd-dp", "--json")
+    assert code == 0, err
+    doc = json.loads(out)  # exactly one JSON document on stdout
+    assert isinstance(doc, dict)
+    assert {"workload", "results"} <= set(doc)
+    assert doc["workload"] == "haste-fig1"
+    results = doc["results"]
+    assert list(results) == ["fifo", "ffd-dp"]
+    # HaSTE Fig. 1: FIFO needs 5 time units, FFD-DotProduct packs into 4
+    assert results["fifo"]["makespan_s"] == 5.0
+    assert results["ffd-dp"]["makespan_s"] == 4.0
+    for name, r in results.items():
+        for key in ("avg_wait_s", "avg_completion_s"):
+            assert isinstance(r[key], (int, float)), (name, key)
+        util = r["utilization"]
+        assert 0 < util["cpu"] <= 1 and 0 < util["memory"] <= 1
+        assert [j["id"] for j in r["jobs"]] == ["job1", "job2"]
+        for j in r["jobs"]:
+            assert {"id", "submit_s", "start_s", "finish_s", "wait_s", "completion_s"} <= set(j)
+            assert j["wait_s"] == pytest.approx(j["start_s"] - j["submit_s"])
+            assert j["completion_s"] == pytest.approx(j["finish_s"] - j["submit_s"])
+        assert max(j["finish_s"] for j in r["jobs"]) == r["makespan_s"]
+    # one 4 GB node busy with 8 GB-units of work: 8 / (4 * makespan)
+    assert results["fifo"]["utilization"]["memory"] == pytest.approx(16 / 20)
+    assert results["ffd-dp"]["utilization"]["memory"] == pytest.approx(1.0)
+
+
+def test_simulate_json_is_deterministic_per_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    def run(seed: str) -> dict:
+        code, out, _ = _run(capsys, "simulate", "-w", "haste-simple", "-p", "fifo", "--seed", seed, "--json")
+        assert code == 0
+        doc = json.loads(out)
+        doc["results"]["fifo"].pop("stats")  # holds wall-clock time
+        return doc
+
+    first, again = run("3"), run("3")
+    assert first == again
+    assert first["seed"] == 3
+
+
+def test_simulate_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "simulate", "--workload", "haste-fig1", "--policy", "fifo,ffd-dp")
+    assert code == 0, err
+    assert "haste-fig1" in out
+    assert "makespan (s)" in out
+    assert "fifo" in out and "ffd-dp" in out
+    assert "job1" in out and "job2" in out  # per-job table for small workloads
+
+
+# ---------------------------------------------------------------- --out
+
+def test_out_writes_csv_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "results"
+    code, out, err = _run(capsys, "simulate", "-w", "haste-fig1", "-p", "fifo,ffd-dp", "--out", str(out_dir))
+    assert code == 0, err
+    for name in ("summary.csv", "jobs.csv", "utilization.csv"):
+        assert (out_dir / name).is_file(), name
+    with (out_dir / "summary.csv").open(newline="") as f:
+        summary = {row["policy"]: row for row in csv.DictReader(f)}
+    assert set(summary) == {"fifo", "ffd-dp"}
+    assert float(summary["fifo"]["makespan_s"]) == 5.0
+    assert float(summary["ffd-dp"]["makespan_s"]) == 4.0
+    with (out_dir / "jobs.csv").open(newline="") as f:
+        jobs = list(csv.DictReader(f))
+    assert sorted((r["policy"], r["id"]) for r in jobs) == [
+        ("ffd-dp", "job1"), ("ffd-dp", "job2"), ("fifo", "job1"), ("fifo", "job2")]
+    pngs = sorted(out_dir.glob("*.png"))
+    assert len(pngs) >= 3
+    assert {"jobs.png", "utilization.png"} <= {p.name for p in pngs}
+    for p in pngs:
+        assert p.read_bytes()[:8] == PNG_MAGIC, p.name
+    assert "summary.csv" in out  # the "wrote ..." line
+
+
+def test_out_no_plots_writes_csv_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "csv-only"
+    code, _, err = _run(capsys, "simulate", "-w", "haste-fig1", "-p", "fifo", "--out", str(out_dir),
+                        "--no-plots", "--json")
+    assert code == 0, err
+    assert sorted(p.name for p in out_dir.iterdir()) == ["jobs.csv", "summary.csv", "utilization.csv"]
+
+
+# ---------------------------------------------------------------- bad input
+
+NOT_A_MAPPING = "- fair\n- drf\n"
+NOT_A_MAPPING_OF_MAPPINGS = "fair: 3\n"
+BROKEN_WORKLOAD = ("cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 4}}\n"
+                   "jobs: [{id: a, maps: {tasks: 1, resource: {memory_mb: 1G, vcores: 1}, duration: 1}}]\n")
+
+# (id, argv after `simulate`, files to create {name: text}, fragments the error line must contain)
+BAD_INPUT = [
+    ("unknown-policy", ["-w", "haste-fig1", "-p", "fifo,bogus"], {},
+     ["'bogus'", "fifo", "fair", "drf", "capacity", "ffd-dp"]),
+    ("unknown-workload", ["-w", "no-such-workload", "-p", "fifo"], {}, ["no-such-workload", "haste-fig1"]),
+    ("malformed-workload-file", ["-w", "{dir}/broken.yaml", "-p", "fifo"], {"broken.yaml": BROKEN_WORKLOAD},
+     ["broken.yaml: jobs[0].maps.resource.memory_mb: ", "'1G'"]),
+    ("malformed-workload-yaml", ["-w", "{dir}/syntax.yaml", "-p", "fifo"],
+     {"syntax.yaml": "cluster: {nodes: 1\njobs: [\n"}, ["syntax.yaml: line ", "malformed YAML"]),
+    ("unknown-param", ["-w", "haste-fig1", "-p", "fair", "--param", "fair.nonsense=1"], {},
+     ["fair", "'nonsense'", "assign_multiple"]),
+    ("param-without-dot-or-value", ["-w", "haste-fig1", "-p", "fair", "--param", "badformat"], {},
+     ["'badformat'", "POLICY.KEY=VALUE"]),
+    ("param-bad-value", ["-w", "haste-fig1", "-p", "fair", "--param", "fair.assign_multiple=maybe"], {},
+     ["assign_multiple", "'maybe'"]),
+    ("policy-config-not-a-mapping", ["-w", "haste-fig1", "-p", "fair", "--policy-config", "{dir}/pc.yaml"],
+     {"pc.yaml": NOT_A_MAPPING}, ["pc.yaml", "expected a mapping"]),
+    ("policy-config-values-not-mappings",
+     ["-w", "haste-fig1", "-p", "fair", "--policy-config", "{dir}/pc2.yaml"],
+     {"pc2.yaml": NOT_A_MAPPING_OF_MAPPINGS}, ["pc2.yaml", "expected a mapping"]),
+    ("policy-config-missing", ["-w", "haste-fig1", "-p", "fair", "--policy-config", "{dir}/absent.yaml"], {},
+     ["absent.yaml", "cannot read"]),
+    ("params-for-policy-not-selected", ["-w", "haste-fig1", "-p", "fifo", "--param", "drf.assign_multiple=true"],
+     {}, ["'drf'", "--policy fifo"]),
+    ("policy-config-for-policy-not-selected",
+     ["-w", "haste-fig1", "-p", "fifo", "--policy-config", "{dir}/pc3.yaml"],
+     {"pc3.yaml": "fair: {assign_multiple: true}\n"}, ["'fair'", "--policy fifo"]),
+    ("policy-listed-twice", ["-w", "haste-fig1", "-p", "fifo,fifo"], {}, ["twice"]),
+    ("no-policy", ["-w", "haste-fig1", "-p", ","], {}, ["at least one policy"]),
+    ("malformed-sls-trace", ["-w", "{dir}/trace.json", "-p", "fifo"], {"trace.json": '{"job.id": \n'},
+     ["trace.json: line ", "malformed JSON"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "files", "fragments"), [c[1:] for c in BAD_INPUT],
+                         ids=[c[0] for c in BAD_INPUT])
+def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     argv: list[str], files: dict[str, str], fragments: list[str]) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    argv = [a.replace("{dir}", str(tmp_path)) for a in argv]
+    code, out, err = _run(capsys, "simulate", *argv)
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    assert "makespan" not in out  # no (partial) results on stdout
+
+
+def test_no_command_prints_help_and_returns_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys)
+    assert code == 2
+    assert "simulate" in out and "workloads" in out and "policies" in out
+
+
+def test_simulate_help_mentions_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["simulate", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "example" in out
+    assert "yarnctl simulate --workload haste-fig1" in out
+    for option in ("--workload", "--policy", "--json", "--out", "--param", "--policy-config", "--no-plots"):
+        assert option in out
+
+
+# ---------------------------------------------------------------- listings
+
+def test_workloads_json_lists_every_builtin(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "workloads", "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == builtin_names()
+    for r in rows:
+        assert isinstance(r["jobs"], int) and r["jobs"] > 0
+        assert isinstance(r["tasks"], int) and r["tasks"] >= r["jobs"]
+    fig1 = next(r for r in rows if r["name"] == "haste-fig1")
+    assert (fig1["jobs"], fig1["tasks"]) == (2, 8)
+
+
+def test_workloads_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "workloads")
+    assert code == 0
+    assert "haste-fig1" in out
+
+
+def test_policies_json_lists_policies_and_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "policies", "--json")
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert set(rows) == POLICIES
+    for r in rows.values():
+        assert isinstance(r["parameters"], dict)
+        assert r["summary"]
+    assert rows["fifo"]["parameters"] == {}
+    assert {"assign_multiple", "max_assign", "queues"} <= set(rows["fair"]["parameters"])
+    assert {"assign_multiple", "max_assign", "queues"} <= set(rows["drf"]["parameters"])
+    assert {"queues", "max_am_resource_percent"} <= set(rows["capacity"]["parameters"])
+    assert rows["ffd-dp"]["parameters"] == {"memory_weight": 1.0, "vcores_weight": 1.0}
+    assert rows["fair"]["parameters"]["assign_multiple"] is False
+
+
+# ---------------------------------------------------------------- console script
+
+def _console_script() -> Path:
+    script = Path(sys.executable).parent / ("yarnctl.exe" if sys.platform == "win32" else "yarnctl")
+    assert script.exists(), f"console script not installed next to {sys.executable}"
+    return script
+
+
+def test_console_script_end_to_end() -> None:
+    proc = subprocess.run([str(_console_script()), "simulate", "--workload", "haste-fig1", "--policy", "fifo"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "makespan" in proc.stdout
+    assert "5.0" in proc.stdout
+
+
+def test_console_script_reports_errors_without_traceback() -> None:
+    proc = subprocess.run([str(_console_script()), "simulate", "--workload", "haste-fig1", "--policy", "nope"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: unknown policy 'nope'")
+    assert "Traceback" not in proc.stderr
