@@ -113,6 +113,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if len(set(policies)) != len(policies):
         raise ConfigError("--policy: a policy is listed twice")
     params = _policy_params(args, policies)
+    from yarnctl.policies import make_policy
+    for name in policies:
+        make_policy(name, params.get(name))  # a bad parameter fails before anything is printed
     workload = load_workload(
         args.workload, seed=args.seed,
         **({} if not (args.workload.endswith(".json") or args.sls_nodes) else dict(

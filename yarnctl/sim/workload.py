@@ -235,6 +235,15 @@ class _Parser:
     def __init__(self, source: str, seed: int) -> None:
         self.r = _Reader(source)
         self.seed = seed
+        self.nodes: tuple[NodeSpec, ...] = ()
+        self.min_alloc = Resources(1024, 1)
+
+    def check_fits(self, resource: Resources, path: str) -> None:
+        """Fail unless `resource` (normalised as the RM would) fits on some node."""
+        need = _normalize(resource, self.min_alloc)
+        if not any(need.fits_in(n.capacity) for n in self.nodes):
+            largest = max((n.capacity for n in self.nodes), key=lambda c: (c.memory_mb, c.vcores))
+            raise self.r.fail(path, f"{resource} fits on no node (largest {largest})")
 
     def workload(self, doc: Any, default_name: str) -> Workload:
         r = self.r
@@ -243,35 +252,32 @@ class _Parser:
         if "cluster" not in top:
             raise r.fail("cluster", "missing")
         cluster = self.cluster(top["cluster"])
+        self.nodes = cluster.nodes
+        self.min_alloc = cluster.min_allocation
         defaults = dict(r.mapping(top.get("defaults") or {}, "defaults"))
         r.keys(defaults, "defaults", _DEFAULT_FIELDS)
         jobs: list[JobSpec] = []
+        paths: list[str] = []
         raw_jobs = top.get("jobs") or []
         if not isinstance(raw_jobs, list):
             raise r.fail("jobs", f"expected a list, got {_show(raw_jobs)}")
         for i, raw in enumerate(raw_jobs):
             jobs.append(self.job(raw, f"jobs[{i}]", defaults, None, None))
+            paths.append(f"jobs[{i}].id")
         raw_gen = top.get("generate") or []
         if not isinstance(raw_gen, list):
             raise r.fail("generate", f"expected a list, got {_show(raw_gen)}")
         for i, raw in enumerate(raw_gen):
-            jobs.extend(self.generate(raw, f"generate[{i}]", defaults))
+            generated = self.generate(raw, f"generate[{i}]", defaults)
+            jobs.extend(generated)
+            paths.extend(f"generate[{i}] (job {j.id})" for j in generated)
         if not jobs:
             raise r.fail("jobs", "the workload has no jobs (give `jobs` or `generate`)")
-        seen: dict[str, int] = {}
-        for j in jobs:
+        seen: dict[str, str] = {}
+        for j, p in zip(jobs, paths):
             if j.id in seen:
-                raise r.fail("jobs", f"duplicate job id {j.id!r}")
-            seen[j.id] = 1
-        largest = max((n.capacity for n in cluster.nodes), key=lambda c: (c.memory_mb, c.vcores))
-        for j in jobs:
-            for s in j.stages:
-                if not any(_normalize(s.resource, cluster.min_allocation).fits_in(n.capacity)
-                           for n in cluster.nodes):
-                    raise r.fail(f"job {j.id}.{s.name}.resource",
-                                 f"{s.resource} fits on no node (largest {largest})")
-            if j.am is not None and not any(j.am.fits_in(n.capacity) for n in cluster.nodes):
-                raise r.fail(f"job {j.id}.am", f"{j.am} fits on no node (largest {largest})")
+                raise r.fail(p, f"duplicate job id {j.id!r} (first at {seen[j.id]})")
+            seen[j.id] = p
         jobs.sort(key=lambda j: (j.submit_s, j.id))
         return Workload(
             name=str(top.get("name") or default_name),
@@ -341,6 +347,7 @@ class _Parser:
             am = DEFAULT_AM
         else:
             am = r.resources(am_raw, f"{path}.am")
+            self.check_fits(am, f"{path}.am")
         iterations = r.integer(merged.get("iterations", 1), f"{path}.iterations")
         slowstart = r.number(merged.get("slowstart", 0.05), f"{path}.slowstart")
         if slowstart > 1:
@@ -421,6 +428,7 @@ class _Parser:
         else:
             tasks = r.integer(tasks_raw, f"{path}.tasks")
         resource = r.resources(s["resource"], f"{path}.resource")
+        self.check_fits(resource, f"{path}.resource")
         durations = self.durations(s["duration"], f"{path}.duration", tasks, rng)
         usage = self.usage(s["usage"], f"{path}.usage") if "usage" in s else FULL_USAGE
         default_priority = REDUCE_PRIORITY if kind == "reduce" else MAP_PRIORITY
@@ -450,6 +458,8 @@ class _Parser:
             if len(raw) != tasks:
                 raise r.fail(path, f"has {len(raw)} values for {tasks} tasks")
             return [r.number(v, f"{path}[{i}]", strict=True) for i, v in enumerate(raw)]
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            return [r.number(raw, path, strict=True)] * tasks
         draw = r.dist(raw, path)
         out = [draw(rng) for _ in range(tasks)]
         if any(d <= 0 for d in out):
@@ -582,6 +592,10 @@ def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 
     docs = _json_values(text, source)
     if len(docs) == 1 and isinstance(docs[0], list):
         docs = docs[0]
+    if not docs:
+        raise r.fail("", "the trace has no jobs")
+    if not container.fits_in(node):
+        raise r.fail("", f"containers of {container} fit on no node of {node}")
     hosts: dict[str, str] = {}
     jobs = []
     for i, d in enumerate(docs):
@@ -700,7 +714,9 @@ def load_workload(name_or_path: str, seed: int = 0, **sls_options: Any) -> Workl
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise WorkloadError(str(path), "", f"cannot read: {e}") from None
-    if path.suffix.lower() == ".json" or text.lstrip()[:1] in ("{", "["):
+    # SLS traces are JSON with "job.tasks"; flow-style YAML may also start with "{"
+    looks_sls = text.lstrip()[:1] in ("{", "[") and '"job.tasks"' in text
+    if path.suffix.lower() == ".json" or (path.suffix.lower() not in (".yaml", ".yml") and looks_sls):
         return parse_sls(text, name_or_path, **sls_options)
     return parse_workload(text, name_or_path, seed)
 
