@@ -650,7 +650,8 @@ class SimCluster:
         """
         self.ticking = False
         waiting_any = False
-        for job in self.jobs.values():
+        for app_id in list(self.apps):
+            job = self.jobs[app_id]
             for st in job.stages:
                 if not st.waiting:
                     continue
