@@ -24,6 +24,11 @@ def _s(x: float | None) -> str:
     return "-" if x is None else f"{x:,.1f}"
 
 
+def _short(x: float | None) -> str:
+    """Compact seconds for wide per-job tables: one decimal only below 100."""
+    return "-" if x is None else (f"{x:.1f}" if x < 100 else f"{x:,.0f}")
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -85,8 +90,8 @@ def print_jobs(results: Sequence[PolicyResult]) -> None:
     for r in results:
         t.add_column(r.policy, justify="right")
     for i, j in enumerate(results[0].jobs):
-        t.add_row(j.id, j.user, str(j.tasks), _s(j.submit_s),
-                  *[f"{_s(r.jobs[i].wait_s)} / {_s(r.jobs[i].completion_s)}" for r in results])
+        t.add_row(j.id, j.user, str(j.tasks), _short(j.submit_s),
+                  *[f"{_short(r.jobs[i].wait_s)} / {_short(r.jobs[i].completion_s)}" for r in results])
     out.print(t)
 
 
