@@ -17,6 +17,7 @@ from yarnctl.model import (
     Kill,
     NodeId,
     NodeResize,
+    Request,
     Resources,
 )
 
@@ -90,6 +91,7 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
         if reason is None:
             cap, u = node_state(a.node_id)
             req = _any_request(snap, a)
+            assert req is not None  # _assignment_problem found it
             after = u + req.capability * a.count
             if not after.fits_in(cap):
                 reason = (f"{a.count} x {req.capability} for {a.app_id} would exceed node "
@@ -107,7 +109,7 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
     return Validation(accepted, tuple(rejected))
 
 
-def _any_request(snap: ClusterSnapshot, a: Assignment):  # -> Request | None
+def _any_request(snap: ClusterSnapshot, a: Assignment) -> Request | None:
     for r in snap.requests.get(a.app_id, ()):
         if r.priority == a.priority and r.resource_name == ANY:
             return r

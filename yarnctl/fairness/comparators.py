@@ -7,12 +7,16 @@ over weight; ties by start time, then name, so replays are exact.
 
 from __future__ import annotations
 
+from typing import Any
+
 from yarnctl.model import Resources
+
+SortKey = tuple[Any, ...]
 
 
 def fair_share_key(
     usage: Resources, demand: Resources, min_share: Resources, weight: float, start_s: float, name: str
-) -> tuple:
+) -> SortKey:
     """FairSharePolicy.FairShareComparator (fair/policies/FairSharePolicy.java), on memory."""
     min_mb = min(min_share.memory_mb, demand.memory_mb)
     if usage.memory_mb < min_mb:
@@ -28,7 +32,7 @@ def drf_key(
     start_s: float,
     name: str,
     cluster: Resources,
-) -> tuple:
+) -> SortKey:
     """DominantResourceFairnessComparator: dominant share first, then the next-largest share.
 
     With cluster <100 CPU, 100 GB>, user A holding <25 CPU, 50 GB> has shares (0.5, 0.25) and

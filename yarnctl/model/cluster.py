@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import TypeVar
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
@@ -12,6 +13,9 @@ from yarnctl.model.resources import ZERO, Resources
 AppId = str
 NodeId = str
 ContainerId = str
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 ANY = "*"  # ResourceRequest.ANY: the resource name of an off-switch request
 
@@ -90,7 +94,7 @@ class Container:
     is_am: bool = False
 
 
-def _frozen(d: Mapping | None) -> Mapping:
+def _frozen(d: Mapping[K, V] | None) -> Mapping[K, V]:
     return MappingProxyType(dict(d) if d else {})
 
 
@@ -111,7 +115,7 @@ class ClusterSnapshot:
     app_allocated: Mapping[AppId, Resources]
     min_allocation: Resources = Resources(1024, 1)
     capacity: Resources = field(default=ZERO)
-    _by_id: list = field(default_factory=list, repr=False, compare=False)
+    _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, repr=False, compare=False)
 
     @staticmethod
     def build(

@@ -28,4 +28,5 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
     cls = REGISTRY.get(name)
     if cls is None:
         raise UnknownPolicyError(name, sorted(REGISTRY))
-    return cls(parse_config(cls.Config, params, name))
+    policy: Policy = cls(parse_config(cls.Config, params, name))
+    return policy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -12,6 +13,21 @@ from yarnctl.errors import ConfigError
 from yarnctl.model import App, Assignment, ClusterSnapshot, Node, Request, Resources
 
 C = TypeVar("C")
+
+
+@dataclass(slots=True)
+class Ask:
+    """An outstanding request and how many containers it still wants while a decision is built."""
+
+    app_id: str
+    priority: int
+    capability: Resources
+    left: int
+
+    @staticmethod
+    def of(snap: ClusterSnapshot, app_id: str) -> list[Ask]:
+        """The app's ANY requests as asks, ascending priority."""
+        return [Ask(app_id, r.priority, r.capability, r.count) for r in snap.any_requests(app_id)]
 
 
 class AppOrdering(Protocol):
@@ -70,7 +86,7 @@ def _coerce(raw: Any, hint: Any, where: str) -> Any:
         for k, v in raw.items():
             out[str(k)] = _coerce(v, vt, f"{where}.{k}")
         return types.MappingProxyType(out)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if isinstance(raw, hint):
             return raw
         if not isinstance(raw, Mapping):

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Resources
 from yarnctl.policies.base import fill_app
 
 
@@ -92,7 +92,17 @@ class Capacity:
             out.extend(got)
         return Decision(tuple(_merge(out))) if out else Decision()
 
-    def _assign_once(self, snap, node, confs, active, q_used, user_used, available, taken) -> list[Assignment]:
+    def _assign_once(
+        self,
+        snap: ClusterSnapshot,
+        node: Node,
+        confs: dict[str, CapacityQueue],
+        active: dict[str, list[App]],
+        q_used: dict[str, Resources],
+        user_used: dict[tuple[str, str], Resources],
+        available: Resources,
+        taken: dict[tuple[str, int], int],
+    ) -> list[Assignment]:
         cluster = snap.capacity
 
         def used_capacity(q: str) -> float:

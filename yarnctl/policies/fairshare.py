@@ -12,9 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from yarnctl.fairness.comparators import SortKey
 from yarnctl.model import AM_PRIORITY, ZERO, App, Assignment, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.policies.base import Ask
 
-KeyFn = Callable[[Resources, Resources, Resources, float, float, str], tuple]
+KeyFn = Callable[[Resources, Resources, Resources, float, float, str], SortKey]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,60 +39,110 @@ class FairConfig:
 
 def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn) -> Decision:
     """Assign containers on `node_id` one at a time to the queue and app that `key` sorts first."""
-    available = snap.nodes[node_id].available
     limit = 1 if not config.assign_multiple else (config.max_assign if config.max_assign > 0 else 1 << 30)
-    by_queue: dict[str, list[App]] = {}
-    for app in snap.iter_pending_apps():
-        by_queue.setdefault(app.queue, []).append(app)
-    if not by_queue:
-        return Decision()
-    q_usage: dict[str, Resources] = {}
-    for app_id, used in snap.app_allocated.items():
-        app = snap.apps.get(app_id)
-        if app is not None:
-            q_usage[app.queue] = q_usage.get(app.queue, ZERO) + used
-    usage: dict[str, Resources] = {}
-    heads: dict[str, list] = {}  # app -> [[priority, capability, count left], ...]
-    am_room = _AmRoom(snap, config, by_queue)
+    heartbeat = _FairRound(snap, config, key, snap.nodes[node_id].available)
     granted: dict[tuple[str, int], int] = {}
-    assigned = 0
-    while assigned < limit and snap.min_allocation.fits_in(available):
-        app = _next_app(snap, by_queue, usage, heads, q_usage, config, key, available, am_room)
-        if app is None:
+    given = 0
+    while given < limit:
+        ask = heartbeat.take_one()
+        if ask is None:
             break
-        req = heads[app.id][0]
-        if req[0] == AM_PRIORITY:
-            am_room.take(app, req[1])
-        req[2] -= 1
-        if req[2] == 0:
-            heads[app.id].pop(0)
-            if not heads[app.id]:
-                by_queue[app.queue].remove(app)
-        available = available - req[1]
-        usage[app.id] = usage[app.id] + req[1]
-        q_usage[app.queue] = q_usage.get(app.queue, ZERO) + req[1]
-        granted[(app.id, req[0])] = granted.get((app.id, req[0]), 0) + 1
-        assigned += 1
+        granted[(ask.app_id, ask.priority)] = granted.get((ask.app_id, ask.priority), 0) + 1
+        given += 1
     if not granted:
         return Decision()
     return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
 
 
-def _head(snap: ClusterSnapshot, heads: dict[str, list], app_id: str) -> list:
-    h = heads.get(app_id)
-    if h is None:
-        h = heads[app_id] = [[r.priority, r.capability, r.count] for r in snap.any_requests(app_id)]
-    return h
+class _FairRound:
+    """The state of one heartbeat's assignment loop: usage so far, asks left, room left."""
+
+    def __init__(self, snap: ClusterSnapshot, config: FairConfig, key: KeyFn, available: Resources) -> None:
+        self.snap, self.config, self.key, self.available = snap, config, key, available
+        self.by_queue: dict[str, list[App]] = {}
+        for app in snap.iter_pending_apps():
+            self.by_queue.setdefault(app.queue, []).append(app)
+        self.q_usage: dict[str, Resources] = {}
+        for app_id, used in snap.app_allocated.items():
+            owner = snap.apps.get(app_id)
+            if owner is not None:
+                self.q_usage[owner.queue] = self.q_usage.get(owner.queue, ZERO) + used
+        self.usage: dict[str, Resources] = {}
+        self.asks: dict[str, list[Ask]] = {}  # built lazily: most apps are never looked at
+        self.am_room = _AmRoom(snap, config)
+
+    def take_one(self) -> Ask | None:
+        """Give one container to the first app in fair order whose head ask fits; None if none does."""
+        if not self.snap.min_allocation.fits_in(self.available):
+            return None
+        app = self._next_app()
+        if app is None:
+            return None
+        asks = self.asks[app.id]
+        ask = asks[0]
+        if ask.priority == AM_PRIORITY:
+            self.am_room.take(app, ask.capability)
+        ask.left -= 1
+        if ask.left == 0:
+            asks.pop(0)
+            if not asks:
+                self.by_queue[app.queue].remove(app)
+        self.available = self.available - ask.capability
+        self.usage[app.id] = self.usage[app.id] + ask.capability
+        self.q_usage[app.queue] = self.q_usage.get(app.queue, ZERO) + ask.capability
+        return ask
+
+    def _head(self, app: App) -> Ask:
+        asks = self.asks.get(app.id)
+        if asks is None:
+            asks = self.asks[app.id] = Ask.of(self.snap, app.id)
+        return asks[0]
+
+    def _fits(self, app: App) -> bool:
+        ask = self._head(app)
+        if not ask.capability.fits_in(self.available):
+            return False
+        return ask.priority != AM_PRIORITY or self.am_room.allows(app, ask.capability)
+
+    def _queue_key(self, q: str) -> SortKey:
+        conf = self.config.queues.get(q, QueueConf())
+        used = self.q_usage.get(q, ZERO)
+        demand = used
+        if not conf.min_share.is_zero():  # demand only matters below a min share
+            demand = demand + sum((self.snap.pending(a.id) for a in self.by_queue[q]), ZERO)
+        # FSQueue.getStartTime() is 0, so queues tie-break on name alone
+        return self.key(used, demand, conf.min_share, conf.weight, 0.0, q)
+
+    def _app_key(self, app: App) -> SortKey:
+        used = self.usage.get(app.id)
+        if used is None:
+            used = self.usage[app.id] = self.snap.allocated(app.id)
+        # apps have no min share (FSAppAttempt.getMinShare() is 0), so demand never matters
+        return self.key(used, used, ZERO, 1.0, app.submit_s, app.id)
+
+    def _next_app(self) -> App | None:
+        for q in sorted((q for q, apps in self.by_queue.items() if apps), key=self._queue_key):
+            apps = self.by_queue[q]
+            # the usual case: the first app in order fits, found in one pass without a full sort
+            first = min(apps, key=self._app_key)
+            if self._fits(first):
+                return first
+            for app in sorted(apps, key=self._app_key):
+                # FSAppAttempt tries its highest priority only; if that does not fit it would reserve
+                if self._fits(app):
+                    return app
+        return None
 
 
 class _AmRoom:
     """FSLeafQueue.canRunAppAM: a queue's AMs may hold at most max_am_share of its fair share."""
 
-    def __init__(self, snap: ClusterSnapshot, config: FairConfig, by_queue: dict[str, list[App]]) -> None:
-        self.snap, self.config, self.by_queue = snap, config, by_queue
+    def __init__(self, snap: ClusterSnapshot, config: FairConfig) -> None:
+        self.snap, self.config = snap, config
         self.used: dict[str, int] | None = None  # AM memory per queue, computed on first need
 
     def allows(self, app: App, am: Resources) -> bool:
+        """True when the queue's AMs stay within their share with `am` added."""
         if self.config.max_am_share < 0:
             return True
         if self.used is None:
@@ -106,41 +158,6 @@ class _AmRoom:
         return self.used.get(app.queue, 0) + am.memory_mb <= self.config.max_am_share * share
 
     def take(self, app: App, am: Resources) -> None:
+        """Count an AM just assigned."""
         if self.used is not None:
             self.used[app.queue] = self.used.get(app.queue, 0) + am.memory_mb
-
-
-def _fits(head: list, available: Resources, app: App, am_room: _AmRoom) -> bool:
-    priority, capability = head[0], head[1]
-    if not capability.fits_in(available):
-        return False
-    return priority != AM_PRIORITY or am_room.allows(app, capability)
-
-
-def _next_app(snap, by_queue, usage, heads, q_usage, config, key, available, am_room) -> App | None:
-    def q_key(q: str) -> tuple:
-        conf = config.queues.get(q, QueueConf())
-        demand = q_usage.get(q, ZERO)
-        if conf.min_share.memory_mb or conf.min_share.vcores:  # demand only matters below a min share
-            demand = demand + sum((snap.pending(a.id) for a in by_queue[q]), ZERO)
-        # FSQueue.getStartTime() is 0, so queues tie-break on name alone
-        return key(q_usage.get(q, ZERO), demand, conf.min_share, conf.weight, 0.0, q)
-
-    def a_key(app: App) -> tuple:
-        used = usage.get(app.id)
-        if used is None:
-            used = usage[app.id] = snap.allocated(app.id)
-        # apps have no min share (FSAppAttempt.getMinShare() is 0), so demand never matters
-        return key(used, used, ZERO, 1.0, app.submit_s, app.id)
-
-    for q in sorted((q for q, apps in by_queue.items() if apps), key=q_key):
-        apps = by_queue[q]
-        # the usual case: the first app in order fits, found in one pass without a full sort
-        first = min(apps, key=a_key)
-        if _fits(_head(snap, heads, first.id)[0], available, first, am_room):
-            return first
-        for app in sorted(apps, key=a_key):
-            # FSAppAttempt tries its highest priority only; if that does not fit it would reserve
-            if _fits(_head(snap, heads, app.id)[0], available, app, am_room):
-                return app
-    return None

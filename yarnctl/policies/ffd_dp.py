@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.policies.base import Ask
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,27 +43,23 @@ class FfdDp:
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """Pack the heartbeating node with the highest-fitness requests until nothing fits."""
         residual = snap.nodes[node_id].available
-        # one candidate per (app, priority); ties: submit time, app id, priority
-        candidates = [
-            [(app.submit_s, app.id, r.priority), r.capability, r.count]
-            for app in snap.pending_apps()
-            for r in snap.any_requests(app.id)
-        ]
-        granted: dict[tuple[float, str, int], int] = {}
+        # candidates in submit order, then priority: the earlier one wins a tie in fitness
+        candidates = [ask for app in snap.iter_pending_apps() for ask in Ask.of(snap, app.id)]
+        granted: dict[tuple[str, int], int] = {}
         while snap.min_allocation.fits_in(residual):
-            best = None
+            best: Ask | None = None
             best_score = -1.0
-            for cand in candidates:
-                cap = cand[1]
-                if cand[2] > 0 and cap.fits_in(residual):
-                    score = fitness(cap, residual, self.config)
-                    if score > best_score:  # strict: the earlier candidate wins ties
-                        best, best_score = cand, score
+            for ask in candidates:
+                if ask.left > 0 and ask.capability.fits_in(residual):
+                    score = fitness(ask.capability, residual, self.config)
+                    if score > best_score:
+                        best, best_score = ask, score
             if best is None:
                 break
-            best[2] -= 1
-            residual = residual - best[1]
-            granted[best[0]] = granted.get(best[0], 0) + 1
+            best.left -= 1
+            residual = residual - best.capability
+            key = (best.app_id, best.priority)
+            granted[key] = granted.get(key, 0) + 1
         if not granted:
             return Decision()
-        return Decision(tuple(Assignment(a, p, node_id, n) for (_, a, p), n in granted.items()))
+        return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
