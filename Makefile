@@ -20,6 +20,7 @@ demo: $(STAMP)
 	$(BIN)/yarnctl simulate --workload haste-mixed1 --policy fifo,fair,drf,capacity,ffd-dp --out demo-out
 
 test: $(STAMP)
+	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/policies yarnctl/engine.py
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -131,8 +131,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     runs = [run for _, run in pairs]
     if args.json:
         from yarnctl.sim.report import to_json
-        json.dump(to_json(workload.name, args.seed, results), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _print_json(to_json(workload.name, args.seed, results))
     else:
         output.print_summary(results, time.perf_counter() - started)
         show_jobs = args.jobs if args.jobs is not None else len(workload.jobs) <= 25
@@ -162,8 +161,7 @@ def _cmd_workloads(args: argparse.Namespace) -> int:
         rows.append({"name": name, "nodes": len(w.cluster.nodes), "jobs": len(w.jobs), "tasks": w.tasks,
                      "source": w.source, "description": w.description})
     if args.json:
-        json.dump(rows, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _print_json(rows)
     else:
         output.print_workloads(rows)
     return 0
@@ -183,11 +181,15 @@ def _cmd_policies(args: argparse.Namespace) -> int:
                   for f in dataclasses.fields(cls.Config)}
         rows.append({"name": name, "summary": doc.split("\n")[0], "parameters": params})
     if args.json:
-        json.dump(rows, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _print_json(rows)
     else:
         output.print_policies(rows)
     return 0
+
+
+def _print_json(doc: Any) -> None:
+    json.dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
 
 
 def _plain(v: Any) -> Any:
