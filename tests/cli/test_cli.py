@@ -98,6 +98,10 @@ def test_out_writes_csv_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[st
     for p in pngs:
         assert p.read_bytes()[:8] == PNG_MAGIC, p.name
     assert "summary.csv" in out  # the "wrote ..." line
+    with (out_dir / "accumulated.csv").open(newline="") as f:
+        acc = [r for r in csv.DictReader(f) if r["policy"] == "fifo" and r["by"] == "user"]
+    # HaSTE Fig. 1 under FIFO: 4 x 1 GB x 1 s + 4 x 3 GB x 1 s = 16 GB x s by the end
+    assert float(acc[-1]["memory_mb_s"]) == pytest.approx(16 * 1024)
 
 
 def test_out_no_plots_writes_csv_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,7 +109,8 @@ def test_out_no_plots_writes_csv_only(tmp_path: Path, capsys: pytest.CaptureFixt
     code, _, err = _run(capsys, "simulate", "-w", "haste-fig1", "-p", "fifo", "--out", str(out_dir),
                         "--no-plots", "--json")
     assert code == 0, err
-    assert sorted(p.name for p in out_dir.iterdir()) == ["jobs.csv", "summary.csv", "utilization.csv"]
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "accumulated.csv", "jobs.csv", "summary.csv", "utilization.csv"]
 
 
 # ---------------------------------------------------------------- bad input

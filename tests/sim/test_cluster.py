@@ -246,3 +246,15 @@ def test_skipping_idle_heartbeats_changes_nothing(policy):
     _, slow = run(w, policy, skip_idle=False)
     assert [(j.id, j.start_s, j.finish_s) for j in fast.jobs] == [(j.id, j.start_s, j.finish_s) for j in slow.jobs]
     assert fast.stats["heartbeats"] < slow.stats["heartbeats"]
+
+
+@pytest.mark.parametrize("t, a_tasks, b_tasks", [(5, 24, 4), (15, 20, 20), (25, 22, 12), (35, 20, 20)],
+                         ids=["table1a-t1", "table1a-t2", "table1a-t3", "table1a-t4"])
+def test_hmrf_example3_drf_allocation_per_slot(t, a_tasks, b_tasks):
+    # 004_2125d0a0b0588e58.txt Example 3, Table 1(a): running tasks per slot under DRF
+    sim = SimCluster(load_workload("hmrf-example3"), Engine(make_policy("drf", {"assign_multiple": True})),
+                     max_time_s=t)
+    sim.run()
+    snap = sim.snapshot()
+    held = Counter(snap.apps[c.app_id].user for c in snap.containers.values())
+    assert held == {"A": a_tasks, "B": b_tasks}

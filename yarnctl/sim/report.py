@@ -173,7 +173,7 @@ def to_json(workload: str, seed: int, results: Sequence[PolicyResult]) -> dict[s
 
 
 def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
-    """summary.csv, jobs.csv and utilization.csv in `out`; returns the paths written."""
+    """summary.csv, jobs.csv, utilization.csv and accumulated.csv in `out`; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     summary, jobs, util = out / "summary.csv", out / "jobs.csv", out / "utilization.csv"
     with summary.open("w", newline="") as f:
@@ -202,4 +202,17 @@ def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]
             for i, t in enumerate(times):
                 w.writerow([run.policy, round(float(t), 3)] + [round(float(s[k][i]), 5) for k in
                                                                ("alloc_cpu", "alloc_memory", "used_cpu", "used_memory")])
-    return [summary, jobs, util]
+    accumulated = out / "accumulated.csv"
+    with accumulated.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["policy", "by", "name", "t_s", "memory_mb_s", "vcore_s"])
+        for run in runs:
+            times = sample_times(run, 100)
+            for by in ("user", "queue"):
+                mem = accumulated_by(run.containers, times, by, "memory_mb")
+                vc = accumulated_by(run.containers, times, by, "vcores")
+                for name in mem:
+                    for i, t in enumerate(times):
+                        w.writerow([run.policy, by, name, round(float(t), 3), round(float(mem[name][i]), 1),
+                                    round(float(vc[name][i]), 1)])
+    return [summary, jobs, util, accumulated]
