@@ -258,3 +258,32 @@ def test_hmrf_example3_drf_allocation_per_slot(t, a_tasks, b_tasks):
     snap = sim.snapshot()
     held = Counter(snap.apps[c.app_id].user for c in snap.containers.values())
     assert held == {"A": a_tasks, "B": b_tasks}
+
+
+def test_a_task_killed_at_launch_does_not_stall_the_run():
+    # found in review: a container OOM-killed inside its own launch had no END event to cancel,
+    # which made the run look stalled and dropped job a's 1000 s tasks
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, physical: {memory_mb: 6144, vcores: 8}}
+defaults: {am: false}
+jobs:
+  - {id: a, submit_s: 0, type: spark, executors: {tasks: 4, resource: {memory_mb: 1024, vcores: 1}, duration: 1000}}
+  - {id: b, submit_s: 0.5, type: spark, executors: {tasks: 1, resource: {memory_mb: 3072, vcores: 1}, duration: 10}}
+""")
+    res, r = simulate(w, ["fifo"])[0]
+    assert not r.stuck and res.unfinished == 0
+    assert {j.id: j.state for j in res.jobs} == {"a": "succeeded", "b": "failed"}
+    assert res.makespan_s == 1000.0
+
+
+def test_capacity_am_limit_counts_apps_whose_tasks_all_run():
+    # 10% of 16 GB allows one 2 GB AM: the next app starts only when the first has finished
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 16384, vcores: 16}}
+jobs:
+  - {id: a, submit_s: 0, type: spark, executors: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 100}}
+  - {id: b, submit_s: 5, type: spark, executors: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 100}}
+""")
+    res, _ = simulate(w, ["capacity"])[0]
+    a, b = res.jobs
+    assert b.start_s > a.finish_s

@@ -16,7 +16,11 @@ resource = st.fixed_dictionaries({"memory_mb": st.sampled_from([512, 1024, 1536,
                                   "vcores": st.integers(1, 3)})
 duration = st.one_of(st.floats(0.2, 40), st.fixed_dictionaries(
     {"dist": st.just("exponential"), "mean": st.floats(1, 20)}))
-usage = st.fixed_dictionaries({"cpu": st.floats(0.1, 1.5), "memory": st.floats(0.1, 1.2)})
+usage = st.one_of(
+    st.fixed_dictionaries({"cpu": st.floats(0.1, 1.5), "memory": st.floats(0.1, 1.2)}),
+    st.fixed_dictionaries({"profile": st.just([{"at": 0.0, "cpu": 0.4, "memory": 0.3},
+                                               {"at": 0.5, "cpu": 1.4, "memory": 1.1}])}),
+)
 
 
 @st.composite
@@ -94,3 +98,11 @@ def test_equal_seeds_give_identical_runs(text, policy, seed):
     _, a = _run(text, policy, seed)
     _, b = _run(text, policy, seed)
     assert a.containers == b.containers and a.jobs == b.jobs and a.usage == b.usage
+
+
+@given(text=workloads(), policy=st.sampled_from(sorted(REGISTRY)))
+def test_skipping_idle_heartbeats_never_changes_a_run(text, policy):
+    w = parse_workload(text, "random.yaml", 0)
+    fast = SimCluster(w, Engine(make_policy(policy)), max_time_s=1e6).run()
+    slow = SimCluster(w, Engine(make_policy(policy)), skip_idle=False, max_time_s=1e6).run()
+    assert fast.containers == slow.containers and fast.jobs == slow.jobs

@@ -35,16 +35,20 @@ def drf_key(
 ) -> SortKey:
     """DominantResourceFairnessComparator: dominant share first, then the next-largest share.
 
+    Hadoop breaks a full tie by start time only (then the stable sort keeps list order); the
+    name is added here so the order never depends on how the input was listed.
+
     With cluster <100 CPU, 100 GB>, user A holding <25 CPU, 50 GB> has shares (0.5, 0.25) and
     user B holding <50 CPU, 50 GB> has (0.5, 0.5): A sorts first (004_2125d0a0b0588e58.txt Ex. 1).
     """
     del demand  # DRF's needy test uses the min share alone
-    min_ratios = sorted(
-        (u / m if m else float("inf") for u, m in zip(usage.as_tuple(), min_share.as_tuple())),
-        reverse=True,
-    )
-    if min_ratios and min_ratios[0] < 1.0:
-        return (0, tuple(min_ratios), start_s, name)
     w = weight if weight > 0 else 1e-9
-    shares = sorted((s / w for s in usage.shares(cluster)), reverse=True)
-    return (1, tuple(shares), start_s, name)
+    cluster_shares = [s / w for s in usage.shares(cluster)]
+    # resources in order of this schedulable's cluster share, largest (its dominant) first
+    order = sorted(range(len(cluster_shares)), key=lambda i: -cluster_shares[i])
+    used, mins = usage.as_tuple(), min_share.as_tuple()
+    min_ratios = [used[i] / mins[i] if mins[i] else float("inf") for i in order]
+    # "needy if its dominant resource (w.r.t. the cluster) is below its min share for that resource"
+    if min_ratios[0] < 1.0:
+        return (0, tuple(min_ratios), start_s, name)
+    return (1, tuple(cluster_shares[i] for i in order), start_s, name)

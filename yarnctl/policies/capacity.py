@@ -143,11 +143,13 @@ class Capacity:
     def _active_apps(self, snap: ClusterSnapshot, confs: dict[str, CapacityQueue]) -> dict[str, list[App]]:
         """Apps each queue may serve: those whose AM runs, then pending ones within the AM limit."""
         am_used: dict[str, Resources] = {}
+        running: dict[str, int] = {}  # active apps per queue, whether or not they ask for more
         has_am = set()
         for c in snap.containers.values():
             if c.is_am and c.app_id in snap.apps:
                 q = snap.apps[c.app_id].queue
                 am_used[q] = am_used.get(q, ZERO) + c.resource
+                running[q] = running.get(q, 0) + 1
                 has_am.add(c.app_id)
         active: dict[str, list[App]] = {}
         for app in snap.pending_apps():
@@ -162,9 +164,11 @@ class Capacity:
                 continue
             limit = self._amount(snap.capacity, snap.capacity) * confs[q].capacity / 100.0 * self.config.max_am_resource_percent
             used = am_used.get(q, ZERO)
-            if not lst or self._amount(used + am_req.capability, snap.capacity) <= limit + 1e-9:
+            # LeafQueue.activateApplications: at least one app is always active
+            if not running.get(q) or self._amount(used + am_req.capability, snap.capacity) <= limit + 1e-9:
                 lst.append(app)
                 am_used[q] = used + am_req.capability
+                running[q] = running.get(q, 0) + 1
         return active
 
 

@@ -28,7 +28,7 @@ from yarnctl.model import (
     Request,
     Resources,
 )
-from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, Kernel
+from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, TICK_DIGITS, Kernel
 from yarnctl.sim.workload import JobSpec, StageSpec, Usage, Workload, normalize
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ MAX_AM_FAILURES = 2  # yarn.resourcemanager.am.max-attempts
 class _Node:
     __slots__ = ("id", "rack", "capacity", "physical", "allocated", "running", "frozen_running",
                  "finished", "offset",
-                 "hb_at", "last_hb", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
+                 "hb_at", "hb_k", "last_k", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
 
     def __init__(self, index: int, spec, offset: float) -> None:
         self.index = index
@@ -54,7 +54,8 @@ class _Node:
         self.finished: list[_Container] = []
         self.offset = offset
         self.hb_at: float | None = None
-        self.last_hb = -math.inf
+        self.hb_k = -1
+        self.last_k = -1
         self.seen_version = -1
         self.used_cpu = 0.0
         self.used_mem = 0.0
@@ -115,7 +116,7 @@ class _Task:
 
 class _Container:
     __slots__ = ("id", "job", "task", "node", "resource", "start", "frozen", "work", "since",
-                 "token", "waiting", "cpu", "mem", "usage", "step", "end", "done")
+                 "token", "waiting", "cpu", "mem", "usage", "step", "end", "done", "seq")
 
     def __init__(self, cid: str, job: _Job, task: _Task | None, node: _Node, resource: Resources,
                  start: float) -> None:
@@ -298,11 +299,14 @@ class SimCluster:
         if node.hb_at is not None:
             return
         now = self.k.now
-        k = math.ceil((now - node.offset) / self.interval - 1e-9)
-        at = node.offset + max(k, 0) * self.interval
-        if at <= node.last_hb:
-            at += self.interval  # a node heartbeats at most once per instant
+        # the tolerance covers the microsecond rounding of `now`; the check below settles it exactly
+        k = max(math.ceil((now - node.offset - 1e-6) / self.interval), node.last_k + 1, 0)
+        at = round(node.offset + k * self.interval, TICK_DIGITS)
+        if at < now:  # rounding put grid slot k just before now: it has passed
+            k += 1
+            at = round(node.offset + k * self.interval, TICK_DIGITS)
         node.hb_at = at
+        node.hb_k = k  # a node heartbeats at most once per grid slot
         self.idle.discard(node)
         self.k.schedule(at, HEARTBEAT, self._heartbeat, node)
 
@@ -313,7 +317,7 @@ class SimCluster:
 
     def _heartbeat(self, node: _Node) -> None:
         node.hb_at = None
-        node.last_hb = self.k.now
+        node.last_k = node.hb_k
         self.stats["heartbeats"] += 1
         if node.finished:
             for c in node.finished:
@@ -438,6 +442,7 @@ class SimCluster:
         now = self.k.now
         self.seq += 1
         c = _Container(f"{job.spec.id}_{self.seq:06d}", job, task, node, cap, now)
+        c.seq = self.seq
         node.running[c.id] = c
         node.frozen_running[c.id] = c.frozen
         self.dirty.add(node)
@@ -452,7 +457,8 @@ class SimCluster:
         if task is None:
             job.am = c
             self._set_usage(c, float(cap.vcores), float(cap.memory_mb))
-            self._start_job(job)
+            if job.am is c:  # not killed at once for want of physical memory
+                self._start_job(job)
             return
         if job.first_start is None:
             job.first_start = now
@@ -530,7 +536,7 @@ class SimCluster:
         if node.used_mem > node.physical.memory_mb + 1e-6:
             # memory is not compressible: the youngest container goes, as an OOM killer would
             victim = max((x for x in node.running.values() if x.mem > 0 and not x.done),
-                         key=lambda x: (x.start, x.id), default=None)
+                         key=lambda x: (x.start, x.seq), default=None)
             if victim is not None:
                 self.stats["oom_kills"] += 1
                 self._kill(victim, "oom")
@@ -538,7 +544,8 @@ class SimCluster:
         rate = 1.0 if node.used_cpu <= node.physical.vcores else node.physical.vcores / node.used_cpu
         if abs(rate - node.rate) > 1e-12:
             # cpu is compressible: every running task on the node slows down proportionally
-            ticking = [x for x in node.running.values() if x.task is not None and not x.waiting and not x.done]
+            ticking = [x for x in node.running.values()
+                       if x.task is not None and not x.waiting and not x.done and x.end is not None]
             for x in ticking:
                 self._progress(x)
             node.rate = rate
@@ -583,8 +590,8 @@ class SimCluster:
         """Kill a live container now; its task goes back to the front of its request (or is held)."""
         if c.done or c.id not in c.node.running:
             return
-        if c.task is not None and not c.waiting:
-            self.future -= 1  # its END event will be ignored
+        if c.task is not None and not c.waiting and c.end is not None:
+            self.future -= 1  # its END event will be ignored (a container killed at launch has none)
         c.token += 1
         self._release(c, outcome)
         c.end = None
@@ -664,7 +671,7 @@ class SimCluster:
                             self.pending_total -= len(q)
                             q.clear()
                             self._refresh_requests(job)
-                    victim = max(st.waiting, key=lambda c: (c.start, c.id))
+                    victim = max(st.waiting, key=lambda c: (c.start, c.seq))
                     self.stats["reduce_preemptions"] = self.stats.get("reduce_preemptions", 0) + 1
                     self._kill(victim, "preempted", requeue=False)
         if waiting_any and not self.ticking:
@@ -697,6 +704,9 @@ class SimCluster:
 
     def _finish(self, job: _Job, state: str = "succeeded") -> None:
         job.state = state
+        for q in job.pending.values():  # e.g. an AM re-requested after its tasks all finished
+            self.pending_total -= len(q)
+        job.pending.clear()
         job.finished_at = job.last_finish
         if job.am is not None:
             am, job.am = job.am, None

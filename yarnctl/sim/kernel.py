@@ -6,6 +6,10 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
+# Event times are rounded to the microsecond, so a task that ends "at" a heartbeat and the
+# heartbeat itself land on the same float and meet in priority order, however each was computed.
+TICK_DIGITS = 6
+
 # Priorities of events at the same instant: arrivals, then task ends, then the AMs' own checks,
 # then heartbeats, so a heartbeat at time t sees every container that finished at t (and every
 # job submitted at t). Distinct priorities keep the order independent of insertion order.
@@ -26,6 +30,7 @@ class Kernel:
     def schedule(self, at: float, priority: int, fn: Callable[..., Any], *args: Any) -> None:
         """Call `fn(*args)` at time `at` (never earlier than now)."""
         self._seq += 1
+        at = round(at, TICK_DIGITS)
         heapq.heappush(self._heap, (at if at > self.now else self.now, priority, self._seq, fn, args))
 
     def pending(self) -> int:

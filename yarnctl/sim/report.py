@@ -135,7 +135,7 @@ def _steps(records: Iterable[ContainerRecord], key: str, resource: str) -> dict[
         amount = float(getattr(r, resource))
         ev = events.setdefault(getattr(r, key), [])
         ev.append((r.start_s, amount))
-        ev.append((r.end_s, -amount))
+        ev.append((r.released_s, -amount))  # held until the RM frees it, as utilisation counts it
     out = {}
     for name in sorted(events):
         ev = sorted(events[name])

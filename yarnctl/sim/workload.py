@@ -337,6 +337,7 @@ class _Parser:
         jid = job_id or r.string(merged.get("id"), f"{path}.id")
         rng = random.Random(f"{self.seed}:{jid}")
         submit = submit_s if submit_s is not None else r.number(merged.get("submit_s", 0.0), f"{path}.submit_s")
+        submit = round(submit, 6)  # the simulator keeps time in microseconds
         jtype = str(merged.get("type", "mapreduce")).lower()
         if jtype not in ("mapreduce", "spark", "generic"):
             raise r.fail(f"{path}.type", f"expected mapreduce, spark or generic, got {_show(jtype)}")
