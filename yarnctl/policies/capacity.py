@@ -6,6 +6,11 @@ inside a leaf queue apps are served in submit order (LeafQueue.activeApplication
 activated while AM resources stay within `max_am_resource_percent` of the queue. At the root,
 an off-switch assignment ends the heartbeat (ParentQueue.assignContainers in 2.7), so ANY
 requests get one container per node heartbeat unless `multiple_off_switch`.
+
+Departures, on purpose or not yet modelled: a container must fit in memory *and* vcores (the
+shim counts both; stock 2.7 with DefaultResourceCalculator checks memory only), queue usage is
+measured in memory unless `dominant`; the AM limit uses guaranteed capacity only and limits are
+not rounded to the minimum allocation; no reservations.
 """
 
 from __future__ import annotations
