@@ -274,8 +274,8 @@ class SimCluster:
 
     def snapshot(self) -> ClusterSnapshot:
         """A read-only copy of the state the RM would hand a policy now."""
-        # only what changed since the last snapshot is copied: node container tuples are
-        # rebuilt per dirty node, and the app table only when an app came or went
+        # container tuples are rebuilt only for nodes that changed and the app table only when an
+        # app came or went; the node, request and allocation tables are copied whole (O(nodes + apps))
         for node in self.dirty:
             self.node_containers[node.id] = tuple(node.frozen_running.values())
         self.dirty.clear()
