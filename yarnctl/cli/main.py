@@ -8,16 +8,21 @@ import logging
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from yarnctl import __version__
+from yarnctl.cli import cluster as cluster_cli
+from yarnctl.cli import serve as serve_cli
 from yarnctl.errors import ConfigError, YarnctlError
 
 log = logging.getLogger("yarnctl")
+
+# subcommand name -> handler; the modules that add subcommands register theirs in _build_parser
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
 EPILOG_SIMULATE = """\
 examples:
@@ -70,6 +75,8 @@ def _build_parser() -> argparse.ArgumentParser:
     w.add_argument("--json", action="store_true", help="print JSON")
     pol = sub.add_parser("policies", help="list the policies and their parameters")
     pol.add_argument("--json", action="store_true", help="print JSON")
+    for module in (serve_cli, cluster_cli):
+        COMMANDS.update(module.add_parsers(sub))
     return p
 
 
@@ -209,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    commands = {"simulate": _cmd_simulate, "workloads": _cmd_workloads, "policies": _cmd_policies}
+    commands = {"simulate": _cmd_simulate, "workloads": _cmd_workloads, "policies": _cmd_policies, **COMMANDS}
     try:
         return commands[args.command](args)
     except YarnctlError as e:
