@@ -6,7 +6,7 @@ import pytest
 from snapshots import GB, running, snapshot
 
 from yarnctl.engine import Engine, validate
-from yarnctl.model import App, Assignment, Decision, Kill, NodeResize, Request, Resources
+from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, Kill, Locality, Node, NodeResize, Request, Resources
 
 APPS = [App("a1", submit_s=0), App("a2", submit_s=1)]
 REQS = [Request("a1", 20, GB(1), 3), Request("a2", 10, GB(3), 2)]
@@ -63,6 +63,28 @@ def test_strict_locality_is_enforced():
                      Request("a1", 20, GB(1), 2, resource_name="n2")])
     assert validate(snap, Decision((Assignment("a1", 20, "n1", 1),))).rejected
     assert not validate(snap, Decision((Assignment("a1", 20, "n2", 1),))).rejected
+
+
+@pytest.mark.parametrize(
+    "local, node, allowed",
+    [
+        ("h2", "h2:45454", True),          # live ids are host:port, AMs ask by bare host name
+        ("h2:45454", "h2:45454", True),
+        ("h2", "h1:45454", False),
+        ("h", "h2:45454", False),          # a prefix of the host is not the host
+        ("/r2", "h2:45454", True),
+    ],
+    ids=["bare-host", "host-port", "other-host", "host-prefix", "rack"],
+)
+def test_strict_locality_accepts_the_host_part_of_host_port(local, node, allowed):
+    snap = ClusterSnapshot.build(
+        0.0, {"h1:45454": Node("h1:45454", "/r1", GB(8)), "h2:45454": Node("h2:45454", "/r2", GB(8))},
+        {"a1": App("a1")},
+        {"a1": (Request("a1", 20, GB(1), 2, relax_locality=False),
+                Request("a1", 20, GB(1), 2, resource_name=local,
+                        locality=Locality.RACK if local.startswith("/") else Locality.NODE))})
+    rejected = validate(snap, Decision((Assignment("a1", 20, node, 1),)), node).rejected
+    assert not rejected if allowed else rejected
 
 
 class _Broken:

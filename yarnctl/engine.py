@@ -141,7 +141,9 @@ def _assignment_problem(
 def _locality_allows(snap: ClusterSnapshot, a: Assignment) -> bool:
     node = snap.nodes[a.node_id]
     names = {r.resource_name for r in snap.requests.get(a.app_id, ()) if r.priority == a.priority}
-    return node.id in names or node.rack in names
+    # live node ids are host:port while node-level request names are bare hostnames (the AM asks by host)
+    host = node.id.rpartition(":")[0] or node.id
+    return node.id in names or host in names or node.rack in names
 
 
 class Policy(Protocol):

@@ -3,10 +3,182 @@
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
 from typing import Any
+
+from yarnctl.errors import ConfigError
+
+log = logging.getLogger("yarnctl.serve")
+
+DEFAULT_DECISION_LOG = Path("~/.yarnctl/decisions.jsonl")
+STATS_EVERY_S = 10.0
+
+EPILOG_SERVE = """\
+examples:
+  yarnctl serve --policy fifo
+  yarnctl serve --policy fair --param fair.assign_multiple=true --status-file /tmp/yarnctl.status.json
+  yarnctl serve --policy drf --port 25335 --token-file /etc/yarnctl/bridge.token --no-decision-log
+
+The ResourceManager's shim (io.yarnctl.shim, see java-bridge/) calls this server once per NodeManager
+heartbeat over py4j and applies the validated answer. The shim reads the token from the file its
+yarnctl.shim.token-file property names (default ${user.home}/.yarnctl/bridge.token, hadoop-conf/
+yarn-site.shim.xml): point --token-file at the same file. It is created 0600 if missing; a token
+file other users can read is refused. The token is never logged.
+
+When the server is down, slow (past the shim's deadline) or answers an error, the shim decides that
+heartbeat natively (FIFO) and counts it; after repeated failures its circuit breaker stops calling for
+a while and probes again later. Starting or restarting the server is therefore always safe: the first
+call after a (re)start gets a resync answer and the shim sends full state.
+
+Every call is appended to the decision log (default ~/.yarnctl/decisions.jsonl; it is not rotated),
+which `yarnctl replay` reads. SIGTERM or Ctrl-C flushes the log and stops the server.
+"""
+
+EPILOG_REPLAY = """\
+examples:
+  yarnctl replay ~/.yarnctl/decisions.jsonl --policy drf
+  yarnctl replay decisions.jsonl --policy fair --param fair.assign_multiple=true --json
+
+Each logged request rebuilds the RM state exactly as the server saw it; POLICY decides on that same
+state and node, and its decision is compared with the logged one. Consequences are not simulated:
+the cluster applied the logged decisions, so later calls show the state those produced. Use
+`yarnctl simulate` to compare policies end to end.
+"""
 
 
 def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add this module's subcommands to `sub`; return their handlers by name."""
-    return {}
+    s = sub.add_parser("serve", help="run a policy for a live ResourceManager (py4j policy server)",
+                       description="Serve a policy to the yarnctl shim in a Hadoop 2.7 ResourceManager: one "
+                                   "py4j call per node heartbeat, state delta in, validated decision out.",
+                       epilog=EPILOG_SERVE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--policy", "-p", required=True, metavar="P", help="the policy to run (see `yarnctl policies`)")
+    s.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
+                   help="set a policy parameter, e.g. fair.assign_multiple=true (repeatable)")
+    s.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
+    s.add_argument("--address", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    s.add_argument("--port", type=int, default=25334, help="port to listen on, 0 for any (default: %(default)s)")
+    s.add_argument("--token-file", type=Path, default=Path("~/.yarnctl/bridge.token"), metavar="PATH",
+                   help="py4j auth token shared with the shim; created 0600 if missing (default: %(default)s)")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--decision-log", type=Path, default=DEFAULT_DECISION_LOG, metavar="PATH",
+                   help="append one JSON line per call here (default: %(default)s)")
+    g.add_argument("--no-decision-log", action="store_true", help="do not write a decision log")
+    s.add_argument("--status-file", type=Path, metavar="PATH",
+                   help="rewrite this JSON file with the server's counters every second")
+    s.add_argument("--allow-remote", action="store_true",
+                   help="allow a non-loopback --address (the token is then the only guard)")
+
+    r = sub.add_parser("replay", help="replay a decision log with another policy",
+                       description="Run POLICY on every call of a `yarnctl serve` decision log and compare "
+                                   "its decisions with the logged ones.",
+                       epilog=EPILOG_REPLAY, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("log", type=Path, metavar="LOG", help="decision log written by `yarnctl serve`")
+    r.add_argument("--policy", "-p", required=True, metavar="P", help="the policy to replay")
+    r.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
+                   help="set a policy parameter (repeatable)")
+    r.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    return {"serve": _cmd_serve, "replay": _cmd_replay}
+
+
+def _make_policy(args: argparse.Namespace) -> Any:
+    from yarnctl.cli.main import _policy_params
+    from yarnctl.policies import make_policy
+
+    name = args.policy.strip()
+    if "," in name:
+        raise ConfigError("--policy: give one policy")
+    return make_policy(name, _policy_params(args, [name]).get(name))
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from yarnctl.bridge.decisionlog import DecisionLog
+    from yarnctl.bridge.server import PolicyServer, check_address, load_token, write_status
+    from yarnctl.bridge.service import PolicyService
+
+    if args.verbose == 0:  # the startup and stats lines are INFO; -v adds the rest
+        logging.getLogger("yarnctl").setLevel(logging.INFO)
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port {args.port}: expected 0-65535")
+    policy = _make_policy(args)
+    check_address(args.address, args.allow_remote)
+    token_path = args.token_file.expanduser()
+    token = load_token(token_path)
+    dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
+    service = PolicyService(policy, dlog)
+    server = PolicyServer(service, token, args.address, args.port)
+    try:
+        port = server.start()
+    except BaseException:
+        if dlog is not None:
+            dlog.close()
+        raise
+    started = time.time()
+    log.info("serving policy %s on %s:%d (token file %s, decision log %s)", policy.name, args.address, port,
+             token_path, dlog.path if dlog else "off")
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    last_stats = time.monotonic()
+
+    def status() -> dict[str, Any]:
+        return {"pid": os.getpid(), "policy": policy.name, "address": args.address, "port": port,
+                "started": started, "uptime_s": round(time.time() - started, 1), **service.stats.as_dict()}
+
+    try:
+        while not stop.wait(1.0):
+            if args.status_file:
+                write_status(args.status_file, status())
+            if time.monotonic() - last_stats >= STATS_EVERY_S:
+                last_stats = time.monotonic()
+                log.info("stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        server.stop()
+        if dlog is not None:
+            dlog.close()
+        if args.status_file:
+            write_status(args.status_file, {**status(), "stopped": time.time()})
+        log.info("stopped; stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from yarnctl.bridge.replay import NOT_SIMULATED, replay
+
+    policy = _make_policy(args)
+    report = replay(args.log, policy)
+    if args.json:
+        json.dump(report.as_dict(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    d = report.as_dict()
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))
+    print(f"{report.log}: {report.replayed:,} calls replayed with {report.policy} "
+          f"(logged by {', '.join(report.logged_policies)})" + (f"; skipped {skipped}" if skipped else ""))
+    print(f"decisions differ on {report.differ:,} of {report.replayed:,} calls")
+    print(f"containers assigned: logged {d['containers']['logged']:,}, {report.policy} {d['containers']['replayed']:,}")
+    if d["per_app"]:
+        width = max(len(a) for a in d["per_app"])
+        print(f"  {'app':<{width}}  {'logged':>8}  {report.policy:>8}")
+        for app, n in d["per_app"].items():
+            print(f"  {app:<{width}}  {n['logged']:>8,}  {n['replayed']:>8,}")
+    if report.truncated:
+        print("note: the log's last line was cut off (the server stopped mid-write) and was ignored")
+    print(f"note: {NOT_SIMULATED}")
+    return 0

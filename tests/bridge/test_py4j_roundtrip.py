@@ -1,0 +1,97 @@
+"""A real py4j round trip: PolicyServer on an ephemeral port, called the way Java's CallbackClient calls it.
+
+The raw-socket client below stands in for the Java shim: it authenticates with py4j's `A` command and
+calls `decide` on object "t" (what CallbackClient.getPythonServerEntryPoint proxies). The real shim
+is exercised by tests/integration.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+
+import pytest
+from py4j.protocol import escape_new_line, unescape_new_line
+from wirefixtures import STATE, text
+
+from yarnctl.bridge.server import PolicyServer
+from yarnctl.bridge.service import PolicyService
+from yarnctl.policies import make_policy
+
+TOKEN = "s3cret-token_for-tests"
+
+
+class FakeShim:
+    """py4j's callback protocol as Java's CallbackConnection speaks it."""
+
+    def __init__(self, port: int, token: str | None) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.f = self.sock.makefile("rb")
+        self.auth_answer = None
+        if token is not None:
+            self.sock.sendall(f"A\n{token}\ne\n".encode())
+            self.auth_answer = self.f.readline().decode()
+
+    def decide(self, request: str) -> str:
+        self.sock.sendall(f"c\nt\ndecide\ns{escape_new_line(request)}\ne\n".encode())
+        line = self.f.readline().decode()
+        if not line.startswith("!ys"):
+            raise ConnectionError(f"py4j answered {line!r}")
+        return str(unescape_new_line(line[3:-1]))
+
+    def close(self) -> None:
+        self.f.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def server() -> Iterator[PolicyServer]:
+    srv = PolicyServer(PolicyService(make_policy("fifo")), TOKEN, "127.0.0.1", 0)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def test_entry_point_answers_decide(server: PolicyServer) -> None:
+    assert server.port > 0
+    shim = FakeShim(server.port, TOKEN)
+    assert shim.auth_answer == "!yv\n"
+    answers = [json.loads(shim.decide(text(n))) for n in STATE]  # multi-line JSON crosses the escaping
+    assert [a["seq"] for a in answers] == [1, 2, 3] and all("a" in a for a in answers)
+    assert server.service.stats.ok == 3
+    shim.close()
+
+
+def test_a_second_connection_shares_the_mirror(server: PolicyServer) -> None:
+    # the shim may call from several RM threads: each gets its own py4j connection, one service behind them
+    a, b = FakeShim(server.port, TOKEN), FakeShim(server.port, TOKEN)
+    a.decide(text("request-full.json"))
+    assert json.loads(b.decide(text("request-delta.json")))["seq"] == 2
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize("token", ["wrong", ""], ids=["wrong-token", "empty-token"])
+def test_wrong_token_is_refused(server: PolicyServer, token: str) -> None:
+    shim = FakeShim(server.port, token)
+    assert shim.auth_answer == "!xn\n"
+    with pytest.raises((ConnectionError, OSError)):
+        shim.decide(text("request-full.json"))
+    assert server.service.stats.calls == 0
+    shim.close()
+
+
+def test_no_auth_is_refused(server: PolicyServer) -> None:
+    shim = FakeShim(server.port, None)
+    with pytest.raises((ConnectionError, OSError)):
+        shim.decide(text("request-full.json"))
+    assert server.service.stats.calls == 0
+    shim.close()
+
+
+def test_port_in_use_is_one_clear_error(server: PolicyServer) -> None:
+    from yarnctl.errors import ConfigError
+    other = PolicyServer(PolicyService(make_policy("fifo")), TOKEN, "127.0.0.1", server.port)
+    with pytest.raises(ConfigError, match=f"cannot listen on 127.0.0.1:{server.port}: "):
+        other.start()

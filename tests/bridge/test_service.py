@@ -1,0 +1,133 @@
+"""PolicyService: every kind of bad call gets an err or resync answer, and the next good call is served."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+from wirefixtures import APP1, APP2, STATE, compact, doc, text
+
+from yarnctl.bridge.service import PolicyService
+from yarnctl.model import ClusterSnapshot, Decision
+from yarnctl.policies import make_policy
+
+
+class Boom:
+    name = "boom"
+
+    def decide(self, snap: ClusterSnapshot, node_id: str) -> Decision:
+        return Decision() if snap.now_s < 0 else 1 // 0  # type: ignore[return-value]
+
+
+class NotADecision:
+    name = "junk"
+
+    def decide(self, snap: ClusterSnapshot, node_id: str) -> Any:
+        return [("app", 1)]
+
+
+def _answers(service: PolicyService, *requests: str) -> list[dict[str, Any]]:
+    return [json.loads(service.decide(r)) for r in requests]
+
+
+def test_fixtures_are_served() -> None:
+    s = PolicyService(make_policy("fifo"))
+    full, delta, delta2 = _answers(s, *[text(n) for n in STATE])
+    # FIFO: alice first (priority 10 needs 4096, then maps); on n2 bob's AM asked for 3 x <1024, 2>
+    assert full == {"seq": 1, "a": [[APP1, 10, 1], [APP1, 20, 1]]}
+    assert delta["seq"] == 2 and delta["a"][0] == [APP1, 10, 1]
+    assert delta2 == {"seq": 3, "a": [[APP2, 0, 3]]}
+    assert s.stats.as_dict() | {"latency_us": None, "p50_us_le": None, "p99_us_le": None} == {
+        "calls": 3, "ok": 3, "resync": 0, "errors": 0, "policy_errors": 0, "rejected": 0,
+        "assigned": 2 + sum(a[2] for a in delta["a"]) + 3, "full_syncs": 1,
+        "latency_us": None, "p50_us_le": None, "p99_us_le": None}
+    assert sum(s.stats.latency_us) == 3
+
+
+@pytest.mark.parametrize(
+    "policy, message",
+    [(Boom(), "policy boom raised ZeroDivisionError: integer division or modulo by zero"),
+     (NotADecision(), "policy junk returned no Decision")],
+    ids=["raises", "returns-junk"],
+)
+def test_policy_failure_answers_err_and_keeps_serving(policy: Any, message: str) -> None:
+    s = PolicyService(policy)
+    assert _answers(s, text("request-full.json")) == [{"seq": 1, "err": message}]
+    # the mirror is intact: a delta is still applied (the shim would send full state anyway)
+    assert _answers(s, text("request-delta.json")) == [{"seq": 2, "err": message}]
+    assert s.stats.policy_errors == 2 and s.stats.errors == 2 and s.stats.ok == 0 and s.stats.calls == 2
+
+
+@pytest.mark.parametrize(
+    "garbage, seq, field",
+    [
+        ("", 1, "not JSON"),
+        ("{\"v\": 1, \"seq\": 7, \"a\": [[", 1, "not JSON"),
+        ("[1, 2, 3]", 1, "expected a JSON object"),
+        (compact({**doc("request-full.json"), "v": 2}), 1, "v: expected wire version 1"),
+        (compact({**doc("request-full.json"), "seq": 12, "nodes": [["n1:45454", "/r1", "8G", 8]]}), 12,
+         "nodes[0]: expected [id, rack, MB, vcores]"),
+        (compact({**doc("request-delta.json"), "base": None}), 2, "base: required when full is false"),
+        (compact({**doc("request-full.json"), "extra": 1}), 1, "extra: unknown key"),
+        (compact({**doc("request-full.json"), "used": [1, True, 1]}), 1, "used: expected [MB, vcores, containers]"),
+        (compact({**doc("request-full.json"), "asks": [[APP1, 10, 1, 1, 1, 1, [["h", -1, 1]]]]}), 1, "asks[0]"),
+    ],
+    ids=["empty", "cut-off", "array", "version", "node-row-type", "delta-without-base", "unknown-key",
+         "bool-as-int", "negative-local-count"],
+)
+def test_bad_request_answers_err_then_recovers(garbage: str, seq: int, field: str) -> None:
+    s = PolicyService(make_policy("fifo"))
+    [answer] = _answers(s, garbage)
+    assert answer["seq"] == seq and field in answer["err"] and set(answer) == {"seq", "err"}
+    # any failed call makes the shim send full state next; a delta gets a resync until it does
+    assert _answers(s, compact({**doc("request-delta.json"), "seq": seq + 1, "base": seq})) == \
+        [{"seq": seq + 1, "resync": True}]
+    assert "a" in _answers(s, compact({**doc("request-full.json"), "seq": seq + 2}))[0]
+    assert s.stats.errors == 1 and s.stats.resync == 1 and s.stats.ok == 1
+
+
+def test_unreadable_seq_guesses_the_next_one() -> None:
+    s = PolicyService(make_policy("fifo"))
+    _answers(s, text("request-full.json"), text("request-delta.json"))
+    assert _answers(s, "not json") == [{"seq": 3, "err": "bad request: request: not JSON "
+                                                       "(Expecting value: line 1 column 1 (char 0))"}]
+
+
+def test_huge_request_is_refused_without_decoding_and_serving_continues() -> None:
+    s = PolicyService(make_policy("fifo"), max_request_chars=100_000)
+    huge = "{" + " " * 200_000 + "}"
+    [answer] = _answers(s, huge)
+    assert answer["seq"] == 1 and "over the limit of 100000" in answer["err"]
+    assert _answers(s, text("request-full.json"))[0]["seq"] == 1
+
+
+def test_large_full_request_is_served() -> None:
+    nodes = [[f"n{i}:45454", f"/r{i % 40}", 8192, 8] for i in range(5000)]
+    apps = [[f"application_1_{i:05d}", "q", "u", "T", "n", [], i] for i in range(2000)]
+    asks = [[a[0], 20, 1024, 1, 5, 1, [[f"n{i}", 1, 1]]] for i, a in enumerate(apps)]
+    req = compact({"v": 1, "seq": 1, "full": True, "t": 1, "node": "n7:45454", "used": [0, 0, 0],
+                   "nodes": nodes, "apps": apps, "asks": asks})
+    s = PolicyService(make_policy("fifo"))
+    [answer] = _answers(s, req)
+    assert answer == {"seq": 1, "a": [["application_1_00000", 20, 5], ["application_1_00001", 20, 3]]}
+    assert s.stats.full_syncs == 1
+
+
+def test_concurrent_calls_are_serialised() -> None:
+    s = PolicyService(make_policy("fifo"))
+    s.decide(text("request-full.json"))
+    answers: list[str] = []
+    stray = compact({**doc("request-delta.json"), "seq": 50, "base": 49})  # a late call on another thread
+
+    def call(r: str) -> None:
+        answers.append(s.decide(r))
+
+    threads = [threading.Thread(target=call, args=(r,)) for r in [stray] * 20 + [text("request-delta.json")]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(answers).count('{"seq":50,"resync":true}') == 20
+    assert s.mirror.seq == 2 and s.stats.calls == 22 and s.stats.ok == 2

@@ -1,0 +1,71 @@
+"""The wire codec: request rows decode to typed values, and decisions round-trip through the response string."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from wirefixtures import APP1, C1, text
+
+from yarnctl.bridge.response import encode_decision, encode_error, encode_resync, parse_response, to_decision
+from yarnctl.bridge.wire import AllocRow, LocalRow, WireError, parse_request
+from yarnctl.model import Assignment, Decision, Kill, NodeResize, Resources
+
+
+def test_full_request_rows() -> None:
+    req = parse_request(text("request-full.json"))
+    assert (req.seq, req.base, req.full, req.t_ms, req.node, req.used, req.min) == \
+        (1, None, True, 1700000002000, "n1:45454", (3072, 2, 2), (1024, 1))
+    assert req.asks[1].locals == (LocalRow("n1", 2, True), LocalRow("/r1", 2, True))
+    assert req.alloc[0] == AllocRow(C1, APP1, "n1:45454", 0, 2048, 1, 1700000000500, True)
+    assert req.apps[1].tags == ("yarnctl.iterations=3",) and not req.lost and not req.done
+
+
+@pytest.mark.parametrize(
+    "decision, expected",
+    [
+        (Decision(), '{"seq":7}'),
+        (Decision((Assignment("a", 20, "n", 2),)), '{"seq":7,"a":[["a",20,2]]}'),
+        (Decision(kills=(Kill("c", "why"),), resizes=(NodeResize("n", Resources(1, 2)),)),
+         '{"seq":7,"k":[["c","why"]],"r":[["n",1,2]]}'),
+    ],
+    ids=["empty", "assign", "kill-resize"],
+)
+def test_encode_decision(decision: Decision, expected: str) -> None:
+    assert encode_decision(7, decision) == expected
+
+
+def test_status_responses() -> None:
+    assert encode_resync(3) == '{"seq":3,"resync":true}'
+    assert parse_response(encode_error(3, 'bad "x"\n')).err == 'bad "x"\n'
+
+
+_ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=8)
+
+
+@given(st.lists(st.tuples(_ids, st.integers(-5, 99), st.integers(1, 9)), max_size=4),
+       st.lists(st.tuples(_ids, st.text(max_size=8)), max_size=3),
+       st.lists(st.tuples(_ids, st.integers(0, 10**6), st.integers(0, 64)), max_size=3),
+       st.integers(1, 2**40))
+def test_decision_round_trips(a: list[tuple[str, int, int]], k: list[tuple[str, str]],
+                              r: list[tuple[str, int, int]], seq: int) -> None:
+    d = Decision(tuple(Assignment(app, p, "n1:1", n) for app, p, n in a), tuple(Kill(c, why) for c, why in k),
+                 tuple(NodeResize(node, Resources(mb, vc)) for node, mb, vc in r))
+    assert to_decision(parse_response(encode_decision(seq, d)), seq, "n1:1") == d
+
+
+@pytest.mark.parametrize(
+    "raw, field",
+    [('{"seq":2,"a":[["x",1,1]],"resync":1}', "resync"), ('{"seq":2,"err":5}', "err"),
+     ('{"seq":true}', "seq"), ('{"seq":2,"k":[["c"]]}', "k[0]"), ('{"seq":2,"r":{}}', "r")],
+    ids=["resync-not-bool", "err-not-string", "seq-bool", "short-kill", "resize-not-array"],
+)
+def test_response_parser_names_the_field(raw: str, field: str) -> None:
+    with pytest.raises(WireError) as e:
+        parse_response(raw)
+    assert e.value.field == field
+
+
+def test_to_decision_refuses_other_seq() -> None:
+    with pytest.raises(WireError, match="answer for call 1, expected 2"):
+        to_decision(parse_response('{"seq":1}'), 2, "n")

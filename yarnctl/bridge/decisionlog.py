@@ -1,0 +1,112 @@
+"""The decision log: one compact JSON line per call (request and response as sent), and its reader."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from yarnctl.errors import YarnctlError
+
+log = logging.getLogger(__name__)
+
+FLUSH_EVERY_S = 1.0
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+class DecisionLogError(YarnctlError):
+    """A decision log that cannot be read; the message names the file (and line)."""
+
+
+class DecisionLog:
+    """Buffered JSON-lines writer; a background thread flushes it at least every second."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._f: IO[str] | None = open(path, "a", encoding="utf-8", buffering=1 << 16)
+        except OSError as e:
+            raise DecisionLogError(f"{path}: cannot open the decision log: {e.strerror}") from None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_loop, name="decision-log-flush", daemon=True)
+        self._flusher.start()
+
+    def write(self, seq: int, node: str, policy: str, outcome: str, us: int, request: str, parsed: bool,
+              response: str, rejected: list[list[str]]) -> None:
+        """Append one record; `request` is embedded as-is when it is one line of valid JSON."""
+        if not parsed:  # garbage is kept, as a JSON string, so the line stays valid
+            req = _ENCODE(request if isinstance(request, str) else repr(request))
+        elif "\n" in request or "\r" in request:  # valid but multi-line: the line must stay one line
+            req = _ENCODE(json.loads(request))
+        else:
+            req = request
+        line = (f'{{"t":{time.time_ns() // 1_000_000},"seq":{seq},"node":{_ENCODE(node)},"policy":{_ENCODE(policy)},'
+                f'"outcome":"{outcome}","us":{us},"req":{req},"resp":{response},'
+                f'"rejected":{_ENCODE(rejected) if rejected else "[]"}}}\n')
+        with self._lock:
+            if self._f is not None:
+                self._f.write(line)
+
+    def flush(self) -> None:
+        """Write buffered records to the file."""
+        with self._lock:
+            if self._f is not None:
+                try:
+                    self._f.flush()
+                except OSError as e:  # a full disk must not stop the scheduler
+                    log.error("decision log %s: %s", self.path, e)
+
+    def _flush_loop(self) -> None:
+        while not self._stop.wait(FLUSH_EVERY_S):
+            self.flush()
+
+    def close(self) -> None:
+        """Flush and close; later writes are dropped."""
+        self._stop.set()
+        self.flush()
+        with self._lock:
+            if self._f is not None:
+                self._f.close()
+                self._f = None
+
+
+@dataclass
+class LogReader:
+    """Iterates a decision log's records (dicts); a cut-off last line ends it and sets `truncated`."""
+
+    path: Path
+    truncated: bool = False
+    records: int = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        try:
+            f = open(self.path, "rb")  # bytes: only \n ends a record
+        except OSError as e:
+            raise DecisionLogError(f"{self.path}: cannot read the decision log: {e.strerror}") from None
+        with f:
+            lineno = 0
+            for raw in f:
+                lineno += 1
+                if not raw.strip():
+                    continue
+                try:
+                    rec = json.loads(raw)
+                except ValueError:
+                    if not raw.endswith(b"\n") and raw.startswith(b'{"t":'):  # the writer was cut off mid-line
+                        self.truncated = True
+                        log.warning("%s: line %d is cut off (the server stopped mid-write); ignored",
+                                    self.path, lineno)
+                        return
+                    raise DecisionLogError(f"{self.path}:{lineno}: not a decision log record (not JSON)") from None
+                if not (isinstance(rec, dict) and {"seq", "node", "outcome", "req", "resp"} <= rec.keys()):
+                    raise DecisionLogError(f"{self.path}:{lineno}: not a decision log record "
+                                           f"(needs seq, node, outcome, req, resp)")
+                self.records += 1
+                yield rec

@@ -1,0 +1,133 @@
+"""The py4j callback server that exposes a PolicyService to the shim (the only importer of py4j)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import socket
+import stat
+from pathlib import Path
+
+from py4j.java_gateway import (  # type: ignore[import-untyped]
+    CallbackServerParameters,
+    GatewayParameters,
+    JavaGateway,
+)
+from py4j.protocol import Py4JNetworkError  # type: ignore[import-untyped]
+
+from yarnctl.bridge.service import PolicyService
+from yarnctl.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ADDRESS = "127.0.0.1"
+DEFAULT_PORT = 25334  # py4j's default python callback port, which the shim dials by default
+DEFAULT_TOKEN_FILE = Path("~/.yarnctl/bridge.token")
+
+
+def load_token(path: Path) -> str:
+    """The bridge auth token in `path`, created (0600, parent 0700) if missing; refused if others can read it."""
+    path = path.expanduser()
+    if not path.exists():
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process just created it: read theirs
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot create the bridge token: {e.strerror}") from None
+        else:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(32) + "\n")
+            log.info("created bridge token file %s", path)
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{path}: the bridge token must be a regular file")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            what = "read" if mode & 0o044 else "change"
+            raise ConfigError(f"{path}: mode {mode:04o} lets other users {what} the bridge token; chmod 600 it")
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the bridge token: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: the bridge token is not text") from None
+    if not token or any(ch.isspace() for ch in token):
+        raise ConfigError(f"{path}: expected one token on one line (delete the file to get a new one)")
+    return token
+
+
+def check_address(address: str, allow_remote: bool) -> None:
+    """Refuse to listen beyond loopback unless `allow_remote`: the token alone then guards the RM's scheduler."""
+    if allow_remote:
+        return
+    try:
+        infos = socket.getaddrinfo(address, None, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as e:
+        raise ConfigError(f"--address {address}: cannot resolve it: {e.strerror}") from None
+    for info in infos:
+        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if not ip.is_loopback:
+            raise ConfigError(f"--address {address} is not a loopback address ({ip}); the shim and the "
+                              f"server normally share the RM host: pass --allow-remote to listen there anyway")
+
+
+class _CalleeGateway(JavaGateway):  # type: ignore[misc]
+    """A JavaGateway that never dials Java: py4j's own failure cleanup would send Java's gateway a shutdown."""
+
+    def shutdown(self, raise_exception: bool = False) -> None:
+        self.shutdown_callback_server(raise_exception)
+
+
+class PolicyServer:
+    """A py4j callback server with `service` as its Python entry point (object id "t")."""
+
+    def __init__(self, service: PolicyService, token: str, address: str = DEFAULT_ADDRESS,
+                 port: int = DEFAULT_PORT) -> None:
+        self.service, self.address, self.port = service, address, port
+        self._token = token
+        self._gateway: JavaGateway | None = None
+
+    def start(self) -> int:
+        """Listen (without connecting to Java) and return the bound port."""
+        # py4j logs every callback at INFO: at 2,000 heartbeats/s that is the whole log
+        logging.getLogger("py4j").setLevel(logging.WARNING)
+        try:
+            # eager_load=False: Python is the callee only; nothing dials the Java gateway. The shim
+            # reaches `service` through CallbackClient.getPythonServerEntryPoint, i.e. object "t"
+            # in the gateway's proxy pool, which JavaGateway fills from python_server_entry_point.
+            self._gateway = _CalleeGateway(
+                gateway_parameters=GatewayParameters(eager_load=False),
+                callback_server_parameters=CallbackServerParameters(
+                    address=self.address, port=self.port, auth_token=self._token, daemonize=True,
+                    daemonize_connections=True, accept_timeout=0.5),
+                python_server_entry_point=self.service)
+        except Py4JNetworkError as e:
+            cause = getattr(e, "cause", None)
+            why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause or e)
+            raise ConfigError(f"cannot listen on {self.address}:{self.port}: {why}") from None
+        cb = self._gateway.get_callback_server()
+        self.port = int(cb.get_listening_port())
+        return self.port
+
+    def stop(self) -> None:
+        """Close every callback connection and stop listening."""
+        if self._gateway is not None:
+            self._gateway.shutdown_callback_server()
+            self._gateway.close(keep_callback_server=True)
+            self._gateway = None
+
+
+def write_status(path: Path, doc: dict[str, object]) -> None:
+    """Replace `path` with `doc` as JSON atomically (readers never see half a file)."""
+    path = path.expanduser()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:  # the status file is for tooling; the server keeps serving
+        log.warning("cannot write status file %s: %s", path, e.strerror)

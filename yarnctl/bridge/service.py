@@ -1,0 +1,172 @@
+"""The object the shim calls once per heartbeat over py4j: request in, validated decision out."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import Any
+
+from yarnctl.bridge.decisionlog import DecisionLog
+from yarnctl.bridge.mirror import Mirror, MirrorMismatch
+from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
+from yarnctl.bridge.wire import WireError, parse_request
+from yarnctl.engine import Engine, Policy
+from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId
+
+log = logging.getLogger(__name__)
+
+# histogram bucket upper bounds in µs; the last bucket is everything slower
+BUCKETS_US: tuple[int, ...] = (25, 50, 100, 200, 300, 500, 1000, 2000, 5000, 10000, 50000)
+MAX_REQUEST_CHARS = 64 << 20  # a full request of ~100k containers is ~10 MB; beyond this is a bug
+
+
+@dataclass
+class ServiceStats:
+    """Counters and a latency histogram of PolicyService.decide."""
+
+    calls: int = 0
+    ok: int = 0
+    resync: int = 0
+    errors: int = 0
+    policy_errors: int = 0
+    rejected: int = 0
+    assigned: int = 0
+    full_syncs: int = 0
+    latency_us: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_US) + 1))
+
+    def observe(self, us: int) -> None:
+        """Count one call's latency."""
+        self.latency_us[bisect_left(BUCKETS_US, us)] += 1
+
+    def quantile_us(self, q: float) -> int | None:
+        """The bucket bound below which a fraction `q` of calls finished (None before any call)."""
+        total = sum(self.latency_us)
+        if not total:
+            return None
+        seen = 0
+        for i, n in enumerate(self.latency_us):
+            seen += n
+            if seen >= q * total:
+                return BUCKETS_US[i] if i < len(BUCKETS_US) else -1
+        return -1
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-able counters, the histogram as {"le_µs": count} and bucket p50/p99."""
+        return {
+            "calls": self.calls, "ok": self.ok, "resync": self.resync, "errors": self.errors,
+            "policy_errors": self.policy_errors, "rejected": self.rejected, "assigned": self.assigned,
+            "full_syncs": self.full_syncs,
+            "latency_us": {**{str(b): n for b, n in zip(BUCKETS_US, self.latency_us)},
+                           "inf": self.latency_us[-1]},
+            "p50_us_le": self.quantile_us(0.5), "p99_us_le": self.quantile_us(0.99),
+        }
+
+
+class _Recording:
+    """Wraps a policy to remember its last exception (Engine logs and swallows it)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy, self.name, self.failure = policy, policy.name, ""
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        try:
+            return self.policy.decide(snap, node_id)
+        except Exception as e:
+            self.failure = f"policy {self.name} raised {type(e).__name__}: {e}"[:500]
+            raise
+
+
+class PolicyService:
+    """PolicyService.decide(String) -> String for the shim: parse, mirror, snapshot, Engine, encode."""
+
+    class Java:
+        implements = ["io.yarnctl.shim.PolicyService"]
+
+    def __init__(self, policy: Policy, decision_log: DecisionLog | None = None,
+                 max_request_chars: int = MAX_REQUEST_CHARS) -> None:
+        self._policy = _Recording(policy)
+        self.policy_name: str = policy.name
+        self.engine = Engine(self._policy)
+        self.mirror = Mirror()
+        self.stats = ServiceStats()
+        self.decision_log = decision_log
+        self.max_request_chars = max_request_chars
+        self._last_seq = 0
+        # py4j runs each Java connection on its own thread: a late call must not interleave with
+        # the next one on the mirror
+        self._lock = threading.Lock()
+
+    def decide(self, request: str) -> str:
+        """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
+        with self._lock:
+            t0 = time.perf_counter_ns()
+            seq, node, parsed = self._last_seq + 1, "", False
+            rejected: list[list[str]] = []
+            try:
+                if len(request) > self.max_request_chars:
+                    raise WireError("request", f"{len(request)} characters, over the limit of {self.max_request_chars}")
+                req = parse_request(request)
+                seq, node, parsed = req.seq, req.node, True
+                self._last_seq = seq
+                self.mirror.apply(req)
+                self.stats.full_syncs += req.full
+                resp, outcome = self._decide(seq, node, req.t_ms, rejected)
+            except MirrorMismatch as e:
+                log.info("call %d from %s: resync: %s", seq, node, e)
+                resp, outcome = encode_resync(seq), "resync"
+                self.stats.resync += 1
+            except WireError as e:
+                if len(request) <= self.max_request_chars:  # not worth decoding megabytes of garbage again
+                    seq = _seq_of(request, seq)
+                self._last_seq = seq
+                self.mirror.invalidate()  # the shim sends full state after any failed call
+                log.warning("call %d: bad request: %s", seq, e)
+                resp, outcome = encode_error(seq, f"bad request: {e}"), "error"
+                self.stats.errors += 1
+            except Exception as e:  # a bug here must not reach the RM: decide natively, count it
+                self.mirror.invalidate()
+                log.exception("call %d from %s: internal error", seq, node)
+                resp, outcome = encode_error(seq, f"internal error: {type(e).__name__}: {e}"[:500]), "error"
+                self.stats.errors += 1
+            us = (time.perf_counter_ns() - t0) // 1000
+            self.stats.calls += 1
+            self.stats.observe(us)
+            if self.decision_log is not None:
+                self.decision_log.write(seq, node, self.policy_name, outcome, us, request, parsed, resp, rejected)
+            return resp
+
+    def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]]) -> tuple[str, str]:
+        self._policy.failure = ""
+        before = self.engine.stats["policy_errors"]
+        result = self.engine.decide(self.mirror.snapshot(t_ms / 1000), node)
+        if self.engine.stats["policy_errors"] != before:
+            self.stats.policy_errors += 1
+            self.stats.errors += 1
+            # the mirror is still right; the answer says "decide natively" and the shim resyncs next
+            return encode_error(seq, self._policy.failure or f"policy {self.policy_name} returned no Decision"), \
+                "error"
+        for r in result.rejected:
+            item = r.item
+            if isinstance(item, Assignment):
+                rejected.append(["a", item.app_id, r.reason])
+            elif isinstance(item, Kill):
+                rejected.append(["k", item.container_id, r.reason])
+            else:
+                rejected.append(["r", item.node_id, r.reason])
+        self.stats.rejected += len(result.rejected)
+        self.stats.assigned += result.accepted.containers()
+        self.stats.ok += 1
+        return encode_decision(seq, result.accepted), "ok"
+
+
+def _seq_of(request: str, fallback: int) -> int:
+    """The request's seq when it can be read, else the seq the shim most likely sent (>= 1 per the schema)."""
+    try:
+        seq = json.loads(request).get("seq")
+    except Exception:
+        return max(fallback, 1)
+    return seq if type(seq) is int and seq >= 1 else max(fallback, 1)

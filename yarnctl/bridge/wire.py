@@ -1,0 +1,255 @@
+"""The wire v1 request codec (schema/README.md): request strings to frozen rows; WireError for bad input."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from yarnctl.errors import YarnctlError
+
+T = TypeVar("T")
+
+VERSION = 1
+
+
+class WireError(YarnctlError):
+    """A request or response that does not follow the wire schema; the message names the field."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field, self.problem = field, problem
+        super().__init__(f"{field}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    """A node that joined or whose capacity changed."""
+
+    id: str
+    rack: str
+    memory_mb: int
+    vcores: int
+
+
+@dataclass(frozen=True, slots=True)
+class AppRow:
+    """An application the scheduler accepted."""
+
+    id: str
+    queue: str
+    user: str
+    type: str
+    name: str
+    tags: tuple[str, ...]
+    submit_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRow:
+    """A host or /rack entry of a request table."""
+
+    name: str
+    count: int
+    relax: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AskRow:
+    """The whole current request table of one (app, priority)."""
+
+    app: str
+    priority: int
+    memory_mb: int
+    vcores: int
+    count: int
+    relax: bool
+    locals: tuple[LocalRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AllocRow:
+    """A container the RM allocated since the last call (by Python or natively)."""
+
+    container: str
+    app: str
+    node: str
+    priority: int
+    memory_mb: int
+    vcores: int
+    ms: int
+    am: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DoneRow:
+    """A container that completed, was released or killed."""
+
+    container: str
+    ms: int
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One decoded request: the heartbeating node plus the state (full) or what changed (delta)."""
+
+    seq: int
+    base: int | None
+    full: bool
+    t_ms: int
+    node: str
+    used: tuple[int, int, int]
+    min: tuple[int, int] | None = None
+    nodes: tuple[NodeRow, ...] = ()
+    lost: tuple[str, ...] = ()
+    apps: tuple[AppRow, ...] = ()
+    gone: tuple[str, ...] = ()
+    asks: tuple[AskRow, ...] = ()
+    alloc: tuple[AllocRow, ...] = ()
+    done: tuple[DoneRow, ...] = ()
+
+
+# `type(x) is int` rather than isinstance: JSON true/false must not pass as 1/0
+def _nat(x: Any) -> bool:
+    return type(x) is int and x >= 0
+
+
+def _flag(x: Any) -> bool:
+    return type(x) is int and (x == 0 or x == 1)
+
+
+def is_id(x: Any) -> bool:
+    return type(x) is str and 0 < len(x) <= 512
+
+
+def _node(r: Any) -> NodeRow:
+    i, rack, mem, vc = r
+    if not (is_id(i) and type(rack) is str and _nat(mem) and _nat(vc)):
+        raise ValueError
+    return NodeRow(i, rack, mem, vc)
+
+
+def _app(r: Any) -> AppRow:
+    i, queue, user, typ, name, tags, ms = r
+    if not (is_id(i) and type(queue) is str and type(user) is str and type(typ) is str and type(name) is str
+            and type(tags) is list and all(type(t) is str for t in tags) and _nat(ms)):
+        raise ValueError
+    return AppRow(i, queue, user, typ, name, tuple(tags), ms)
+
+
+def _local(r: Any) -> LocalRow:
+    name, count, relax = r
+    if not (is_id(name) and _nat(count) and _flag(relax)):
+        raise ValueError
+    return LocalRow(name, count, relax == 1)
+
+
+def _ask(r: Any) -> AskRow:
+    app, prio, mem, vc, count, relax, locs = r
+    if not (is_id(app) and type(prio) is int and _nat(mem) and _nat(vc) and _nat(count) and _flag(relax)
+            and type(locs) is list):
+        raise ValueError
+    return AskRow(app, prio, mem, vc, count, relax == 1, tuple([_local(x) for x in locs]) if locs else ())
+
+
+def _alloc(r: Any) -> AllocRow:
+    c, app, node, prio, mem, vc, ms, am = r
+    if not (is_id(c) and is_id(app) and is_id(node) and type(prio) is int and _nat(mem) and _nat(vc) and _nat(ms)
+            and _flag(am)):
+        raise ValueError
+    return AllocRow(c, app, node, prio, mem, vc, ms, am == 1)
+
+
+def _done(r: Any) -> DoneRow:
+    c, ms, status = r
+    if not (is_id(c) and _nat(ms) and type(status) is int):
+        raise ValueError
+    return DoneRow(c, ms, status)
+
+
+def _ident(r: Any) -> str:
+    if not is_id(r):
+        raise ValueError
+    return str(r)
+
+
+_SHAPES = {
+    "nodes": "[id, rack, MB, vcores]", "lost": "a node id", "apps": "[id, queue, user, type, name, tags, submit ms]",
+    "gone": "an app id", "asks": "[app, priority, MB, vcores, count, relax 0/1, [[name, count, relax], ...]]",
+    "alloc": "[container, app, node, priority, MB, vcores, ms, am 0/1]", "done": "[container, ms, exit status]",
+    "a": "[app, priority, containers]", "k": "[container, reason]", "r": "[node, MB, vcores]",
+}
+_REQUEST_KEYS = frozenset({"v", "seq", "base", "full", "t", "node", "used", "min", "nodes", "lost", "apps", "gone",
+                           "asks", "alloc", "done"})
+
+
+def rows(doc: Mapping[str, Any], key: str, conv: Callable[[Any], T]) -> tuple[T, ...]:
+    raw = doc.get(key)
+    if not raw:
+        if raw is None or type(raw) is list:
+            return ()
+        raise WireError(key, "expected an array")
+    if type(raw) is not list:
+        raise WireError(key, "expected an array")
+    try:
+        return tuple([conv(r) for r in raw])  # the hot path: no per-row bookkeeping
+    except (TypeError, ValueError):
+        pass
+    for i, r in enumerate(raw):  # only on failure: find the row to name
+        try:
+            conv(r)
+        except (TypeError, ValueError):
+            raise WireError(f"{key}[{i}]", f"expected {_SHAPES[key]}, got {json.dumps(r)[:120]}") from None
+    raise AssertionError("unreachable")
+
+
+def loads_object(text: str | bytes, what: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(text)
+    except (ValueError, TypeError) as e:
+        raise WireError(what, f"not JSON ({e})") from None
+    if type(doc) is not dict:
+        raise WireError(what, f"expected a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def parse_request(text: str | bytes) -> WireRequest:
+    """Decode one request string, raising WireError naming the first malformed field."""
+    return request_from_doc(loads_object(text, "request"))
+
+
+def request_from_doc(doc: Mapping[str, Any]) -> WireRequest:
+    """Decode one already JSON-decoded request object."""
+    if not doc.keys() <= _REQUEST_KEYS:
+        raise WireError(sorted(doc.keys() - _REQUEST_KEYS)[0], "unknown key")
+    if doc.get("v") != VERSION or type(doc.get("v")) is not int:
+        raise WireError("v", f"expected wire version {VERSION}, got {doc.get('v')!r}")
+    seq: Any = doc.get("seq")
+    full: Any = doc.get("full")
+    t: Any = doc.get("t")
+    node: Any = doc.get("node")
+    used: Any = doc.get("used")
+    if not (type(seq) is int and seq >= 1):
+        raise WireError("seq", f"expected an integer >= 1, got {seq!r}")
+    if type(full) is not bool:
+        raise WireError("full", f"expected true or false, got {full!r}")
+    base = doc.get("base")
+    if base is None:
+        if not full:
+            raise WireError("base", "required when full is false")
+    elif not _nat(base):
+        raise WireError("base", f"expected an integer >= 0, got {base!r}")
+    if not _nat(t):
+        raise WireError("t", f"expected ms since the epoch, got {t!r}")
+    if not is_id(node):
+        raise WireError("node", f"expected a node id, got {node!r}")
+    if not (type(used) is list and len(used) == 3 and _nat(used[0]) and _nat(used[1]) and _nat(used[2])):
+        raise WireError("used", f"expected [MB, vcores, containers], got {used!r}")
+    mn = doc.get("min")
+    if mn is not None and not (type(mn) is list and len(mn) == 2 and _nat(mn[0]) and _nat(mn[1])):
+        raise WireError("min", f"expected [MB, vcores], got {mn!r}")
+    return WireRequest(
+        seq, base, full, t, node, (used[0], used[1], used[2]), (mn[0], mn[1]) if mn is not None else None,
+        rows(doc, "nodes", _node), rows(doc, "lost", _ident), rows(doc, "apps", _app),
+        rows(doc, "gone", _ident), rows(doc, "asks", _ask), rows(doc, "alloc", _alloc), rows(doc, "done", _done))
