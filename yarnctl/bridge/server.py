@@ -111,6 +111,9 @@ class PolicyServer:
             why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause or e)
             raise ConfigError(f"cannot listen on {self.address}:{self.port}: {why}") from None
         cb = self._gateway.get_callback_server()
+        # py4j binds in start() but calls listen() later in its accept thread: a shim dialling in
+        # between is refused. Listening here first closes that window (a second listen() is harmless).
+        cb.server_socket.listen(5)
         self.port = int(cb.get_listening_port())
         return self.port
 
