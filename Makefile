@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean
+.PHONY: demo test java bench bench-shim install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,21 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/yarnctl simulate --workload haste-mixed1 --policy fifo,fair,drf,capacity,ffd-dp --out demo-out
 
-test: $(STAMP)
-	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/policies yarnctl/engine.py
+# the Java shim: compiles for Java 8, runs its JUnit tests, writes java-bridge/target/yarnctl-shim-0.1.0.jar
+java:
+	mvn -q -B -f java-bridge package
+
+# Python tests, then the integration tests that start a real Hadoop 2.7.7 cluster with the shim
+test: $(STAMP) java
+	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/policies yarnctl/engine.py yarnctl/bridge
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m yarnctl.sim.bench
 
+# the shim + Python fifo against native FifoScheduler, 1,000 nodes and 200 apps (README: Benchmarks)
+bench-shim: $(STAMP) java
+	$(BIN)/python -m yarnctl.bridge.shimbench
+
 clean:
-	rm -rf $(VENV) demo-out build *.egg-info .pytest_cache
+	rm -rf $(VENV) demo-out build *.egg-info .pytest_cache java-bridge/target java-bridge/cluster/target

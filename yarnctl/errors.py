@@ -25,3 +25,7 @@ class UnknownPolicyError(ConfigError):
 
     def __init__(self, name: str, valid: list[str]) -> None:
         super().__init__(f"unknown policy {name!r}; valid policies: {', '.join(valid)}")
+
+
+class ClusterError(YarnctlError):
+    """The local Hadoop cluster could not be resolved, started, reached or stopped; the message names the log to read."""

@@ -1,12 +1,198 @@
-"""`yarnctl cluster up|status|down`: a local Hadoop 2.7.7 cluster with the shim, from Maven-resolved jars."""
+"""`yarnctl cluster up|status|down|run|env`: a local Hadoop 2.7.7 cluster with the shim, from Maven-resolved jars."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from yarnctl.errors import ClusterError
+
+EPILOG_UP = """\
+examples:
+  yarnctl cluster up --native fifo               # stock FifoScheduler, no policy server
+  yarnctl cluster up --policy fifo --nodes 3     # the shim calling `yarnctl serve --policy fifo`
+  yarnctl cluster run -- pi 2 10
+  yarnctl cluster status
+  yarnctl cluster down
+
+The first `up` on a machine resolves ~90 Hadoop jars with Maven (minutes on an empty ~/.m2);
+later ones reuse the cached classpath and take about half a minute.
+"""
+
+EPILOG_RUN = """\
+examples:
+  yarnctl cluster run -- pi 2 10
+  yarnctl cluster run --class sleep -- -m 2 -r 1 -mt 1000 -rt 1000
+  yarnctl cluster run --class dshell -- -shell_command "sleep 2" -num_containers 2
+  yarnctl cluster run --class org.apache.hadoop.examples.ExampleDriver -- wordcount in/ out/
+
+--class takes a main class or an alias: examples (default, the MapReduce examples driver),
+sleep (org.apache.hadoop.mapreduce.SleepJob), dshell (the distributed shell client; its -jar
+and -master_memory 256 are added when missing: the client's default 10 MB AM dies of
+OutOfMemoryError).
+"""
 
 
 def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add this module's subcommands to `sub`; return their handlers by name."""
-    return {}
+    c = sub.add_parser("cluster", help="start, inspect, use and stop a local Hadoop 2.7.7 cluster",
+                       description="A local Hadoop 2.7.7 YARN cluster (one ResourceManager, N NodeManagers, "
+                                   "separate JVMs) built from Maven Central jars, optionally with the yarnctl shim.")
+    csub = c.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
+
+    def with_dir(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--dir", type=Path, default=None, metavar="DIR",
+                       help="cluster directory (default ~/.yarnctl/cluster)")
+        return p
+
+    up = with_dir(csub.add_parser("up", help="start the cluster", epilog=EPILOG_UP,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter,
+                                  description="Start `yarnctl serve` (shim on), the ResourceManager and N "
+                                              "NodeManagers; return when every node is RUNNING."))
+    mode = up.add_mutually_exclusive_group()
+    mode.add_argument("--policy", default=None, metavar="P",
+                      help="run the shim with this yarnctl policy (default fifo)")
+    mode.add_argument("--native", choices=("fifo", "capacity", "fair"),
+                      help="run a stock Hadoop scheduler instead of the shim (no policy server)")
+    up.add_argument("--nodes", type=int, default=2, help="NodeManagers to start (default 2)")
+    up.add_argument("--nm-memory-mb", type=int, default=4096, help="memory per NodeManager (default 4096)")
+    up.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
+    up.add_argument("--deadline-ms", type=int, default=None,
+                    help="shim decision deadline per heartbeat (default: the shim's, 10)")
+    up.add_argument("--heartbeat-ms", type=int, default=1000, help="NodeManager heartbeat interval (default 1000)")
+    up.add_argument("--token-file", type=Path, default=None,
+                    help="py4j auth token shared by shim and server (default ~/.yarnctl/bridge.token; created 0600)")
+    up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the daemons (default 180)")
+
+    st = with_dir(csub.add_parser("status", help="processes, nodes, apps and policy-server stats"))
+    st.add_argument("--json", action="store_true", help="print one JSON object")
+
+    with_dir(csub.add_parser("down", help="stop everything the cluster started, containers included"))
+
+    run = with_dir(csub.add_parser("run", help="run a Hadoop client program against the cluster", epilog=EPILOG_RUN,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   usage="yarnctl cluster run [--dir DIR] [--class MAIN] -- ARGS..."))
+    run.add_argument("--class", dest="main_class", default=None, metavar="MAIN",
+                     help="main class or alias (examples, sleep, dshell); default examples")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program (after --)")
+
+    with_dir(csub.add_parser("env", help="print `export` lines for running Hadoop clients with plain java"))
+    return {"cluster": _cmd_cluster}
+
+
+def _cmd_cluster(args: argparse.Namespace) -> int:
+    from yarnctl.cluster import LocalCluster
+
+    cluster = LocalCluster(args.dir, progress=_progress)
+    handlers = {"up": _up, "status": _status, "down": _down, "run": _run, "env": _env}
+    return handlers[args.cluster_command](cluster, args)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _flag(cluster: Any) -> str:
+    from yarnctl.cluster.local import DEFAULT_DIR
+    return "" if cluster.dir == DEFAULT_DIR else f" --dir {shlex.quote(str(cluster.dir))}"
+
+
+def _up(cluster: Any, args: argparse.Namespace) -> int:
+    policy = None if args.native else (args.policy or "fifo")
+    if args.native is None:
+        from yarnctl.policies import REGISTRY
+        if policy not in REGISTRY:
+            raise ClusterError(f"unknown policy {policy!r}; valid policies: {', '.join(sorted(REGISTRY))} "
+                               "(or --native fifo|capacity|fair)")
+    info = cluster.up(nodes=args.nodes, policy=policy, native=args.native, nm_memory_mb=args.nm_memory_mb,
+                      nm_vcores=args.nm_vcores, deadline_ms=args.deadline_ms, token_file=args.token_file,
+                      heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout)
+    flag = _flag(cluster)
+    what = f"shim, policy {info.policy}" if info.policy else f"stock {info.scheduler_class.rsplit('.', 1)[1]}"
+    print(f"cluster up in {info.up_seconds:.1f} s: {len(info.nodes)} nodes, {what}")
+    print(f"  ResourceManager  {info.rm_url}/cluster  (REST {info.rm_url}/ws/v1/cluster)")
+    for n in info.nodes:
+        print(f"  {n.name:<16} {n.url}/node")
+    if info.history:
+        print(f"  job history      {info.history.url}/jobhistory")
+    if info.serve:
+        print(f"  policy server    127.0.0.1:{info.serve.ports['py4j']}  decisions {info.decision_log}")
+    print(f"  logs             {info.dir / 'logs'}")
+    print("next:")
+    print(f"  yarnctl cluster run{flag} -- pi 2 10")
+    print(f"  yarnctl cluster status{flag}")
+    print(f"  yarnctl cluster down{flag}")
+    return 0
+
+
+def _status(cluster: Any, args: argparse.Namespace) -> int:
+    st = cluster.status()
+    if args.json:
+        json.dump(st, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    mode = f"shim, policy {st['policy']}" if st["policy"] else f"stock {st['scheduler'].rsplit('.', 1)[1]}"
+    print(f"cluster {st['dir']} ({mode})")
+    print(f"ResourceManager {st['rm_url']}: "
+          + (st["rm"]["state"] if st["rm"] else f"unreachable ({st.get('rm_error', '')})"))
+    print("processes:")
+    for p in st["processes"]:
+        print(f"  {p['name']:<16} pid {p['pid']:<8} {'alive' if p['alive'] else 'DEAD'}")
+    if st["nodes"]:
+        print("nodes:")
+        print(f"  {'id':<22} {'state':<10} {'cont':>4} {'used MB':>8} {'avail MB':>8} {'used vc':>7} {'avail vc':>8}")
+        for n in st["nodes"]:
+            print(f"  {n['id']:<22} {n['state']:<10} {n['containers']:>4} {n['used_mb']:>8} {n['avail_mb']:>8} "
+                  f"{n['used_vcores']:>7} {n['avail_vcores']:>8}")
+    if st["apps"]:
+        a = st["apps"]
+        print(f"apps: {a['appsRunning']} running, {a['appsPending']} pending, {a['appsCompleted']} completed, "
+              f"{a['appsFailed']} failed, {a['appsKilled']} killed ({a['appsSubmitted']} submitted)")
+        for app in st.get("running_apps", []):
+            print(f"  {app['id']}  {app['state']:<9} {app['progress']:5.1f}%  {app['name']}")
+    if st["serve_status"] is not None:
+        print("policy server:")
+        for k, v in st["serve_status"].items():
+            print(f"  {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}")
+    dead = [p["name"] for p in st["processes"] if not p["alive"]]
+    if dead:
+        print(f"warning: {', '.join(dead)} not running; logs in {st['dir']}/logs", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _down(cluster: Any, args: argparse.Namespace) -> int:
+    rep = cluster.down()
+    if not rep.stopped and not rep.strays:
+        print(f"nothing running in {cluster.dir}")
+        return 0
+    parts = []
+    if rep.stopped:
+        parts.append(", ".join(rep.stopped))
+    if rep.strays:
+        parts.append(f"{len(rep.strays)} container and client process{'es' if len(rep.strays) > 1 else ''}")
+    print(f"stopped {'; '.join(parts)}" + (f" ({len(rep.forced)} needed SIGKILL)" if rep.forced else ""))
+    return 0
+
+
+def _run(cluster: Any, args: argparse.Namespace) -> int:
+    argv = list(args.args)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise ClusterError("give the program's arguments after --, e.g. `yarnctl cluster run -- pi 2 10`")
+    cp = cluster.run(argv, args.main_class, capture=False)
+    return int(cp.returncode)
+
+
+def _env(cluster: Any, args: argparse.Namespace) -> int:
+    env = cluster.env()
+    for k, v in env.items():
+        print(f"export {k}={shlex.quote(v)}")
+    print('# e.g.: "$JAVA_HOME/bin/java" $YARNCTL_JAVA_OPTS org.apache.hadoop.examples.ExampleDriver pi 2 10')
+    return 0

@@ -140,6 +140,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 "started": started, "uptime_s": round(time.time() - started, 1), **service.stats.as_dict()}
 
     try:
+        if args.status_file:  # at once, so tooling sees the server before its first second is up
+            write_status(args.status_file, status())
         while not stop.wait(1.0):
             if args.status_file:
                 write_status(args.status_file, status())

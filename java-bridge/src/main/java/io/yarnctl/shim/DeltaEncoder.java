@@ -5,21 +5,24 @@ import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.Set;
 import java.util.TreeSet;
 
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
-import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
@@ -65,6 +68,12 @@ final class DeltaEncoder {
   private LinkedHashSet<AskKey> asks = new LinkedHashSet<AskKey>();
   private List<Object[]> alloc = new ArrayList<Object[]>();
   private List<Object[]> done = new ArrayList<Object[]>();
+  // The AM flag is tracked here, not read from RMAppAttempt.getMasterContainer(): that takes the
+  // attempt's lock, which the dispatcher holds while it calls allocate() and waits for the app lock
+  // we hold when we allocate (a lock-order inversion that deadlocked the RM). A managed AM is the
+  // first container an attempt gets: nothing else can be asked for before the AM runs.
+  private final Set<ApplicationAttemptId> amPlaced = new HashSet<ApplicationAttemptId>();
+  private final Set<ContainerId> amContainers = new HashSet<ContainerId>();
 
   /** Creates an encoder whose first request is full state. */
   DeltaEncoder(YarnctlScheduler scheduler) {
@@ -124,6 +133,11 @@ final class DeltaEncoder {
   /** An application was removed. */
   void appGone(ApplicationId id) {
     synchronized (lock) {
+      for (Iterator<ApplicationAttemptId> it = amPlaced.iterator(); it.hasNext();) {
+        if (it.next().getApplicationId().equals(id)) {
+          it.remove();
+        }
+      }
       if (!fullPending) {
         apps.remove(id);
         gone.add(id.toString());
@@ -155,6 +169,7 @@ final class DeltaEncoder {
   /** A container completed, was released or killed. */
   void completed(ContainerId id, long ms, int exitStatus) {
     synchronized (lock) {
+      amContainers.remove(id);
       if (!fullPending) {
         done.add(new Object[] {id.toString(), ms, exitStatus});
       }
@@ -305,28 +320,35 @@ final class DeltaEncoder {
         rm == null ? "" : nz(rm.getName()), tags.toArray(new String[0]), rm == null ? 0L : rm.getSubmitTime()};
   }
 
-  /** AM flag at allocation time: priority 0 while the attempt has no master container yet. */
+  /** AM flag at allocation time: the first container of an attempt of a managed-AM application. */
   boolean isAmAtAllocation(RMContainer c) {
-    if (c.getAllocatedPriority().getPriority() != 0) {
+    ApplicationAttemptId attempt = c.getApplicationAttemptId();
+    if (c.getAllocatedPriority().getPriority() != 0 || unmanagedAm(attempt.getApplicationId())) {
       return false;
     }
-    Container master = masterContainer(c.getApplicationAttemptId().getApplicationId());
-    return master == null;
+    synchronized (lock) {
+      if (!amPlaced.add(attempt)) {
+        return false;
+      }
+      amContainers.add(c.getContainerId());
+      return true;
+    }
   }
 
   private boolean isAmInFullState(RMContainer c) {
-    if (c.isAMContainer()) {
-      return true;
+    synchronized (lock) {
+      if (amContainers.contains(c.getContainerId())) {
+        return true;
+      }
     }
-    Container master = masterContainer(c.getApplicationAttemptId().getApplicationId());
-    return master == null ? c.getAllocatedPriority().getPriority() == 0
-        : master.getId().equals(c.getContainerId());
+    return c.isAMContainer();  // set by the attempt once the AM container is acquired
   }
 
-  private Container masterContainer(ApplicationId app) {
+  private boolean unmanagedAm(ApplicationId app) {
+    // RMApp's getters read final fields without locks (unlike RMAppAttempt's)
     RMApp rm = scheduler.rmContext().getRMApps().get(app);
-    RMAppAttempt attempt = rm == null ? null : rm.getCurrentAppAttempt();
-    return attempt == null ? null : attempt.getMasterContainer();
+    ApplicationSubmissionContext ctx = rm == null ? null : rm.getApplicationSubmissionContext();
+    return ctx != null && ctx.getUnmanagedAM();
   }
 
   private static Object[] allocRow(RMContainer c, boolean am) {

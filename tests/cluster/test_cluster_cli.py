@@ -1,0 +1,134 @@
+"""`yarnctl cluster ...` errors and plumbing that need no JVM."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from yarnctl.cli.main import main
+from yarnctl.cluster.classpath import repo_root
+from yarnctl.cluster.local import ClusterInfo, DaemonInfo, LocalCluster, app_ids, ensure_token
+
+SCRIPT = repo_root() / "docker" / "bin" / "yarnctl-daemon"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["cluster", "status"], "error: no cluster in {d}: start one with `yarnctl cluster up --dir {d}`"),
+    (["cluster", "env"], "error: no cluster in {d}"),
+    (["cluster", "run", "--", "pi", "2", "10"], "error: no cluster in {d}"),
+    (["cluster", "run"], "error: give the program's arguments after --"),
+    (["cluster", "up", "--nodes", "0", "--native", "fifo"], "error: --nodes must be at least 1, got 0"),
+    (["cluster", "up", "--policy", "nosuch"], "error: unknown policy 'nosuch'; valid policies: "),
+    (["cluster", "up", "--native", "fifo", "--nm-memory-mb", "512"], "error: a NodeManager needs at least 1024 MB"),
+], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-small-nm"])
+def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
+                                    message: str) -> None:
+    code, out, err = _run(capsys, *argv[:2], "--dir", str(tmp_path), *argv[2:])
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith(message.format(d=tmp_path)), err
+
+
+def test_down_without_cluster_is_a_no_op(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = _run(capsys, "cluster", "down", "--dir", str(tmp_path))
+    assert code == 0 and out == f"nothing running in {tmp_path}\n"
+    code, out, _ = _run(capsys, "cluster", "down", "--dir", str(tmp_path / "never-created"))
+    assert code == 0
+
+
+def _info(tmp_path: Path) -> ClusterInfo:
+    d = DaemonInfo("resourcemanager", 999999, tmp_path / "rm.log", tmp_path / "rm.out", "http://127.0.0.1:1",
+                   {"webapp": 1})
+    nm = DaemonInfo("nodemanager-0", 999998, tmp_path / "nm.log", tmp_path / "nm.out", "http://127.0.0.1:2",
+                    {"nm": 3}, tmp_path / "nm-0")
+    return ClusterInfo(dir=tmp_path, rm_url="http://127.0.0.1:1", conf_dir=tmp_path / "conf",
+                       classpath_file=tmp_path / "cp.txt", java_home="/jdk", scheduler_class="X", policy="fifo",
+                       native=None, rm=d, nodes=(nm,), serve=None, history=None, token_file=tmp_path / "t",
+                       decision_log=tmp_path / "decisions.jsonl", status_file=None, shim_jar=None,
+                       jars={"examples": tmp_path / "ex.jar"}, nm_memory_mb=4096, nm_vcores=4, started_at=1.0)
+
+
+def test_cluster_info_json_round_trip(tmp_path: Path) -> None:
+    info = _info(tmp_path)
+    doc = json.loads(json.dumps(info.to_json()))
+    assert ClusterInfo.from_json(doc) == info
+    assert info.pids == {"resourcemanager": 999999, "nodemanager-0": 999998}
+    assert info.nm_urls == ["http://127.0.0.1:2"]
+
+
+def test_status_of_a_dead_cluster_reports_dead_processes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text(json.dumps(_info(tmp_path).to_json()))
+    code, out, err = _run(capsys, "cluster", "status", "--dir", str(tmp_path))
+    assert code == 1
+    assert "resourcemanager  pid 999999   DEAD" in out
+    assert "unreachable" in out
+    assert "not running" in err
+    code, out, _ = _run(capsys, "cluster", "down", "--dir", str(tmp_path))
+    assert code == 0 and not (tmp_path / "cluster.json").exists()
+
+
+def test_env_and_client_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "cp.txt").write_text("/j/a.jar:/j/b.jar")
+    info = _info(tmp_path)
+    info = ClusterInfo.from_json({**info.to_json(), "jars": {"distributedshell": "/j/ds.jar"}})
+    (tmp_path / "cluster.json").write_text(json.dumps(info.to_json()))
+    code, out, _ = _run(capsys, "cluster", "env", "--dir", str(tmp_path))
+    assert code == 0
+    assert f"export HADOOP_CONF_DIR={tmp_path}/conf" in out
+    assert f"export CLASSPATH={tmp_path}/conf:/j/a.jar:/j/b.jar" in out
+    assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in out
+    c = LocalCluster(tmp_path)
+    cmd = c.client_command(["pi", "2", "10"])
+    assert cmd[0] == "/jdk/bin/java" and cmd[-3:] == ["pi", "2", "10"]
+    assert cmd[-4] == "org.apache.hadoop.examples.ExampleDriver"
+    assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in cmd
+    ds = c.client_command(["-shell_command", "true"], "dshell")
+    assert ds[ds.index("org.apache.hadoop.yarn.applications.distributedshell.Client") + 1:] == \
+        ["-jar", "/j/ds.jar", "-shell_command", "true", "-master_memory", "256"]
+    assert c.client_command(["-m", "1"], "sleep")[-3] == "org.apache.hadoop.mapreduce.SleepJob"
+
+
+def test_app_ids() -> None:
+    text = ("INFO impl.YarnClientImpl: Submitted application application_1795321886428_0001\n"
+            "url http://h/proxy/application_1795321886428_0001/ then application_1795321886428_0002")
+    assert app_ids(text) == ["application_1795321886428_0001", "application_1795321886428_0002"]
+
+
+def test_token_file_created_0600_and_kept(tmp_path: Path) -> None:
+    t = ensure_token(tmp_path / "sub" / "bridge.token")
+    assert oct(t.stat().st_mode & 0o777) == "0o600"
+    first = t.read_text()
+    assert len(first) >= 32
+    ensure_token(t)
+    assert t.read_text() == first
+
+
+@pytest.mark.parametrize("argv,env,message", [
+    (["bogus"], {}, "usage: yarnctl-daemon"),
+    ([], {}, "usage: yarnctl-daemon"),
+    (["nodemanager"], {}, "HADOOP_CONF_DIR must name"),
+    (["resourcemanager"], {"HADOOP_CONF_DIR": "."}, "set YARNCTL_CLASSPATH"),
+], ids=["bad-daemon", "no-daemon", "no-conf", "no-classpath"])
+def test_daemon_script_refuses_bad_input(argv: list[str], env: dict[str, str], message: str) -> None:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("YARNCTL_", "HADOOP_"))}
+    r = subprocess.run(["sh", str(SCRIPT), *argv], env={**clean, **env}, capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2
+    assert message in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
+def test_daemon_script_is_shellcheck_clean() -> None:
+    r = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout

@@ -1,0 +1,163 @@
+"""Rendering hadoop-conf/ templates: placeholders, fragment merging, per-NM and shim conf dirs."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from yarnctl.cluster.classpath import repo_root
+from yarnctl.cluster.conf import (CONF_FILES, NATIVE_SCHEDULERS, SHIM_SCHEDULER, ClusterConf, NodeManagerConf,
+                                  merge, placeholders, properties, property_names, render, render_conf_dir,
+                                  set_values)
+from yarnctl.errors import ClusterError
+
+TEMPLATES = repo_root() / "hadoop-conf"
+SITE = """<?xml version="1.0"?>
+<configuration>
+  <property>
+    <!-- a comment -->
+    <name>a</name>
+    <value>1</value>
+  </property>
+  <property>
+    <name>b</name>
+    <value>2</value>
+  </property>
+</configuration>
+"""
+
+
+def _conf(tmp: Path, native: str | None = "fifo", **kw: object) -> ClusterConf:
+    return ClusterConf(dir=tmp, classpath=("/j/a.jar", "/j/b.jar"), rm_port=101, rm_scheduler_port=102,
+                       rm_tracker_port=103, rm_admin_port=104, rm_webapp_port=105, native=native,
+                       jhs_port=106, jhs_webapp_port=107, jhs_admin_port=108, **kw)  # type: ignore[arg-type]
+
+
+def _nm(tmp: Path, i: int) -> NodeManagerConf:
+    base = 200 + 10 * i
+    return NodeManagerConf(i, tmp / f"nm-{i}", base, base + 1, base + 2, base + 3)
+
+
+def _props(path: Path) -> dict[str, str]:
+    root = ET.parse(path).getroot()  # also proves the file is well-formed XML
+    return {p.findtext("name", ""): p.findtext("value", "") for p in root.iter("property")}
+
+
+@pytest.mark.parametrize("template,values,expected", [
+    ("x=@A@", {"A": "1"}, "x=1"),
+    ("@A@:@B_2@", {"A": "h", "B_2": "9"}, "h:9"),
+    ("mail@example.com @a@", {}, "mail@example.com @a@"),  # lower case is not a placeholder
+    ("@A@@A@", {"A": "z"}, "zz"),
+], ids=["one", "two", "not-a-placeholder", "repeated"])
+def test_render(template: str, values: dict[str, str], expected: str) -> None:
+    assert render(template, values) == expected
+
+
+def test_render_missing_value_names_it() -> None:
+    with pytest.raises(ClusterError, match=r"core-site.xml: no value for placeholder\(s\) @RM_PORT@"):
+        render("@HOST@:@RM_PORT@", {"HOST": "h"}, "core-site.xml")
+
+
+def test_merge_replaces_same_name_keeps_comments_and_order() -> None:
+    frag = "<configuration>\n  <property>\n    <!-- new b -->\n    <name>b</name>\n    <value>20</value>\n" \
+           "  </property>\n  <property>\n    <name>c</name>\n    <value>3</value>\n  </property>\n</configuration>"
+    out = merge(SITE, frag)
+    assert property_names(out) == ["a", "b", "c"]
+    assert properties(out) == {"a": "1", "b": "20", "c": "3"}
+    assert "<!-- a comment -->" in out and "<!-- new b -->" in out
+    ET.fromstring(out.split("?>", 1)[1])
+
+
+def test_set_values_replaces_and_appends() -> None:
+    out = set_values(SITE, {"b": "x<y", "z": "9"})
+    assert properties(out) == {"a": "1", "b": "x&lt;y", "z": "9"}
+    assert _props_text(out) == {"a": "1", "b": "x<y", "z": "9"}
+
+
+def _props_text(xml: str) -> dict[str, str]:
+    root = ET.fromstring(xml.split("?>", 1)[1])
+    return {p.findtext("name", ""): p.findtext("value", "") for p in root.iter("property")}
+
+
+def test_every_template_placeholder_has_a_value(tmp_path: Path) -> None:
+    # catches a template and the renderer drifting apart without starting a cluster
+    provided = set(_conf(tmp_path).values()) | set(_nm(tmp_path, 0).values())
+    used = set()
+    for f in TEMPLATES.iterdir():
+        if f.suffix in (".xml", ".properties"):
+            used |= placeholders(f.read_text())
+    assert used <= provided, used - provided
+
+
+def test_rm_conf_native(tmp_path: Path) -> None:
+    out = render_conf_dir(TEMPLATES, tmp_path / "conf", _conf(tmp_path, native="capacity"))
+    assert sorted(p.name for p in out.iterdir()) == sorted(CONF_FILES)
+    y = _props(out / "yarn-site.xml")
+    assert y["yarn.resourcemanager.scheduler.class"] == NATIVE_SCHEDULERS["capacity"]
+    assert y["yarn.resourcemanager.webapp.address"] == "127.0.0.1:105"
+    assert y["yarn.scheduler.include-port-in-node-name"] == "true"
+    assert y["yarn.application.classpath"] == "$HADOOP_CONF_DIR,/j/a.jar,/j/b.jar"
+    assert not any(k.startswith("yarnctl.shim.") for k in y)
+    assert "yarn.nodemanager.address" not in y  # per-NM only
+    m = _props(out / "mapred-site.xml")
+    for key in ("yarn.app.mapreduce.am.command-opts", "mapreduce.map.java.opts", "mapreduce.reduce.java.opts"):
+        assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in m[key]
+        assert "-XX:+IgnoreUnrecognizedVMOptions" in m[key]
+    assert m["mapreduce.jobhistory.address"] == "127.0.0.1:106"
+    assert _props(out / "core-site.xml")["hadoop.tmp.dir"] == f"{tmp_path}/tmp"
+
+
+def test_nm_confs_differ_only_where_they_must(tmp_path: Path) -> None:
+    conf = _conf(tmp_path)
+    a = _props(render_conf_dir(TEMPLATES, tmp_path / "a", conf, _nm(tmp_path, 0)) / "yarn-site.xml")
+    b = _props(render_conf_dir(TEMPLATES, tmp_path / "b", conf, _nm(tmp_path, 1)) / "yarn-site.xml")
+    differ = {k for k in a if a[k] != b.get(k)}
+    assert differ == {"yarn.nodemanager.address", "yarn.nodemanager.localizer.address",
+                      "yarn.nodemanager.webapp.address", "yarn.nodemanager.local-dirs",
+                      "yarn.nodemanager.log-dirs", "yarn.nodemanager.recovery.dir"}
+    assert a["yarn.nodemanager.local-dirs"] == f"{tmp_path}/nm-0/local"
+    # the shuffle port must live in mapred-site: the NM loads mapred-default.xml after yarn-site.xml
+    assert _props(tmp_path / "a" / "mapred-site.xml")["mapreduce.shuffle.port"] == "203"
+    assert _props(tmp_path / "b" / "mapred-site.xml")["mapreduce.shuffle.port"] == "213"
+
+
+def test_rm_conf_shim(tmp_path: Path) -> None:
+    conf = _conf(tmp_path, native=None, shim={"yarnctl.shim.port": "4242", "yarnctl.shim.token-file": "/t",
+                                                "yarnctl.shim.deadline-ms": "25"})
+    y = _props(render_conf_dir(TEMPLATES, tmp_path / "conf", conf) / "yarn-site.xml")
+    assert y["yarn.resourcemanager.scheduler.class"] == SHIM_SCHEDULER
+    assert y["yarnctl.shim.port"] == "4242"
+    assert y["yarnctl.shim.token-file"] == "/t"
+    assert y["yarnctl.shim.deadline-ms"] == "25"
+    assert y["yarnctl.shim.breaker.failures"] == "3"  # untouched default from the fragment
+    nm = _props(render_conf_dir(TEMPLATES, tmp_path / "nm", conf, _nm(tmp_path, 0)) / "yarn-site.xml")
+    assert not any(k.startswith("yarnctl.shim.") for k in nm)
+
+
+SHIM_DEFAULTS = {
+    "yarn.resourcemanager.scheduler.class": "io.yarnctl.shim.YarnctlScheduler",
+    "yarnctl.shim.enabled": "true",
+    "yarnctl.shim.address": "127.0.0.1",
+    "yarnctl.shim.port": "25334",
+    "yarnctl.shim.token-file": "${user.home}/.yarnctl/bridge.token",
+    "yarnctl.shim.deadline-ms": "10",
+    "yarnctl.shim.connect-timeout-ms": "50",
+    "yarnctl.shim.breaker.failures": "3",
+    "yarnctl.shim.breaker.probe-ms": "5000",
+    "yarnctl.shim.call-when-full": "false",
+}
+
+
+def test_shim_fragment_is_a_complete_documented_drop_in() -> None:
+    text = (TEMPLATES / "yarn-site.shim.xml").read_text()
+    assert not placeholders(text)  # literal defaults: usable as is on a real cluster
+    assert _props(TEMPLATES / "yarn-site.shim.xml") == SHIM_DEFAULTS
+    for block in text.split("<property>")[1:]:
+        assert "<!--" in block.split("<name>")[0], f"undocumented: {block.strip()[:60]}"
+
+
+def test_unknown_native_scheduler(tmp_path: Path) -> None:
+    with pytest.raises(ClusterError, match="unknown native scheduler 'drf'; valid: fifo, capacity, fair"):
+        _ = _conf(tmp_path, native="drf").scheduler_class

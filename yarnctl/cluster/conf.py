@@ -1,0 +1,201 @@
+"""Render hadoop-conf/ templates into a local cluster's conf dirs.
+
+Substitution is deliberately tiny: `@NAME@` (capitals, digits, underscores) is replaced by
+`values["NAME"]`; a placeholder without a value is an error, so a template and its caller cannot
+drift apart silently. Fragments (yarn-site.nodemanager.xml, yarn-site.shim.xml) are merged into
+yarn-site.xml property by property: a fragment's property replaces the site's property of the
+same name, comments kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from yarnctl.errors import ClusterError
+
+PLACEHOLDER = re.compile(r"@([A-Z][A-Z0-9_]*)@")
+# one <property> block with the comments and blank space right before it
+_PROPERTY = re.compile(r"(?:[ \t]*<!--(?:(?!-->).)*-->\s*)*[ \t]*<property>.*?</property>[ \t]*\n?", re.S)
+_NAME = re.compile(r"<name>\s*(.*?)\s*</name>", re.S)
+_VALUE = re.compile(r"(<value>)(.*?)(</value>)", re.S)
+
+NATIVE_SCHEDULERS = {
+    "fifo": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler",
+    "capacity": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler",
+    "fair": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+}
+SHIM_SCHEDULER = "io.yarnctl.shim.YarnctlScheduler"
+
+# every container JVM YARN lets us configure (MR AM and tasks) gets these; see docker/bin/yarnctl-daemon
+CONTAINER_JAVA_OPTS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "
+                       "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.net.preferIPv4Stack=true")
+CONF_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml", "log4j.properties")
+
+
+def render(template: str, values: Mapping[str, str], source: str = "template") -> str:
+    """Replace every @NAME@ in `template`; fail naming the first placeholder without a value."""
+    missing = sorted({m.group(1) for m in PLACEHOLDER.finditer(template)} - set(values))
+    if missing:
+        raise ClusterError(f"{source}: no value for placeholder(s) {', '.join('@' + m + '@' for m in missing)}")
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+def placeholders(template: str) -> set[str]:
+    """The @NAME@ placeholders a template uses."""
+    return {m.group(1) for m in PLACEHOLDER.finditer(template)}
+
+
+def property_names(site_xml: str) -> list[str]:
+    """Names of the <property> elements of a Hadoop site file, in order."""
+    return [_name_of(block) for block in _PROPERTY.findall(_body(site_xml))]
+
+
+def properties(site_xml: str) -> dict[str, str]:
+    """name -> raw value text of a Hadoop site file (no XML unescaping: values here are plain)."""
+    out = {}
+    for block in _PROPERTY.findall(_body(site_xml)):
+        m = _VALUE.search(block)
+        out[_name_of(block)] = m.group(2).strip() if m else ""
+    return out
+
+
+def merge(site_xml: str, fragment_xml: str) -> str:
+    """Add the fragment's properties (with their comments) to the site file, replacing same-named ones."""
+    blocks = _PROPERTY.findall(_body(fragment_xml))
+    names = {_name_of(b) for b in blocks}
+    head, body, tail = _split(site_xml)
+    kept = _PROPERTY.sub(lambda m: "" if _name_of(m.group(0)) in names else m.group(0), body)
+    return head + kept.rstrip() + "\n\n" + "".join(b if b.endswith("\n") else b + "\n" for b in blocks) + tail
+
+
+def set_values(site_xml: str, values: Mapping[str, str]) -> str:
+    """Set property values by name; names the file lacks are appended as new properties."""
+    todo = dict(values)
+
+    def sub(m: re.Match[str]) -> str:
+        block = m.group(0)
+        name = _name_of(block)
+        if name not in todo:
+            return block
+        value = escape(todo.pop(name))
+        return _VALUE.sub(lambda v: v.group(1) + value + v.group(3), block, count=1)
+
+    head, body, tail = _split(site_xml)
+    body = _PROPERTY.sub(sub, body)
+    extra = "".join(f"  <property>\n    <name>{escape(k)}</name>\n    <value>{escape(v)}</value>\n  </property>\n"
+                    for k, v in todo.items())
+    return head + body + extra + tail
+
+
+@dataclass(frozen=True, slots=True)
+class NodeManagerConf:
+    """What differs between the NodeManagers of one cluster."""
+
+    index: int
+    dir: Path
+    port: int
+    localizer_port: int
+    webapp_port: int
+    shuffle_port: int
+
+    def values(self) -> dict[str, str]:
+        return {"NM_DIR": str(self.dir), "NM_PORT": str(self.port), "NM_LOCALIZER_PORT": str(self.localizer_port),
+                "NM_WEBAPP_PORT": str(self.webapp_port), "NM_SHUFFLE_PORT": str(self.shuffle_port)}
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConf:
+    """Everything the templates need for one local cluster."""
+
+    dir: Path
+    classpath: tuple[str, ...]
+    rm_port: int
+    rm_scheduler_port: int
+    rm_tracker_port: int
+    rm_admin_port: int
+    rm_webapp_port: int
+    host: str = "127.0.0.1"
+    nm_memory_mb: int = 4096
+    nm_vcores: int = 4
+    nm_heartbeat_ms: int = 1000
+    native: str | None = "fifo"          # None: the shim
+    shim: Mapping[str, str] = field(default_factory=dict)  # yarnctl.shim.* overrides when the shim is on
+    jhs_port: int = 10020
+    jhs_webapp_port: int = 19888
+    jhs_admin_port: int = 10033
+
+    @property
+    def scheduler_class(self) -> str:
+        if self.native is None:
+            return SHIM_SCHEDULER
+        try:
+            return NATIVE_SCHEDULERS[self.native]
+        except KeyError:
+            raise ClusterError(f"unknown native scheduler {self.native!r}; valid: {', '.join(NATIVE_SCHEDULERS)}") from None
+
+    def values(self) -> dict[str, str]:
+        return {
+            "CLUSTER_DIR": str(self.dir), "HOST": self.host,
+            "RM_PORT": str(self.rm_port), "RM_SCHEDULER_PORT": str(self.rm_scheduler_port),
+            "RM_TRACKER_PORT": str(self.rm_tracker_port), "RM_ADMIN_PORT": str(self.rm_admin_port),
+            "RM_WEBAPP_PORT": str(self.rm_webapp_port),
+            "NM_MEMORY_MB": str(self.nm_memory_mb), "NM_VCORES": str(self.nm_vcores),
+            "NM_HEARTBEAT_MS": str(self.nm_heartbeat_ms),
+            "SCHEDULER_CLASS": self.scheduler_class,
+            "CLASSPATH_COMMAS": ",".join(self.classpath),
+            "CONTAINER_JAVA_OPTS": CONTAINER_JAVA_OPTS,
+            "JHS_PORT": str(self.jhs_port), "JHS_WEBAPP_PORT": str(self.jhs_webapp_port),
+            "JHS_ADMIN_PORT": str(self.jhs_admin_port),
+        }
+
+
+def render_conf_dir(templates: Path, out: Path, conf: ClusterConf, nm: NodeManagerConf | None = None) -> Path:
+    """Write core/yarn/mapred-site.xml, capacity-scheduler.xml and log4j.properties into `out`.
+
+    With `nm`, the NodeManager's ports and dirs (yarn-site.nodemanager.xml,
+    mapred-site.nodemanager.xml) are merged in: its own conf dir. Without, the result is the
+    ResourceManager's and clients' conf dir; the shim fragment goes into that copy only.
+    """
+    values = conf.values() | (nm.values() if nm else {})
+    out.mkdir(parents=True, exist_ok=True)
+    for name in CONF_FILES:
+        text = render(_read(templates / name), values, str(templates / name))
+        frag = templates / name.replace(".xml", ".nodemanager.xml")
+        if nm is not None and name.endswith("-site.xml") and frag.is_file():
+            text = merge(text, render(_read(frag), values, str(frag)))
+        if nm is None and name == "yarn-site.xml" and conf.native is None:
+            frag = templates / "yarn-site.shim.xml"
+            text = set_values(merge(text, _read(frag)), conf.shim)
+        (out / name).write_text(text)
+    return out
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as e:
+        raise ClusterError(f"{path}: cannot read template: {e.strerror}") from None
+
+
+def _split(site_xml: str) -> tuple[str, str, str]:
+    start = site_xml.find("<configuration>")
+    end = site_xml.rfind("</configuration>")
+    if start < 0 or end < start:
+        raise ClusterError("not a Hadoop site file: no <configuration> element")
+    start += len("<configuration>")
+    return site_xml[:start], site_xml[start:end], site_xml[end:]
+
+
+def _body(site_xml: str) -> str:
+    return _split(site_xml)[1]
+
+
+def _name_of(block: str) -> str:
+    m = _NAME.search(block)
+    if not m:
+        raise ClusterError(f"a <property> without <name>: {block.strip()[:80]}")
+    return m.group(1)
