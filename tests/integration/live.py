@@ -1,0 +1,120 @@
+"""Helpers for the integration tests: the live cluster handle, its shim counters and decision logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+from yarnctl.bridge.decisionlog import LogReader
+from yarnctl.cluster.local import ClusterInfo, LocalCluster, app_ids
+
+HERE = Path(__file__).parent
+DEADLINE_MS = 250  # generous: the test machine also runs the MR JVMs on 2 cores
+SHIM_BEAN = "Hadoop:service=ResourceManager,name=YarnctlShim"
+
+
+@dataclass
+class Live:
+    """The running cluster plus the policy server currently behind its shim."""
+
+    lc: LocalCluster
+    info: ClusterInfo
+    serve: subprocess.Popen[str] | None = None
+    decision_log: Path | None = None
+    logs: list[Path] = field(default_factory=list)
+
+    @property
+    def port(self) -> int:
+        assert self.info.serve is not None
+        return self.info.serve.ports["py4j"]
+
+    def shim(self) -> dict[str, Any]:
+        """The shim's counters from the RM's /jmx."""
+        with urllib.request.urlopen(f"{self.info.rm_url}/jmx?qry={SHIM_BEAN}", timeout=10) as r:
+            beans = json.loads(r.read())["beans"]
+        assert beans, f"{SHIM_BEAN} is not registered: is the shim the RM's scheduler?"
+        return dict(beans[0])
+
+    def stop_serve(self, sig: int = signal.SIGTERM) -> None:
+        """Stop whichever policy server is running (the cluster's own, or one a test started)."""
+        if self.serve is None:
+            assert self.info.serve is not None
+            os.kill(self.info.serve.pid, sig)
+            _wait_port_closed(self.port)
+            return
+        self.serve.send_signal(sig)
+        self.serve.wait(timeout=30)
+        self.serve = None
+
+    def start_serve(self, mode: str) -> Path:
+        """Start tests/integration/policy_server.py in `mode` on the shim's port; return its decision log."""
+        assert self.info.token_file is not None
+        log = self.info.dir / f"decisions-{mode}-{len(self.logs)}.jsonl"
+        self.serve = subprocess.Popen([sys.executable, str(HERE / "policy_server.py"), mode, str(self.port),
+                                       str(self.info.token_file), str(log)], stdout=subprocess.PIPE, text=True)
+        assert self.serve.stdout is not None
+        line = self.serve.stdout.readline()
+        assert line.startswith("listening"), f"policy server did not start: {line!r}"
+        self.logs.append(log)
+        self.decision_log = log
+        return log
+
+    def records(self, log: Path | None = None) -> list[dict[str, Any]]:
+        """Every call in a decision log (flushed at least once a second)."""
+        return list(LogReader(log or self.decision_log or self.info.decision_log))  # type: ignore[arg-type]
+
+    def run(self, args: list[str], main_class: str | None = None, timeout: float = 300) -> tuple[str, dict[str, Any]]:
+        """Run a client to completion; return its app id and the RM's final record of the app."""
+        done = self.lc.run(args, main_class, timeout=timeout)
+        ids = app_ids(done.stderr + done.stdout)
+        assert ids, f"no application id in the client output:\n{done.stderr[-3000:]}"
+        app = self.lc.wait_app(ids[-1], timeout_s=timeout)
+        assert done.returncode == 0, f"client exit {done.returncode}:\n{done.stderr[-3000:]}"
+        return ids[-1], app
+
+    def start(self, args: list[str], main_class: str | None = None) -> subprocess.Popen[str]:
+        """Start a client in the background."""
+        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
+        return subprocess.Popen(self.lc.client_command(args, main_class), env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _wait_port_closed(port: int, timeout_s: float = 30) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) != 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"port {port} still open after {timeout_s} s")
+
+
+def assigned_by_app(records: list[dict[str, Any]]) -> dict[str, int]:
+    """Containers each app got from the policy's answers (what Python decided)."""
+    out: dict[str, int] = {}
+    for r in records:
+        for app, _prio, n in (r["resp"] or {}).get("a", []):
+            out[app] = out.get(app, 0) + n
+    return out
+
+
+def allocated_by_app(records: list[dict[str, Any]]) -> dict[str, int]:
+    """Containers the RM reported as allocated to each app (the alloc rows of deltas, not full syncs)."""
+    out: dict[str, int] = {}
+    for r in records:
+        req = r["req"] or {}
+        if not req.get("full"):
+            for row in req.get("alloc", []):
+                out[row[1]] = out.get(row[1], 0) + 1
+    return out

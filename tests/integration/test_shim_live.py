@@ -1,0 +1,164 @@
+"""Real applications on a real Hadoop 2.7.7 cluster whose scheduler is the shim delegating to Python.
+
+Ordered as one story on one cluster: Python places everything; Python dies mid-run and the native
+fallback finishes the job; a restarted server resumes delegation; a garbage-answering server never
+gets a node over-allocated; the kill path re-runs a task without failing it; a resize reaches the RM.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import urllib.request
+import json
+from typing import Any
+
+import pytest
+
+from live import Live, allocated_by_app, assigned_by_app
+
+pytestmark = pytest.mark.integration
+
+SLEEP = ["-m", "4", "-r", "1", "-mt", "4000", "-rt", "1000"]
+
+
+def _delta(before: dict[str, Any], after: dict[str, Any], key: str) -> int:
+    return int(after[key]) - int(before[key])
+
+
+def test_pi_runs_with_every_container_placed_by_python(cluster: Live) -> None:
+    before = cluster.shim()
+    cluster.stop_serve()  # the cluster's own `yarnctl serve --policy fifo` -> the same policy, own log
+    cluster.start_serve("fifo")
+    app, record = cluster.run(["pi", "2", "10"])
+    after = cluster.shim()
+    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    time.sleep(1.5)  # the decision log flushes every second
+    recs = cluster.records()
+    # AM + 2 maps + 1 reduce, each asked for and each the answer of a Python decision
+    assert assigned_by_app(recs).get(app, 0) >= 4
+    assert allocated_by_app(recs).get(app, 0) == assigned_by_app(recs).get(app, 0)
+    assert _delta(before, after, "ContainersNative") == 0
+    assert _delta(before, after, "ContainersByPolicy") >= 4
+    assert all(r["outcome"] in ("ok", "resync") for r in recs)
+
+
+def test_distributed_shell_runs_placed_by_python(cluster: Live) -> None:
+    before = cluster.shim()
+    app, record = cluster.run(["-shell_command", "sleep 1", "-num_containers", "2"], "dshell")
+    after = cluster.shim()
+    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    time.sleep(1.5)
+    assert assigned_by_app(cluster.records()).get(app, 0) >= 3  # AM + 2 shell containers
+    assert _delta(before, after, "ContainersNative") == 0
+
+
+def test_killing_the_policy_server_mid_run_fails_nothing_and_a_restart_resumes(cluster: Live) -> None:
+    before = cluster.shim()
+    job = cluster.start(SLEEP, "sleep")
+    deadline = time.monotonic() + 120
+    while cluster.shim()["ContainersByPolicy"] - before["ContainersByPolicy"] < 2:  # AM + a map running
+        assert time.monotonic() < deadline, "the sleep job got no containers from Python"
+        time.sleep(0.5)
+    cluster.stop_serve(signal.SIGKILL)
+    out, _ = job.communicate(timeout=300)
+    assert job.returncode == 0, out[-3000:]
+    mid = cluster.shim()
+    assert _delta(before, mid, "Fallback") > 0
+    assert _delta(before, mid, "ContainersNative") > 0  # the rest of the job was placed natively
+    apps = [a for a in _apps(cluster) if a["name"] == "Sleep job"]
+    assert apps and apps[-1]["finalStatus"] == "SUCCEEDED"
+
+    log = cluster.start_serve("fifo")
+    t0 = time.monotonic()
+    while cluster.shim()["BreakerOpen"]:  # the breaker probes every 5 s (yarnctl.shim.breaker.probe-ms)
+        assert time.monotonic() - t0 < 15, "the shim did not resume delegating within 15 s"
+        time.sleep(0.25)
+    resumed = cluster.shim()
+    app, record = cluster.run(["pi", "1", "5"])
+    after = cluster.shim()
+    assert record["finalStatus"] == "SUCCEEDED"
+    assert _delta(mid, resumed, "FullSyncs") >= 1  # the shim resynced the new server
+    assert _delta(resumed, after, "ContainersByPolicy") >= 3
+    assert _delta(resumed, after, "ContainersNative") == 0
+    time.sleep(1.5)
+    recs = cluster.records(log)
+    assert recs[0]["req"]["full"] is True
+    assert assigned_by_app(recs).get(app, 0) >= 3
+
+
+def test_garbage_answers_never_overallocate_a_node_nor_fail_an_app(cluster: Live) -> None:
+    cluster.stop_serve()
+    cluster.start_serve("chaos")
+    before = cluster.shim()
+    worst: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for n in cluster.lc.rest().nodes():
+                total_mb = n["usedMemoryMB"] + n["availMemoryMB"]
+                total_vc = n["usedVirtualCores"] + n["availableVirtualCores"]
+                if n["availMemoryMB"] < 0 or n["availableVirtualCores"] < 0:
+                    worst.append(f"{n['id']}: {n['usedMemoryMB']}/{total_mb} MB, {n['usedVirtualCores']}/{total_vc} vcores")
+            time.sleep(0.3)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        _, record = cluster.run(SLEEP, "sleep")
+    finally:
+        stop.set()
+        t.join()
+    after = cluster.shim()
+    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    assert not worst, worst[:5]
+    assert _delta(before, after, "Rejected") > 0
+    assert _delta(before, after, "FallbackRefused") > 0
+    assert _delta(before, after, "FallbackTimeout") > 0
+    assert cluster.lc.rest().info()["state"] == "STARTED"
+
+
+def test_the_kill_path_reruns_the_task_without_counting_a_failure(cluster: Live) -> None:
+    cluster.stop_serve()
+    cluster.start_serve("kill-once")
+    before = cluster.shim()
+    app, record = cluster.run(["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], "sleep")
+    after = cluster.shim()
+    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    assert _delta(before, after, "Killed") == 1
+    job = _history_job(cluster, app)
+    assert job["failedMapAttempts"] == 0 and job["failedReduceAttempts"] == 0
+    assert job["killedMapAttempts"] + job["killedReduceAttempts"] >= 1
+
+
+def test_a_resize_reaches_the_resource_manager(cluster: Live) -> None:
+    cluster.stop_serve()
+    cluster.start_serve("resize")
+    before = cluster.shim()
+    cluster.run(["pi", "1", "2"])
+    after = cluster.shim()
+    assert _delta(before, after, "Resized") == 1
+    first = sorted(cluster.lc.rest().nodes(), key=lambda n: n["id"])[0]
+    assert first["usedMemoryMB"] + first["availMemoryMB"] == 3072
+    assert first["usedVirtualCores"] + first["availableVirtualCores"] == 3
+
+
+def _apps(cluster: Live) -> list[dict[str, Any]]:
+    return sorted(cluster.lc.rest().apps(), key=lambda a: a["id"])
+
+
+def _history_job(cluster: Live, app_id: str) -> dict[str, Any]:
+    assert cluster.info.history is not None
+    job_id = "job_" + app_id.removeprefix("application_")
+    deadline = time.monotonic() + 60
+    while True:  # the AM hands the job to the JobHistoryServer as it finishes
+        try:
+            with urllib.request.urlopen(f"{cluster.info.history.url}/ws/v1/history/mapreduce/jobs/{job_id}",
+                                        timeout=10) as r:
+                return dict(json.loads(r.read())["job"])
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
