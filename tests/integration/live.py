@@ -19,7 +19,7 @@ from yarnctl.cluster.local import ClusterInfo, LocalCluster, app_ids
 
 HERE = Path(__file__).parent
 DEADLINE_MS = 250  # generous: the test machine also runs the MR JVMs on 2 cores
-SHIM_BEAN = "Hadoop:service=ResourceManager,name=YarnctlShim"
+from yarnctl.cluster.local import SHIM_BEAN
 
 
 @dataclass

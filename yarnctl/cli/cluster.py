@@ -155,6 +155,17 @@ def _status(cluster: Any, args: argparse.Namespace) -> int:
               f"{a['appsFailed']} failed, {a['appsKilled']} killed ({a['appsSubmitted']} submitted)")
         for app in st.get("running_apps", []):
             print(f"  {app['id']}  {app['state']:<9} {app['progress']:5.1f}%  {app['name']}")
+    if st.get("shim"):
+        sh = st["shim"]
+        if "error" in sh:
+            print(f"shim: {sh['error']}")
+        else:
+            print(f"shim: {sh['Delegated']} of {sh['Heartbeats']} heartbeats delegated, {sh['Fallback']} native "
+                  f"(timeout {sh['FallbackTimeout']}, error {sh['FallbackError']}, unreachable "
+                  f"{sh['FallbackUnreachable']}, refused {sh['FallbackRefused']}, breaker {sh['FallbackBreakerOpen']}); "
+                  f"containers {sh['ContainersByPolicy']} by policy, {sh['ContainersNative']} native; "
+                  f"rejected {sh['Rejected']}; breaker {'OPEN' if sh['BreakerOpen'] else 'closed'}; "
+                  f"deadline {sh['DeadlineMillis']} ms")
     if st["serve_status"] is not None:
         print("policy server:")
         for k, v in st["serve_status"].items():

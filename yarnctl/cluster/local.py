@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str], None]
 
 STATE_FILE = "cluster.json"
+SHIM_BEAN = "Hadoop:service=ResourceManager,name=YarnctlShim"  # the shim's counters in the RM's /jmx
 DEFAULT_DIR = Path.home() / ".yarnctl" / "cluster"
 DEFAULT_TOKEN_FILE = Path.home() / ".yarnctl" / "bridge.token"
 JAVA_FLAGS = ("-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED")
@@ -513,6 +514,13 @@ class LocalCluster:
                                    for a in rest.apps("NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")]
         except ClusterError as e:
             out["rm_error"] = str(e)
+        out["shim"] = None
+        if info.policy:
+            try:
+                beans = rest.get(f"/jmx?qry={SHIM_BEAN}").get("beans") or []
+                out["shim"] = {k: v for k, v in beans[0].items() if k not in ("name", "modelerType")} if beans else None
+            except ClusterError as e:
+                out["shim"] = {"error": str(e)}
         if info.status_file and info.status_file.is_file():
             try:
                 out["serve_status"] = json.loads(info.status_file.read_text())
