@@ -136,24 +136,12 @@ def test_rm_conf_shim(tmp_path: Path) -> None:
     assert not any(k.startswith("yarnctl.shim.") for k in nm)
 
 
-SHIM_DEFAULTS = {
-    "yarn.resourcemanager.scheduler.class": "io.yarnctl.shim.YarnctlScheduler",
-    "yarnctl.shim.enabled": "true",
-    "yarnctl.shim.address": "127.0.0.1",
-    "yarnctl.shim.port": "25334",
-    "yarnctl.shim.token-file": "${user.home}/.yarnctl/bridge.token",
-    "yarnctl.shim.deadline-ms": "10",
-    "yarnctl.shim.connect-timeout-ms": "50",
-    "yarnctl.shim.breaker.failures": "3",
-    "yarnctl.shim.breaker.probe-ms": "5000",
-    "yarnctl.shim.call-when-full": "false",
-}
-
-
 def test_shim_fragment_is_a_complete_documented_drop_in() -> None:
     text = (TEMPLATES / "yarn-site.shim.xml").read_text()
     assert not placeholders(text)  # literal defaults: usable as is on a real cluster
-    assert _props(TEMPLATES / "yarn-site.shim.xml") == SHIM_DEFAULTS
+    # the names and defaults are checked against ShimConfig.java in test_shim_properties.py
+    assert _props(TEMPLATES / "yarn-site.shim.xml")["yarn.resourcemanager.scheduler.class"] == \
+        "io.yarnctl.shim.YarnctlScheduler"
     for block in text.split("<property>")[1:]:
         assert "<!--" in block.split("<name>")[0], f"undocumented: {block.strip()[:60]}"
 
