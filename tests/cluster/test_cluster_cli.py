@@ -12,7 +12,7 @@ import pytest
 
 from yarnctl.cli.main import main
 from yarnctl.cluster.classpath import repo_root
-from yarnctl.cluster.local import ClusterInfo, DaemonInfo, LocalCluster, app_ids, ensure_token
+from yarnctl.cluster.local import ClusterInfo, DaemonInfo, LocalCluster, app_ids
 
 SCRIPT = repo_root() / "docker" / "bin" / "yarnctl-daemon"
 
@@ -104,15 +104,6 @@ def test_app_ids() -> None:
     text = ("INFO impl.YarnClientImpl: Submitted application application_1795321886428_0001\n"
             "url http://h/proxy/application_1795321886428_0001/ then application_1795321886428_0002")
     assert app_ids(text) == ["application_1795321886428_0001", "application_1795321886428_0002"]
-
-
-def test_token_file_created_0600_and_kept(tmp_path: Path) -> None:
-    t = ensure_token(tmp_path / "sub" / "bridge.token")
-    assert oct(t.stat().st_mode & 0o777) == "0o600"
-    first = t.read_text()
-    assert len(first) >= 32
-    ensure_token(t)
-    assert t.read_text() == first
 
 
 @pytest.mark.parametrize("argv,env,message", [

@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import re
-import secrets
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
 from yarnctl.cluster.conf import CONTAINER_JAVA_OPTS, NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
@@ -262,7 +262,7 @@ class LocalCluster:
         try:
             if shim:
                 assert policy is not None
-                ensure_token(token)
+                load_token(token)  # creates it 0600, or refuses one others can read, before anything starts
                 info = self._start_serve(info, policy, serve_port, serve_args, deadline)
             # the JobHistoryServer first: it always sleeps 10 s after creating its dirs
             # (HistoryFileManager.createHistoryDirs), so the RM and NMs start meanwhile
@@ -603,17 +603,6 @@ def find_java_home() -> str:
     if not java:
         raise ClusterError("no java on PATH and JAVA_HOME unset: install a JDK (8, 11 or 17)")
     return str(Path(java).resolve().parent.parent)
-
-
-def ensure_token(path: Path) -> Path:
-    """Create the py4j auth token file (mode 0600) when missing; an existing one is kept."""
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_urlsafe(32))
-    return path
 
 
 def py4j_jar_if_needed(shim_jar: Path) -> Path | None:
