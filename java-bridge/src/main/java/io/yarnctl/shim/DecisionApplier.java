@@ -110,7 +110,8 @@ final class DecisionApplier {
     res.killed.add(c.getContainerId().toString());
   }
 
-  private void assign(WireResponse.Assign a, FiCaSchedulerNode node, Result res) {
+  /** Applies one assignment row whole or not at all (also the native fallback's only way to allocate). */
+  void assign(WireResponse.Assign a, FiCaSchedulerNode node, Result res) {
     String row = "a [" + a.app + ", " + a.priority + ", " + a.count + "]";
     if (a.count <= 0) {
       res.reject("bad-count", row);

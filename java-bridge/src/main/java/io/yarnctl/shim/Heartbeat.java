@@ -17,8 +17,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaS
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 
 /**
- * One NODE_UPDATE: container updates, then the Python decision within the deadline, or FifoScheduler's
- * own decision when the call fails, the response is refused, the breaker is open or delegation is off.
+ * One NODE_UPDATE: container updates, then the Python decision within the deadline, or the native FIFO
+ * fallback when the call fails, the response is refused or the breaker is open (stock FifoScheduler
+ * when delegation is off).
  */
 final class Heartbeat {
 
@@ -160,18 +161,28 @@ final class Heartbeat {
     }
   }
 
-  /** FifoScheduler decides this heartbeat; what it allocated is found by diffing the node's containers. */
+  /**
+   * Decides this heartbeat without Python: the vcore-aware FIFO fallback, or with delegation switched
+   * off (no policy) exactly stock FifoScheduler, whose allocations are found by diffing the node.
+   */
   private void decideNatively(NodeUpdateSchedulerEvent event, FiCaSchedulerNode node, ShimMetrics.Fallback why) {
     s.metrics().fallback(why);
     s.encoder().markFull();
-    Set<ContainerId> before = YarnctlScheduler.running(node);
-    // Container updates were already pulled, so FifoScheduler's nodeUpdate only assigns.
-    s.nativeNodeUpdate(event);
-    List<RMContainer> added = YarnctlScheduler.newSince(node, before);
-    for (RMContainer c : added) {
-      s.encoder().allocated(c, s.encoder().isAmAtAllocation(c));
+    int allocated;
+    if (why == ShimMetrics.Fallback.DISABLED) {
+      Set<ContainerId> before = YarnctlScheduler.running(node);
+      // Container updates were already pulled, so FifoScheduler's nodeUpdate only assigns.
+      s.nativeNodeUpdate(event);
+      List<RMContainer> added = YarnctlScheduler.newSince(node, before);
+      for (RMContainer c : added) {
+        s.encoder().allocated(c, s.encoder().isAmAtAllocation(c));
+      }
+      allocated = added.size();
+    } else {
+      allocated = s.nativeFifo().decide(node).allocated.size();
+      s.refreshHeadroomAndMetrics();
     }
-    s.metrics().containersNative.addAndGet(added.size());
+    s.metrics().containersNative.addAndGet(allocated);
   }
 
   private void pullContainerUpdates(RMNode rmNode, FiCaSchedulerNode node) {

@@ -64,6 +64,7 @@ public class YarnctlScheduler extends FifoScheduler {
 
   private final DeltaEncoder encoder = new DeltaEncoder(this);
   private final DecisionApplier applier = new DecisionApplier(this);
+  private final NativeFifo nativeFifo = new NativeFifo(this);
   private final Heartbeat heartbeat = new Heartbeat(this);
   private ShimConfig config;
   private ShimMetrics metrics;
@@ -298,6 +299,10 @@ public class YarnctlScheduler extends FifoScheduler {
 
   DecisionApplier applier() {
     return applier;
+  }
+
+  NativeFifo nativeFifo() {
+    return nativeFifo;
   }
 
   ShimConfig config() {

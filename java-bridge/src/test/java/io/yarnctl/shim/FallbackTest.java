@@ -47,6 +47,20 @@ public class FallbackTest {
   }
 
   @Test
+  public void nativeFallbackCountsVcoresWhereStockFifoWouldNot() throws Exception {
+    // 1 GB / 3 vcore containers on 8 GB / 8 vcore nodes: memory alone would fit 8, vcores fit 2.
+    h = ShimHarness.start(new Throwing(), ShimHarness.conf());
+    h.addNode("n1", 1, "/r1", 8192, 8);
+    ApplicationAttemptId a = h.addApp(1L, 1, "u", "YARN", "wide", 1L);
+    h.ask(a, 0, 1024, 3, 8, true);
+    h.heartbeat("n1:1");
+    assertEquals(2, h.schedulerNode("n1:1").getNumContainers());
+    assertEquals(2, h.schedulerNode("n1:1").getAvailableResource().getVirtualCores());
+    assertEquals(2L, h.scheduler.metrics().getContainersNative());
+    assertEquals(1L, h.scheduler.metrics().getFallbackError());
+  }
+
+  @Test
   public void eachFailureKindIsNativeAndCounted() throws Exception {
     String[][] table = {
         // answer, counter that must move
