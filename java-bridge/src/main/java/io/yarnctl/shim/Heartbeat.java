@@ -126,8 +126,9 @@ final class Heartbeat {
           LOG.error("yarnctl shim: " + why, e);
         }
       }
-      // A resync is Python working as designed (its mirror is stale), not a sign it is unhealthy.
-      if (!resync) {
+      // A resync to a delta is Python working as designed (its mirror is stale); to full state it is
+      // not, and left uncounted it would make every later call a full (expensive) one.
+      if (!resync || req.full) {
         onFailure(m, why);
       }
       decideNatively(event, node, failure);

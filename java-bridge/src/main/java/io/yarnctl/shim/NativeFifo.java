@@ -42,9 +42,13 @@ final class NativeFifo {
           continue;
         }
         for (Priority p : attempt.getPriorities()) {
+          ResourceRequest any = attempt.getResourceRequest(p, ResourceRequest.ANY);
+          if (any == null || any.getNumContainers() <= 0) {
+            continue;
+          }
           long n = fit(attempt, p, node);
           if (n <= 0) {
-            continue;
+            break;  // outstanding but nothing fits: FifoScheduler serves no later priority either
           }
           int before = res.allocated.size();
           scheduler.applier().assign(new WireResponse.Assign(attempt.getApplicationId().toString(),

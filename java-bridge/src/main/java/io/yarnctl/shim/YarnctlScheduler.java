@@ -1,11 +1,14 @@
 package io.yarnctl.shim;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -20,6 +23,7 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
@@ -65,6 +69,12 @@ public class YarnctlScheduler extends FifoScheduler {
   private final DeltaEncoder encoder = new DeltaEncoder(this);
   private final DecisionApplier applier = new DecisionApplier(this);
   private final NativeFifo nativeFifo = new NativeFifo(this);
+  // Node sizes as registered or set by an admin (not by our resizes), for the maximum allocation.
+  private final Map<NodeId, Resource> registered = new ConcurrentHashMap<NodeId, Resource>();
+  // Resizes we applied ourselves, by identity, so their echo event is not applied a second time.
+  private final Set<ResourceOption> ownResizes =
+      Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<ResourceOption, Boolean>()));
+  private volatile Resource configuredMax;
   private final Heartbeat heartbeat = new Heartbeat(this);
   private ShimConfig config;
   private ShimMetrics metrics;
@@ -89,6 +99,11 @@ public class YarnctlScheduler extends FifoScheduler {
   @Override
   public void serviceInit(Configuration conf) throws Exception {
     super.serviceInit(conf);
+    configuredMax = Resources.createResource(
+        conf.getInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB,
+            YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_MB),
+        conf.getInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES,
+            YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES));
     config = ShimConfig.from(conf);
     metrics = new ShimMetrics(config.deadlineMs);
     breaker = new CircuitBreaker(config.breakerFailures, config.breakerProbeMs);
@@ -156,6 +171,7 @@ public class YarnctlScheduler extends FifoScheduler {
     case NODE_ADDED: {
       NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
       super.handle(event);
+      registered.put(e.getAddedRMNode().getNodeID(), Resources.clone(e.getAddedRMNode().getTotalCapability()));
       encoder.nodeChanged(e.getAddedRMNode().getNodeID());
       if (e.getContainerReports() != null && !e.getContainerReports().isEmpty()) {
         // Recovered containers bypass allocation: resend everything.
@@ -165,12 +181,19 @@ public class YarnctlScheduler extends FifoScheduler {
     }
     case NODE_REMOVED:
       super.handle(event);
+      registered.remove(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
       encoder.nodeLost(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
       return;
-    case NODE_RESOURCE_UPDATE:
-      super.handle(event);
-      encoder.nodeChanged(((NodeResourceUpdateSchedulerEvent) event).getRMNode().getNodeID());
+    case NODE_RESOURCE_UPDATE: {
+      NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
+      // Our own resizes were applied at once; applying their echo later could undo a newer resize.
+      if (!ownResizes.remove(e.getResourceOption())) {
+        super.handle(event);
+        registered.put(e.getRMNode().getNodeID(), Resources.clone(e.getResourceOption().getResource()));
+        encoder.nodeChanged(e.getRMNode().getNodeID());
+      }
       return;
+    }
     case APP_ADDED:
       super.handle(event);
       encoder.appAdded(((AppAddedSchedulerEvent) event).getApplicationId());
@@ -350,6 +373,7 @@ public class YarnctlScheduler extends FifoScheduler {
   void resizeNode(FiCaSchedulerNode node, Resource total) {
     RMNode rmNode = node.getRMNode();
     ResourceOption option = ResourceOption.newInstance(total, RMNode.OVER_COMMIT_TIMEOUT_MILLIS_DEFAULT);
+    ownResizes.add(option);
     updateNodeResource(rmNode, option);
     rmContext.getDispatcher().getEventHandler().handle(new RMNodeResourceUpdateEvent(rmNode.getNodeID(), option));
     encoder.nodeChanged(rmNode.getNodeID());
@@ -359,8 +383,11 @@ public class YarnctlScheduler extends FifoScheduler {
   RMContainer allocateOnNode(FiCaSchedulerNode node, FiCaSchedulerApp app, Priority priority,
       ResourceRequest req, NodeType type) {
     ContainerId id = BuilderUtils.newContainerId(app.getApplicationAttemptId(), app.getNewContainerId());
+    // the ANY request's size: the one the fit check used and the one Python's mirror assumes
+    ResourceRequest any = app.getResourceRequest(priority, ResourceRequest.ANY);
+    Resource size = any != null ? any.getCapability() : req.getCapability();
     Container container = BuilderUtils.newContainer(id, node.getNodeID(), node.getRMNode().getHttpAddress(),
-        Resources.clone(req.getCapability()), priority, null);
+        Resources.clone(size), priority, null);
     RMContainer rmc = app.allocate(type, node, priority, req, container);
     if (rmc == null) {
       return null;
@@ -371,13 +398,32 @@ public class YarnctlScheduler extends FifoScheduler {
     return rmc;
   }
 
+  /**
+   * The largest container an app may ask for: the configured maximum, capped by the largest node as
+   * it registered. A policy's resizes (OPERA, usage feedback) must not shrink it: the RM would then
+   * refuse running AMs' asks and new submissions that were valid a heartbeat ago.
+   */
+  @Override
+  public Resource getMaximumResourceCapability() {
+    if (configuredMax == null) {
+      return super.getMaximumResourceCapability();
+    }
+    Resource largest = Resources.none();
+    for (Resource r : registered.values()) {
+      largest = Resources.componentwiseMax(largest, r);
+    }
+    return registered.isEmpty() ? Resources.clone(configuredMax) : Resources.componentwiseMin(configuredMax, largest);
+  }
+
   /** Headroom and queue metrics after allocations, as FifoScheduler does at the end of a heartbeat. */
   void refreshHeadroomAndMetrics() {
-    Resource free = Resources.subtract(clusterResource, getUsedResource());
+    // a capacity cut can leave more in use than the cluster now has: report no room, not negative room
+    Resource free = Resources.componentwiseMax(Resources.none(),
+        Resources.subtract(clusterResource, getUsedResource()));
     for (SchedulerApplication<FiCaSchedulerApp> app : applications.values()) {
       FiCaSchedulerApp attempt = app.getCurrentAppAttempt();
       if (attempt != null) {
-        attempt.setHeadroom(Resources.subtract(clusterResource, getUsedResource()));
+        attempt.setHeadroom(Resources.clone(free));
       }
     }
     getRootQueueMetrics().setAvailableResourcesToQueue(free);

@@ -137,7 +137,26 @@ public class FallbackTest {
   }
 
   @Test
-  public void resyncDoesNotOpenTheBreaker() throws Exception {
+  public void resyncToADeltaIsNotAFailure() throws Exception {
+    ScriptedPolicy p = new ScriptedPolicy();
+    p.next = new ScriptedPolicy.Answer() {
+      @Override
+      public String answer(JsonNode req) {
+        // a stale mirror: full state is accepted, every delta is answered resync
+        return "{\"seq\":" + req.get("seq") + (req.get("full").getBooleanValue() ? "}" : ",\"resync\":true}");
+      }
+    };
+    ShimMetrics m = setUp(p, ShimHarness.conf());
+    for (int i = 0; i < 6; i++) {
+      h.heartbeat("n2:1");
+    }
+    assertEquals(3, m.getFallbackRefused());
+    assertFalse(m.isBreakerOpen());
+    assertEquals(3, m.getFullSyncs());
+  }
+
+  @Test
+  public void resyncToFullStateOpensTheBreaker() throws Exception {
     ScriptedPolicy p = new ScriptedPolicy();
     p.next = new ScriptedPolicy.Answer() {
       @Override
@@ -149,9 +168,10 @@ public class FallbackTest {
     for (int i = 0; i < 5; i++) {
       h.heartbeat("n2:1");
     }
-    assertEquals(5, m.getFallbackRefused());
-    assertFalse(m.isBreakerOpen());
-    assertEquals(5, m.getFullSyncs());
+    // every call is full after a refusal; three refused full calls open the breaker
+    assertEquals(3, m.getFallbackRefused());
+    assertTrue(m.isBreakerOpen());
+    assertEquals(2, m.getFallbackBreakerOpen());
   }
 
   @Test
