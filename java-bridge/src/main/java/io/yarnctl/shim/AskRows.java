@@ -3,16 +3,19 @@ package io.yarnctl.shim;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 
-/** Encodes one (app, priority) request table as a wire {@code asks} row. */
+/** Encodes one (app, priority) request table as a wire {@code asks} row, and lists an app's table priorities. */
 final class AskRows {
 
   // Hosts before racks, each alphabetically, so rows are deterministic.
@@ -56,6 +59,20 @@ final class AskRows {
     Resource cap = any.getCapability();
     return new Object[] {app.toString(), priority, cap.getMemory(), cap.getVirtualCores(),
         Math.max(0, any.getNumContainers()), any.getRelaxLocality() ? 1 : 0, locals.toArray()};
+  }
+
+  /** Priorities of the current attempt's request tables; empty when there is no app or attempt. */
+  static Set<Integer> priorities(SchedulerApplication<FiCaSchedulerApp> app) {
+    Set<Integer> out = new HashSet<Integer>();
+    FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
+    if (attempt != null) {
+      synchronized (attempt) {
+        for (Priority p : attempt.getPriorities()) {
+          out.add(p.getPriority());
+        }
+      }
+    }
+    return out;
   }
 
   /** Whether the row says "no request" (ANY count 0 and no locals). */

@@ -86,7 +86,7 @@ final class DecisionApplier {
     } else if (r.memory < 0 || r.vcores < 0 || r.memory > Integer.MAX_VALUE || r.vcores > Integer.MAX_VALUE) {
       res.reject("bad-size", row);
     } else {
-      scheduler.resizeNode(n, Resource.newInstance((int) r.memory, (int) r.vcores));
+      scheduler.allocations().resizeNode(n, Resource.newInstance((int) r.memory, (int) r.vcores));
       res.resized.add(new long[] {r.memory, r.vcores});
       res.resizedNodes.add(n.getNodeID().toString());
     }
@@ -106,7 +106,7 @@ final class DecisionApplier {
       return;
     }
     LOG.info("yarnctl shim: killing " + c.getContainerId() + " on policy decision: " + k.reason);
-    scheduler.killContainer(c);
+    scheduler.allocations().killContainer(c);
     res.killed.add(c.getContainerId().toString());
   }
 
@@ -180,7 +180,7 @@ final class DecisionApplier {
   private void place(FiCaSchedulerNode node, FiCaSchedulerApp attempt, Priority p, ResourceRequest req,
       NodeType type, long n, Result res) {
     for (long i = 0; i < n; i++) {
-      RMContainer c = scheduler.allocateOnNode(node, attempt, p, req, type);
+      RMContainer c = scheduler.allocations().allocateOnNode(node, attempt, p, req, type);
       if (c == null) {
         // Cannot happen after the checks above under the attempt lock; log rather than loop.
         LOG.warn("yarnctl shim: " + attempt.getApplicationAttemptId() + " refused a validated container");

@@ -5,24 +5,14 @@ import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.Set;
-import java.util.TreeSet;
 
-import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
-import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.NodeId;
-import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.api.records.ResourceRequest;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
@@ -56,6 +46,7 @@ final class DeltaEncoder {
   private static final JsonFactory JSON = new JsonFactory();
 
   private final YarnctlScheduler scheduler;
+  private final WireRows rows;
   private final Object lock = new Object();
   // Everything below is guarded by lock.
   private boolean fullPending = true;
@@ -68,16 +59,11 @@ final class DeltaEncoder {
   private LinkedHashSet<AskKey> asks = new LinkedHashSet<AskKey>();
   private List<Object[]> alloc = new ArrayList<Object[]>();
   private List<Object[]> done = new ArrayList<Object[]>();
-  // The AM flag is tracked here, not read from RMAppAttempt.getMasterContainer(): that takes the
-  // attempt's lock, which the dispatcher holds while it calls allocate() and waits for the app lock
-  // we hold when we allocate (a lock-order inversion that deadlocked the RM). A managed AM is the
-  // first container an attempt gets: nothing else can be asked for before the AM runs.
-  private final Set<ApplicationAttemptId> amPlaced = new HashSet<ApplicationAttemptId>();
-  private final Set<ContainerId> amContainers = new HashSet<ContainerId>();
 
   /** Creates an encoder whose first request is full state. */
   DeltaEncoder(YarnctlScheduler scheduler) {
     this.scheduler = scheduler;
+    this.rows = new WireRows(scheduler);
   }
 
   /** Makes the next request full state and drops what was recorded for a delta. */
@@ -132,12 +118,8 @@ final class DeltaEncoder {
 
   /** An application was removed. */
   void appGone(ApplicationId id) {
+    rows.appGone(id);
     synchronized (lock) {
-      for (Iterator<ApplicationAttemptId> it = amPlaced.iterator(); it.hasNext();) {
-        if (it.next().getApplicationId().equals(id)) {
-          it.remove();
-        }
-      }
       if (!fullPending) {
         apps.remove(id);
         gone.add(id.toString());
@@ -156,7 +138,7 @@ final class DeltaEncoder {
 
   /** A container was allocated (by a decision or natively); its asks changed too. */
   void allocated(RMContainer c, boolean am) {
-    Object[] row = allocRow(c, am);
+    Object[] row = WireRows.alloc(c, am);
     synchronized (lock) {
       if (!fullPending) {
         alloc.add(row);
@@ -168,8 +150,8 @@ final class DeltaEncoder {
 
   /** A container completed, was released or killed. */
   void completed(ContainerId id, long ms, int exitStatus) {
+    rows.containerGone(id);
     synchronized (lock) {
-      amContainers.remove(id);
       if (!fullPending) {
         done.add(new Object[] {id.toString(), ms, exitStatus});
       }
@@ -206,31 +188,14 @@ final class DeltaEncoder {
     Map<NodeId, FiCaSchedulerNode> allNodes = scheduler.nodesView();
     Map<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> allApps = scheduler.appsView();
     if (full) {
-      dNodes = new TreeSet<NodeId>(allNodes.keySet());
+      FullState state = new FullState(allNodes, allApps, rows);
+      dNodes = state.nodes;
       dLost = Collections.emptyList();
-      dApps = allApps.keySet();
+      dApps = state.apps;
       dGone = Collections.emptyList();
-      dAsks = new ArrayList<AskKey>();
-      dAlloc = new ArrayList<Object[]>();
+      dAsks = state.asks;
+      dAlloc = state.alloc;
       dDone = Collections.emptyList();
-      TreeMap<ContainerId, RMContainer> live = new TreeMap<ContainerId, RMContainer>();
-      for (Map.Entry<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> e : allApps.entrySet()) {
-        FiCaSchedulerApp attempt = e.getValue().getCurrentAppAttempt();
-        if (attempt == null) {
-          continue;
-        }
-        synchronized (attempt) {
-          for (Priority p : attempt.getPriorities()) {
-            dAsks.add(new AskKey(e.getKey(), p.getPriority()));
-          }
-          for (RMContainer c : attempt.getLiveContainers()) {
-            live.put(c.getContainerId(), c);
-          }
-        }
-      }
-      for (RMContainer c : live.values()) {
-        dAlloc.add(allocRow(c, isAmInFullState(c)));
-      }
     }
     try {
       StringWriter w = new StringWriter(256);
@@ -245,45 +210,43 @@ final class DeltaEncoder {
       g.writeNumberField("t", nowMs);
       g.writeStringField("node", node.getNodeID().toString());
       Resource used = node.getUsedResource();
-      writeRow(g, "used", used.getMemory(), used.getVirtualCores(), node.getNumContainers());
+      WireRows.writeRow(g, "used", used.getMemory(), used.getVirtualCores(), node.getNumContainers());
       if (full) {
         Resource min = scheduler.getMinimumResourceCapability();
-        writeRow(g, "min", min.getMemory(), min.getVirtualCores());
+        WireRows.writeRow(g, "min", min.getMemory(), min.getVirtualCores());
       }
-      List<Object[]> rows = new ArrayList<Object[]>();
+      List<Object[]> out = new ArrayList<Object[]>();
       for (NodeId id : dNodes) {
         FiCaSchedulerNode n = allNodes.get(id);
         if (n != null) {
-          Resource total = n.getTotalResource();
-          rows.add(new Object[] {id.toString(), n.getRMNode().getRackName(), total.getMemory(),
-              total.getVirtualCores()});
+          out.add(WireRows.node(id, n));
         }
       }
-      writeRows(g, "nodes", rows);
-      writeStrings(g, "lost", dLost);
-      rows.clear();
+      WireRows.writeRows(g, "nodes", out);
+      WireRows.writeStrings(g, "lost", dLost);
+      out.clear();
       for (ApplicationId id : dApps) {
         SchedulerApplication<FiCaSchedulerApp> app = allApps.get(id);
         if (app != null) {
-          rows.add(appRow(id, app));
+          out.add(rows.app(id, app));
         }
       }
-      writeRows(g, "apps", rows);
-      writeStrings(g, "gone", dGone);
-      rows.clear();
+      WireRows.writeRows(g, "apps", out);
+      WireRows.writeStrings(g, "gone", dGone);
+      out.clear();
       for (AskKey k : dAsks) {
         SchedulerApplication<FiCaSchedulerApp> app = allApps.get(k.app);
         if (app != null) {
           Object[] row = AskRows.row(k.app, k.priority, app.getCurrentAppAttempt());
           // Full state lists only non-empty tables; a delta sends the empty row as a removal.
           if (!full || !AskRows.isEmpty(row)) {
-            rows.add(row);
+            out.add(row);
           }
         }
       }
-      writeRows(g, "asks", rows);
-      writeRows(g, "alloc", dAlloc);
-      writeRows(g, "done", dDone);
+      WireRows.writeRows(g, "asks", out);
+      WireRows.writeRows(g, "alloc", dAlloc);
+      WireRows.writeRows(g, "done", dDone);
       g.writeEndObject();
       g.close();
       return new Request(thisSeq, full, w.toString());
@@ -302,113 +265,9 @@ final class DeltaEncoder {
     done = new ArrayList<Object[]>();
   }
 
-  private Object[] appRow(ApplicationId id, SchedulerApplication<FiCaSchedulerApp> app) {
-    RMApp rm = scheduler.rmContext().getRMApps().get(id);
-    String queue = rm == null ? null : rm.getQueue();
-    if (queue == null) {
-      queue = app.getQueue().getQueueName();
-    }
-    String user = rm == null ? null : rm.getUser();
-    if (user == null) {
-      user = app.getUser();
-    }
-    TreeSet<String> tags = new TreeSet<String>();
-    if (rm != null && rm.getApplicationTags() != null) {
-      tags.addAll(rm.getApplicationTags());
-    }
-    return new Object[] {id.toString(), queue, user, rm == null ? "" : nz(rm.getApplicationType()),
-        rm == null ? "" : nz(rm.getName()), tags.toArray(new String[0]), rm == null ? 0L : rm.getSubmitTime()};
-  }
-
   /** AM flag at allocation time: the first container of an attempt of a managed-AM application. */
   boolean isAmAtAllocation(RMContainer c) {
-    ApplicationAttemptId attempt = c.getApplicationAttemptId();
-    if (c.getAllocatedPriority().getPriority() != 0 || unmanagedAm(attempt.getApplicationId())) {
-      return false;
-    }
-    synchronized (lock) {
-      if (!amPlaced.add(attempt)) {
-        return false;
-      }
-      amContainers.add(c.getContainerId());
-      return true;
-    }
-  }
-
-  private boolean isAmInFullState(RMContainer c) {
-    synchronized (lock) {
-      if (amContainers.contains(c.getContainerId())) {
-        return true;
-      }
-    }
-    return c.isAMContainer();  // set by the attempt once the AM container is acquired
-  }
-
-  private boolean unmanagedAm(ApplicationId app) {
-    // RMApp's getters read final fields without locks (unlike RMAppAttempt's)
-    RMApp rm = scheduler.rmContext().getRMApps().get(app);
-    ApplicationSubmissionContext ctx = rm == null ? null : rm.getApplicationSubmissionContext();
-    return ctx != null && ctx.getUnmanagedAM();
-  }
-
-  private static Object[] allocRow(RMContainer c, boolean am) {
-    Resource r = c.getAllocatedResource();
-    return new Object[] {c.getContainerId().toString(), c.getApplicationAttemptId().getApplicationId().toString(),
-        c.getAllocatedNode().toString(), c.getAllocatedPriority().getPriority(), r.getMemory(),
-        r.getVirtualCores(), c.getCreationTime(), am ? 1 : 0};
-  }
-
-  private static String nz(String s) {
-    return s == null ? "" : s;
-  }
-
-  private static void writeRow(JsonGenerator g, String key, long... values) throws IOException {
-    g.writeArrayFieldStart(key);
-    for (long v : values) {
-      g.writeNumber(v);
-    }
-    g.writeEndArray();
-  }
-
-  private static void writeStrings(JsonGenerator g, String key, Collection<String> values) throws IOException {
-    if (values.isEmpty()) {
-      return;
-    }
-    g.writeArrayFieldStart(key);
-    for (String s : values) {
-      g.writeString(s);
-    }
-    g.writeEndArray();
-  }
-
-  // Empty arrays are left out: the payload is the latency budget, and absent means empty.
-  private static void writeRows(JsonGenerator g, String key, List<Object[]> rows) throws IOException {
-    if (rows.isEmpty()) {
-      return;
-    }
-    g.writeArrayFieldStart(key);
-    for (Object[] row : rows) {
-      writeValue(g, row);
-    }
-    g.writeEndArray();
-  }
-
-  static void writeValue(JsonGenerator g, Object v) throws IOException {
-    if (v instanceof Object[]) {
-      g.writeStartArray();
-      for (Object o : (Object[]) v) {
-        writeValue(g, o);
-      }
-      g.writeEndArray();
-    } else if (v instanceof String) {
-      g.writeString((String) v);
-    } else if (v instanceof Integer) {
-      g.writeNumber((Integer) v);
-    } else if (v instanceof Long) {
-      g.writeNumber((Long) v);
-    } else {
-      throw new IOException("cannot encode " + v);
-    }
+    return rows.isAmAtAllocation(c);
   }
 
   /** (app, priority) key of a request table. */

@@ -26,10 +26,14 @@ final class Heartbeat {
   private static final Log LOG = LogFactory.getLog(Heartbeat.class);
 
   private final YarnctlScheduler s;
+  private final DecisionApplier applier;
+  private final NativeFifo nativeFifo;
   private boolean failing;
 
   Heartbeat(YarnctlScheduler scheduler) {
     this.s = scheduler;
+    this.applier = new DecisionApplier(scheduler);
+    this.nativeFifo = new NativeFifo(scheduler, applier);
   }
 
   /** Handles one node heartbeat on the dispatcher thread. */
@@ -53,7 +57,7 @@ final class Heartbeat {
       }
       s.maybeLogSummary();
       if (!hasRoom(node) && !s.config().callWhenFull) {
-        s.refreshHeadroomAndMetrics();
+        s.allocations().refreshHeadroomAndMetrics();
         return;
       }
       policy = s.policy();
@@ -103,8 +107,8 @@ final class Heartbeat {
       if (failure == null) {
         try {
           WireResponse decision = WireResponse.parse(raw, req.seq);
-          DecisionApplier.Result r = s.applier().apply(decision, node);
-          s.refreshHeadroomAndMetrics();
+          DecisionApplier.Result r = applier.apply(decision, node);
+          s.allocations().refreshHeadroomAndMetrics();
           s.encoder().answered(req.seq);
           m.delegated.incrementAndGet();
           m.containersByPolicy.addAndGet(r.allocated.size());
@@ -171,17 +175,17 @@ final class Heartbeat {
     s.encoder().markFull();
     int allocated;
     if (why == ShimMetrics.Fallback.DISABLED) {
-      Set<ContainerId> before = YarnctlScheduler.running(node);
+      Set<ContainerId> before = Allocations.running(node);
       // Container updates were already pulled, so FifoScheduler's nodeUpdate only assigns.
       s.nativeNodeUpdate(event);
-      List<RMContainer> added = YarnctlScheduler.newSince(node, before);
+      List<RMContainer> added = Allocations.newSince(node, before);
       for (RMContainer c : added) {
         s.encoder().allocated(c, s.encoder().isAmAtAllocation(c));
       }
       allocated = added.size();
     } else {
-      allocated = s.nativeFifo().decide(node).allocated.size();
-      s.refreshHeadroomAndMetrics();
+      allocated = nativeFifo.decide(node).allocated.size();
+      s.allocations().refreshHeadroomAndMetrics();
     }
     s.metrics().containersNative.addAndGet(allocated);
   }

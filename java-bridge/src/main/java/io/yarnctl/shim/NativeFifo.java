@@ -24,9 +24,12 @@ final class NativeFifo {
   private static final Log LOG = LogFactory.getLog(NativeFifo.class);
 
   private final YarnctlScheduler scheduler;
+  private final DecisionApplier applier;
 
-  NativeFifo(YarnctlScheduler scheduler) {
+  /** Creates the fallback for {@code scheduler}, allocating through {@code applier}. */
+  NativeFifo(YarnctlScheduler scheduler, DecisionApplier applier) {
     this.scheduler = scheduler;
+    this.applier = applier;
   }
 
   /** Allocates on {@code node} as FIFO would; returns what was allocated. */
@@ -51,7 +54,7 @@ final class NativeFifo {
             break;  // outstanding but nothing fits: FifoScheduler serves no later priority either
           }
           int before = res.allocated.size();
-          scheduler.applier().assign(new WireResponse.Assign(attempt.getApplicationId().toString(),
+          applier.assign(new WireResponse.Assign(attempt.getApplicationId().toString(),
               p.getPriority(), n), node, res);
           if (res.allocated.size() == before) {
             break;  // as FifoScheduler: "do not assign out of order w.r.t priorities"

@@ -13,6 +13,8 @@ import java.util.logging.Logger;
 
 import javax.net.SocketFactory;
 
+import org.apache.commons.logging.Log;
+
 import py4j.CallbackClient;
 import py4j.Gateway;
 
@@ -68,6 +70,33 @@ final class PolicyClient implements PolicyService, Closeable {
     fullClient = new CallbackClient(port, addr, token, 0, TimeUnit.SECONDS, sf, false, fullDeadlineMs);
     deltaProxy = proxy(deltaClient);
     fullProxy = proxy(fullClient);
+  }
+
+  /** Connects as {@code c} says, logging to {@code log}; null when delegation is off or cannot be set up. */
+  static PolicyService connect(ShimConfig c, Log log) {
+    if (!c.enabled) {
+      log.info("yarnctl shim: " + ShimConfig.ENABLED + "=false; every heartbeat is decided natively (FIFO)");
+      return null;
+    }
+    String token;
+    try {
+      token = c.readToken();
+    } catch (Exception e) {
+      log.error("yarnctl shim: cannot read the bridge token from " + c.tokenFile + " (" + e
+          + "); delegation is off and every heartbeat is decided natively (FIFO)");
+      return null;
+    }
+    try {
+      PolicyClient pc = new PolicyClient(c.address, c.port, token, c.connectTimeoutMs, c.deadlineMs,
+          c.fullDeadlineMs);
+      log.info("yarnctl shim: delegating node heartbeats to " + c.address + ":" + c.port + " with a "
+          + c.deadlineMs + " ms deadline (" + c.fullDeadlineMs + " ms for full state)");
+      return pc;
+    } catch (Exception e) {
+      log.error("yarnctl shim: cannot set up the py4j client for " + c.address + ":" + c.port + " (" + e
+          + "); delegation is off and every heartbeat is decided natively (FIFO)");
+      return null;
+    }
   }
 
   private static PolicyService proxy(CallbackClient client) {

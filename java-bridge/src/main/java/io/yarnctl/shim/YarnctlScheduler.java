@@ -1,37 +1,25 @@
 package io.yarnctl.shim;
 
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.EnumSet;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
-import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
-import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
-import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
-import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeResourceUpdateEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt.ContainersAndNMTokensAllocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
@@ -48,10 +36,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourc
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler;
-import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
-import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
  * The scheduler the RM loads: a FifoScheduler whose node heartbeats are decided by a Python policy
@@ -67,20 +53,12 @@ public class YarnctlScheduler extends FifoScheduler {
   private static final ResourceCalculator DOMINANT = new DominantResourceCalculator();
 
   private final DeltaEncoder encoder = new DeltaEncoder(this);
-  private final DecisionApplier applier = new DecisionApplier(this);
-  private final NativeFifo nativeFifo = new NativeFifo(this);
-  // Node sizes as registered or set by an admin (not by our resizes), for the maximum allocation.
-  private final Map<NodeId, Resource> registered = new ConcurrentHashMap<NodeId, Resource>();
-  // Resizes we applied ourselves, by identity, so their echo event is not applied a second time.
-  private final Set<ResourceOption> ownResizes =
-      Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<ResourceOption, Boolean>()));
-  private volatile Resource configuredMax;
+  private final Allocations allocations = new Allocations(this);
   private final Heartbeat heartbeat = new Heartbeat(this);
   private ShimConfig config;
   private ShimMetrics metrics;
   private CircuitBreaker breaker;
   private volatile PolicyService policy;
-  private PolicyClient client;
   private Clock clock = new Clock();
   private long lastSummaryMs;
 
@@ -99,45 +77,15 @@ public class YarnctlScheduler extends FifoScheduler {
   @Override
   public void serviceInit(Configuration conf) throws Exception {
     super.serviceInit(conf);
-    configuredMax = Resources.createResource(
-        conf.getInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB,
-            YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_MB),
-        conf.getInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES,
-            YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES));
+    allocations.configure(conf);
     config = ShimConfig.from(conf);
     metrics = new ShimMetrics(config.deadlineMs);
     breaker = new CircuitBreaker(config.breakerFailures, config.breakerProbeMs);
     lastSummaryMs = clock.now();
     if (policy == null) {
-      policy = connect(config);
+      policy = PolicyClient.connect(config, LOG);
     }
     metrics.register();
-  }
-
-  private static PolicyService connect(ShimConfig c) {
-    if (!c.enabled) {
-      LOG.info("yarnctl shim: " + ShimConfig.ENABLED + "=false; every heartbeat is decided natively (FIFO)");
-      return null;
-    }
-    String token;
-    try {
-      token = c.readToken();
-    } catch (Exception e) {
-      LOG.error("yarnctl shim: cannot read the bridge token from " + c.tokenFile + " (" + e
-          + "); delegation is off and every heartbeat is decided natively (FIFO)");
-      return null;
-    }
-    try {
-      PolicyClient pc = new PolicyClient(c.address, c.port, token, c.connectTimeoutMs, c.deadlineMs,
-          c.fullDeadlineMs);
-      LOG.info("yarnctl shim: delegating node heartbeats to " + c.address + ":" + c.port + " with a "
-          + c.deadlineMs + " ms deadline (" + c.fullDeadlineMs + " ms for full state)");
-      return pc;
-    } catch (Exception e) {
-      LOG.error("yarnctl shim: cannot set up the py4j client for " + c.address + ":" + c.port + " (" + e
-          + "); delegation is off and every heartbeat is decided natively (FIFO)");
-      return null;
-    }
   }
 
   @Override
@@ -171,7 +119,7 @@ public class YarnctlScheduler extends FifoScheduler {
     case NODE_ADDED: {
       NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
       super.handle(event);
-      registered.put(e.getAddedRMNode().getNodeID(), Resources.clone(e.getAddedRMNode().getTotalCapability()));
+      allocations.nodeSized(e.getAddedRMNode().getNodeID(), e.getAddedRMNode().getTotalCapability());
       encoder.nodeChanged(e.getAddedRMNode().getNodeID());
       if (e.getContainerReports() != null && !e.getContainerReports().isEmpty()) {
         // Recovered containers bypass allocation: resend everything.
@@ -181,15 +129,15 @@ public class YarnctlScheduler extends FifoScheduler {
     }
     case NODE_REMOVED:
       super.handle(event);
-      registered.remove(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
+      allocations.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
       encoder.nodeLost(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
       return;
     case NODE_RESOURCE_UPDATE: {
       NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
       // Our own resizes were applied at once; applying their echo later could undo a newer resize.
-      if (!ownResizes.remove(e.getResourceOption())) {
+      if (!allocations.isOwnResize(e.getResourceOption())) {
         super.handle(event);
-        registered.put(e.getRMNode().getNodeID(), Resources.clone(e.getResourceOption().getResource()));
+        allocations.nodeSized(e.getRMNode().getNodeID(), e.getResourceOption().getResource());
         encoder.nodeChanged(e.getRMNode().getNodeID());
       }
       return;
@@ -221,26 +169,12 @@ public class YarnctlScheduler extends FifoScheduler {
 
   // The request tables before and after the event are both resent (the old ones as removals).
   private synchronized void handleTouchingAsks(SchedulerEvent event, ApplicationId app) {
-    Set<Integer> priorities = priorities(app);
+    Set<Integer> priorities = AskRows.priorities(applications.get(app));
     super.handle(event);
-    priorities.addAll(priorities(app));
+    priorities.addAll(AskRows.priorities(applications.get(app)));
     for (Integer p : priorities) {
       encoder.asksChanged(app, p);
     }
-  }
-
-  private Set<Integer> priorities(ApplicationId app) {
-    Set<Integer> out = new HashSet<Integer>();
-    SchedulerApplication<FiCaSchedulerApp> a = applications.get(app);
-    FiCaSchedulerApp attempt = a == null ? null : a.getCurrentAppAttempt();
-    if (attempt != null) {
-      synchronized (attempt) {
-        for (Priority p : attempt.getPriorities()) {
-          out.add(p.getPriority());
-        }
-      }
-    }
-    return out;
   }
 
   /** FifoScheduler.allocate with dominant-resource normalization (keeps vcores), then marks the asks dirty. */
@@ -297,7 +231,17 @@ public class YarnctlScheduler extends FifoScheduler {
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
-  // ---- package-private hooks for Heartbeat, DeltaEncoder and DecisionApplier (under the scheduler lock) ----
+  /**
+   * The largest container an app may ask for: see {@link Allocations#maximumAllocation}, which a
+   * policy's resizes do not shrink.
+   */
+  @Override
+  public Resource getMaximumResourceCapability() {
+    Resource max = allocations.maximumAllocation();
+    return max != null ? max : super.getMaximumResourceCapability();
+  }
+
+  // ---- package-private hooks for the shim's other classes (under the scheduler lock) ----
 
   /** Runs FifoScheduler's own NODE_UPDATE handling (the native decision). */
   void nativeNodeUpdate(NodeUpdateSchedulerEvent event) {
@@ -320,12 +264,8 @@ public class YarnctlScheduler extends FifoScheduler {
     return encoder;
   }
 
-  DecisionApplier applier() {
-    return applier;
-  }
-
-  NativeFifo nativeFifo() {
-    return nativeFifo;
+  Allocations allocations() {
+    return allocations;
   }
 
   ShimConfig config() {
@@ -363,72 +303,6 @@ public class YarnctlScheduler extends FifoScheduler {
     return attempt == null ? null : attempt.getLiveContainersMap().get(id);
   }
 
-  /** Kills through the scheduler's kill path with a preempted status (MR re-runs without a failure). */
-  void killContainer(RMContainer c) {
-    completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(c.getContainerId(),
-        SchedulerUtils.PREEMPTED_CONTAINER), RMContainerEventType.KILL);
-  }
-
-  /** Sets a node's capacity in the scheduler now and in RMNode through its own event. */
-  void resizeNode(FiCaSchedulerNode node, Resource total) {
-    RMNode rmNode = node.getRMNode();
-    ResourceOption option = ResourceOption.newInstance(total, RMNode.OVER_COMMIT_TIMEOUT_MILLIS_DEFAULT);
-    ownResizes.add(option);
-    updateNodeResource(rmNode, option);
-    rmContext.getDispatcher().getEventHandler().handle(new RMNodeResourceUpdateEvent(rmNode.getNodeID(), option));
-    encoder.nodeChanged(rmNode.getNodeID());
-  }
-
-  /** Allocates one container of {@code req} on {@code node} through the RM's own allocation path. */
-  RMContainer allocateOnNode(FiCaSchedulerNode node, FiCaSchedulerApp app, Priority priority,
-      ResourceRequest req, NodeType type) {
-    ContainerId id = BuilderUtils.newContainerId(app.getApplicationAttemptId(), app.getNewContainerId());
-    // the ANY request's size: the one the fit check used and the one Python's mirror assumes
-    ResourceRequest any = app.getResourceRequest(priority, ResourceRequest.ANY);
-    Resource size = any != null ? any.getCapability() : req.getCapability();
-    Container container = BuilderUtils.newContainer(id, node.getNodeID(), node.getRMNode().getHttpAddress(),
-        Resources.clone(size), priority, null);
-    RMContainer rmc = app.allocate(type, node, priority, req, container);
-    if (rmc == null) {
-      return null;
-    }
-    node.allocateContainer(rmc);
-    Resources.addTo(getUsedResource(), rmc.getAllocatedResource());
-    encoder.allocated(rmc, encoder.isAmAtAllocation(rmc));
-    return rmc;
-  }
-
-  /**
-   * The largest container an app may ask for: the configured maximum, capped by the largest node as
-   * it registered. A policy's resizes (OPERA, usage feedback) must not shrink it: the RM would then
-   * refuse running AMs' asks and new submissions that were valid a heartbeat ago.
-   */
-  @Override
-  public Resource getMaximumResourceCapability() {
-    if (configuredMax == null) {
-      return super.getMaximumResourceCapability();
-    }
-    Resource largest = Resources.none();
-    for (Resource r : registered.values()) {
-      largest = Resources.componentwiseMax(largest, r);
-    }
-    return registered.isEmpty() ? Resources.clone(configuredMax) : Resources.componentwiseMin(configuredMax, largest);
-  }
-
-  /** Headroom and queue metrics after allocations, as FifoScheduler does at the end of a heartbeat. */
-  void refreshHeadroomAndMetrics() {
-    // a capacity cut can leave more in use than the cluster now has: report no room, not negative room
-    Resource free = Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(clusterResource, getUsedResource()));
-    for (SchedulerApplication<FiCaSchedulerApp> app : applications.values()) {
-      FiCaSchedulerApp attempt = app.getCurrentAppAttempt();
-      if (attempt != null) {
-        attempt.setHeadroom(Resources.clone(free));
-      }
-    }
-    getRootQueueMetrics().setAvailableResourcesToQueue(free);
-  }
-
   /** Logs the one-line summary at most once a minute (driven by heartbeats, so no timer thread). */
   void maybeLogSummary() {
     long now = clock.now();
@@ -436,24 +310,5 @@ public class YarnctlScheduler extends FifoScheduler {
       lastSummaryMs = now;
       LOG.info(metrics.summary());
     }
-  }
-
-  /** Containers running on {@code node} now. */
-  static Set<ContainerId> running(FiCaSchedulerNode node) {
-    Set<ContainerId> ids = new HashSet<ContainerId>();
-    for (RMContainer c : node.getRunningContainers()) {
-      ids.add(c.getContainerId());
-    }
-    return ids;
-  }
-
-  static List<RMContainer> newSince(FiCaSchedulerNode node, Set<ContainerId> before) {
-    List<RMContainer> out = new ArrayList<RMContainer>();
-    for (RMContainer c : node.getRunningContainers()) {
-      if (!before.contains(c.getContainerId())) {
-        out.add(c);
-      }
-    }
-    return out;
   }
 }

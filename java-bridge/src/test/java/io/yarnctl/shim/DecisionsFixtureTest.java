@@ -57,7 +57,7 @@ public class DecisionsFixtureTest {
       policy.next = ScriptedPolicy.constant(raw);
       ShimMetrics m = st.h.scheduler.metrics();
       FiCaSchedulerNode n2 = st.h.schedulerNode("n2:45454");
-      Set<ContainerId> before = YarnctlScheduler.running(n2);
+      Set<ContainerId> before = Allocations.running(n2);
       long delegated = m.getDelegated();
       long byPolicy = m.getContainersByPolicy();
       long refused = m.getFallbackRefused();
@@ -87,7 +87,7 @@ public class DecisionsFixtureTest {
         add(want, row.get(0).getTextValue() + "/" + row.get(1).getIntValue(), row.get(2).getLongValue());
       }
       Map<String, Long> got = new TreeMap<String, Long>();
-      for (RMContainer rc : YarnctlScheduler.newSince(n2, before)) {
+      for (RMContainer rc : Allocations.newSince(n2, before)) {
         add(got, rc.getApplicationAttemptId().getApplicationId() + "/" + rc.getAllocatedPriority().getPriority(), 1);
       }
       assertEquals(want, got);

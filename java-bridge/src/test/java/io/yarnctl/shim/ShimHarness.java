@@ -172,7 +172,7 @@ public final class ShimHarness {
       Priority p = Priority.newInstance(priority);
       String name = type == NodeType.NODE_LOCAL ? n.getNodeName()
           : type == NodeType.RACK_LOCAL ? n.getRackName() : ResourceRequest.ANY;
-      return scheduler.allocateOnNode(n, app, p, app.getResourceRequest(p, name), type);
+      return scheduler.allocations().allocateOnNode(n, app, p, app.getResourceRequest(p, name), type);
     }
   }
 

@@ -1,0 +1,166 @@
+package io.yarnctl.shim;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceOption;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeResourceUpdateEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.utils.BuilderUtils;
+import org.apache.hadoop.yarn.util.resource.Resources;
+
+/**
+ * Changes RM state through the RM's own paths: allocates, kills and resizes, keeps headroom and
+ * queue metrics current, and tracks node sizes for the maximum allocation.
+ *
+ * <p>Runs under the scheduler lock, except the node-size bookkeeping, which is thread-safe.
+ */
+final class Allocations {
+
+  private final YarnctlScheduler scheduler;
+  // Node sizes as registered or set by an admin (not by our resizes), for the maximum allocation.
+  private final Map<NodeId, Resource> registered = new ConcurrentHashMap<NodeId, Resource>();
+  // Resizes we applied ourselves, by identity, so their echo event is not applied a second time.
+  private final Set<ResourceOption> ownResizes =
+      Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<ResourceOption, Boolean>()));
+  private volatile Resource configuredMax;
+
+  /** Creates the helper for {@code scheduler}. */
+  Allocations(YarnctlScheduler scheduler) {
+    this.scheduler = scheduler;
+  }
+
+  /** Reads the configured maximum allocation; until then {@link #maximumAllocation} is null. */
+  void configure(Configuration conf) {
+    configuredMax = Resources.createResource(
+        conf.getInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB,
+            YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_MB),
+        conf.getInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES,
+            YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES));
+  }
+
+  /** Records a node's size as it registered or as an admin set it. */
+  void nodeSized(NodeId id, Resource total) {
+    registered.put(id, Resources.clone(total));
+  }
+
+  /** Forgets a removed node's size. */
+  void nodeRemoved(NodeId id) {
+    registered.remove(id);
+  }
+
+  /** Whether {@code option} is the echo of a resize we applied ourselves (consumed if so). */
+  boolean isOwnResize(ResourceOption option) {
+    return ownResizes.remove(option);
+  }
+
+  /**
+   * The largest container an app may ask for: the configured maximum, capped by the largest node as
+   * it registered, or null before {@link #configure}. A policy's resizes (OPERA, usage feedback) must
+   * not shrink it: the RM would then refuse running AMs' asks and new submissions that were valid a
+   * heartbeat ago.
+   */
+  Resource maximumAllocation() {
+    Resource max = configuredMax;
+    if (max == null) {
+      return null;
+    }
+    Resource largest = Resources.none();
+    for (Resource r : registered.values()) {
+      largest = Resources.componentwiseMax(largest, r);
+    }
+    return registered.isEmpty() ? Resources.clone(max) : Resources.componentwiseMin(max, largest);
+  }
+
+  /** Allocates one container of {@code req} on {@code node} through the RM's own allocation path. */
+  RMContainer allocateOnNode(FiCaSchedulerNode node, FiCaSchedulerApp app, Priority priority,
+      ResourceRequest req, NodeType type) {
+    ContainerId id = BuilderUtils.newContainerId(app.getApplicationAttemptId(), app.getNewContainerId());
+    // the ANY request's size: the one the fit check used and the one Python's mirror assumes
+    ResourceRequest any = app.getResourceRequest(priority, ResourceRequest.ANY);
+    Resource size = any != null ? any.getCapability() : req.getCapability();
+    Container container = BuilderUtils.newContainer(id, node.getNodeID(), node.getRMNode().getHttpAddress(),
+        Resources.clone(size), priority, null);
+    RMContainer rmc = app.allocate(type, node, priority, req, container);
+    if (rmc == null) {
+      return null;
+    }
+    node.allocateContainer(rmc);
+    Resources.addTo(scheduler.getUsedResource(), rmc.getAllocatedResource());
+    DeltaEncoder encoder = scheduler.encoder();
+    encoder.allocated(rmc, encoder.isAmAtAllocation(rmc));
+    return rmc;
+  }
+
+  /** Kills through the scheduler's kill path with a preempted status (MR re-runs without a failure). */
+  void killContainer(RMContainer c) {
+    scheduler.completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(c.getContainerId(),
+        SchedulerUtils.PREEMPTED_CONTAINER), RMContainerEventType.KILL);
+  }
+
+  /** Sets a node's capacity in the scheduler now and in RMNode through its own event. */
+  void resizeNode(FiCaSchedulerNode node, Resource total) {
+    RMNode rmNode = node.getRMNode();
+    ResourceOption option = ResourceOption.newInstance(total, RMNode.OVER_COMMIT_TIMEOUT_MILLIS_DEFAULT);
+    ownResizes.add(option);
+    scheduler.updateNodeResource(rmNode, option);
+    scheduler.rmContext().getDispatcher().getEventHandler()
+        .handle(new RMNodeResourceUpdateEvent(rmNode.getNodeID(), option));
+    scheduler.encoder().nodeChanged(rmNode.getNodeID());
+  }
+
+  /** Headroom and queue metrics after allocations, as FifoScheduler does at the end of a heartbeat. */
+  void refreshHeadroomAndMetrics() {
+    // a capacity cut can leave more in use than the cluster now has: report no room, not negative room
+    Resource free = Resources.componentwiseMax(Resources.none(),
+        Resources.subtract(scheduler.getClusterResource(), scheduler.getUsedResource()));
+    for (SchedulerApplication<FiCaSchedulerApp> app : scheduler.appsView().values()) {
+      FiCaSchedulerApp attempt = app.getCurrentAppAttempt();
+      if (attempt != null) {
+        attempt.setHeadroom(Resources.clone(free));
+      }
+    }
+    scheduler.getRootQueueMetrics().setAvailableResourcesToQueue(free);
+  }
+
+  /** Containers running on {@code node} now. */
+  static Set<ContainerId> running(FiCaSchedulerNode node) {
+    Set<ContainerId> ids = new HashSet<ContainerId>();
+    for (RMContainer c : node.getRunningContainers()) {
+      ids.add(c.getContainerId());
+    }
+    return ids;
+  }
+
+  /** Containers running on {@code node} that were not in {@code before}. */
+  static List<RMContainer> newSince(FiCaSchedulerNode node, Set<ContainerId> before) {
+    List<RMContainer> out = new ArrayList<RMContainer>();
+    for (RMContainer c : node.getRunningContainers()) {
+      if (!before.contains(c.getContainerId())) {
+        out.add(c);
+      }
+    }
+    return out;
+  }
+}
