@@ -29,3 +29,62 @@ class UnknownPolicyError(ConfigError):
 
 class ClusterError(YarnctlError):
     """The local Hadoop cluster could not be resolved, started, reached or stopped; the message names the log to read."""
+
+
+class RMError(YarnctlError):
+    """A ResourceManager or NodeManager REST/JMX call failed; the message names the URL and what to check."""
+
+    def __init__(self, message: str, url: str = "") -> None:
+        self.url = url
+        super().__init__(message)
+
+
+class RMConfigError(RMError, ConfigError):
+    """The client cannot be set up: no RM address, a bad yarn-site.xml, a missing optional extra."""
+
+
+class RMUnreachable(RMError):
+    """No daemon answered: every URL tried (each RM of an HA pair, or the one NM) and what each said."""
+
+    def __init__(self, what: str, path: str, attempts: list[tuple[str, str]], rounds: int) -> None:
+        self.path, self.attempts, self.rounds = path, tuple(attempts), rounds
+        # one line per URL, last word wins: repeated rounds add nothing a person can use
+        last: dict[str, str] = {}
+        for url, said in attempts:
+            last[url] = said
+        tried = "; ".join(f"{url}: {said}" for url, said in last.items())
+        super().__init__(
+            f"no {what} answered GET {path} ({rounds} round{'s' if rounds != 1 else ''}): {tried}; "
+            f"check that the {what} is running and that "
+            + ("yarn.resourcemanager.webapp.address[.<rm-id>] (or the URLs given) point at it"
+               if what == "ResourceManager" else "the URL is its web address (yarn.nodemanager.webapp.address)"),
+            next(iter(last), ""))
+
+
+class RMHTTPError(RMError):
+    """A daemon answered with an HTTP error status; `remote` is Hadoop's RemoteException message if any."""
+
+    def __init__(self, url: str, status: int, remote: str = "", hint: str = "") -> None:
+        self.status, self.remote = status, remote
+        said = f": {remote}" if remote else ""
+        super().__init__(f"GET {url}: HTTP {status}{said}{'; ' + hint if hint else ''}", url)
+
+
+class AppNotFound(RMHTTPError):
+    """The ResourceManager does not know this application id (HTTP 404)."""
+
+    def __init__(self, url: str, app_id: str, remote: str = "") -> None:
+        self.app_id = app_id
+        super().__init__(url, 404, remote or f"app {app_id} not found",
+                         f"the RM has no application {app_id}: check the id, and whether the RM restarted "
+                         f"(ids embed the RM start time) or the app aged out (yarn.resourcemanager.max-completed-applications)")
+
+
+class RMParseError(RMError):
+    """A response was not the JSON the Hadoop 2.7 REST API documents; names the URL and the field."""
+
+    def __init__(self, url: str, field: str, problem: str) -> None:
+        self.field, self.problem = field, problem
+        where = f" field {field!r}" if field else ""
+        super().__init__(f"GET {url}:{where} {problem}; is this a Hadoop 2.7 ResourceManager/NodeManager "
+                         f"web address (not a proxy or login page)?", url)

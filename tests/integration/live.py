@@ -74,7 +74,8 @@ class Live:
 
     def run(self, args: list[str], main_class: str | None = None, timeout: float = 300) -> tuple[str, dict[str, Any]]:
         """Run a client to completion; return its app id and the RM's final record of the app."""
-        done = self.lc.run(args, main_class, timeout=timeout)
+        # in the cluster dir: pi writes its QuasiMonteCarlo_* scratch dir into the client's cwd
+        done = self.lc.run(args, main_class, timeout=timeout, cwd=self.info.dir)
         ids = app_ids(done.stderr + done.stdout)
         assert ids, f"no application id in the client output:\n{done.stderr[-3000:]}"
         app = self.lc.wait_app(ids[-1], timeout_s=timeout)
@@ -84,7 +85,7 @@ class Live:
     def start(self, args: list[str], main_class: str | None = None) -> subprocess.Popen[str]:
         """Start a client in the background."""
         env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        return subprocess.Popen(self.lc.client_command(args, main_class), env=env, text=True,
+        return subprocess.Popen(self.lc.client_command(args, main_class), env=env, text=True, cwd=self.info.dir,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
