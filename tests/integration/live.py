@@ -66,7 +66,18 @@ class Live:
         assert line.startswith("listening"), f"policy server did not start: {line!r}"
         self.logs.append(log)
         self.decision_log = log
+        self.wait_delegating()
         return log
+
+    def wait_delegating(self, timeout_s: float = 20) -> None:
+        """Wait until the shim has had an answer from the current server (its breaker probes every 5 s)."""
+        before = self.shim()["Delegated"]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.shim()["Delegated"] > before:  # an answer was applied: breaker closed, mirror synced
+                return
+            assert time.monotonic() < deadline, f"the shim did not delegate to the new server in {timeout_s} s"
+            time.sleep(0.25)
 
     def records(self, log: Path | None = None) -> list[dict[str, Any]]:
         """Every call in a decision log (flushed at least once a second)."""

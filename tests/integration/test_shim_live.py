@@ -125,8 +125,8 @@ def test_garbage_answers_never_overallocate_a_node_nor_fail_an_app(cluster: Live
 
 def test_the_kill_path_reruns_the_task_without_counting_a_failure(cluster: Live) -> None:
     cluster.stop_serve()
-    cluster.start_serve("kill-once")
     before = cluster.shim()
+    cluster.start_serve("kill-once")
     app, record = cluster.run(["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], "sleep")
     after = cluster.shim()
     assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
@@ -138,8 +138,8 @@ def test_the_kill_path_reruns_the_task_without_counting_a_failure(cluster: Live)
 
 def test_a_resize_reaches_the_resource_manager(cluster: Live) -> None:
     cluster.stop_serve()
+    before = cluster.shim()  # the server resizes on its first answer, inside start_serve's wait
     cluster.start_serve("resize")
-    before = cluster.shim()
     cluster.run(["pi", "1", "2"])
     after = cluster.shim()
     assert _delta(before, after, "Resized") == 1

@@ -37,10 +37,13 @@ class ServiceStats:
     assigned: int = 0
     full_syncs: int = 0
     latency_us: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_US) + 1))
+    latency_sum_us: int = 0  # the histogram's sum, for Prometheus' rate(sum)/rate(count)
+    last_call_s: float | None = None  # wall-clock time.time() of the last call's end; None before any
 
     def observe(self, us: int) -> None:
         """Count one call's latency."""
         self.latency_us[bisect_left(BUCKETS_US, us)] += 1
+        self.latency_sum_us += us
 
     def quantile_us(self, q: float) -> int | None:
         """The bucket bound below which a fraction `q` of calls finished (None before any call)."""
@@ -93,6 +96,8 @@ class PolicyService:
         self.engine = Engine(self._policy)
         self.mirror = Mirror()
         self.stats = ServiceStats()
+        # the snapshot the policy saw on the last decided call: immutable, so scrapes read it lock-free
+        self.last_snapshot: ClusterSnapshot | None = None
         self.decision_log = decision_log
         self.max_request_chars = max_request_chars
         self._last_seq = 0
@@ -135,6 +140,7 @@ class PolicyService:
             us = (time.perf_counter_ns() - t0) // 1000
             self.stats.calls += 1
             self.stats.observe(us)
+            self.stats.last_call_s = time.time()
             if self.decision_log is not None:
                 self.decision_log.write(seq, node, self.policy_name, outcome, us, request, parsed, resp, rejected)
             return resp
@@ -142,7 +148,9 @@ class PolicyService:
     def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]]) -> tuple[str, str]:
         self._policy.failure = ""
         before = self.engine.stats["policy_errors"]
-        result = self.engine.decide(self.mirror.snapshot(t_ms / 1000), node)
+        snap = self.mirror.snapshot(t_ms / 1000)
+        self.last_snapshot = snap
+        result = self.engine.decide(snap, node)
         if self.engine.stats["policy_errors"] != before:
             self.stats.policy_errors += 1
             self.stats.errors += 1

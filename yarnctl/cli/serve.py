@@ -77,6 +77,10 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="rewrite this JSON file with the server's counters every second")
     s.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --address (the token is then the only guard)")
+    s.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve Prometheus metrics on http://ADDRESS:PORT/metrics, 0 for any (default: off)")
+    s.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",
+                   help="address for --metrics-port (default: %(default)s; non-loopback needs --allow-remote)")
 
     r = sub.add_parser("replay", help="replay a decision log with another policy",
                        description="Run POLICY on every call of a `yarnctl serve` decision log and compare "
@@ -110,6 +114,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         logging.getLogger("yarnctl").setLevel(logging.INFO)
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port}: expected 0-65535")
+    if args.metrics_port is not None:
+        if not 0 <= args.metrics_port <= 65535:
+            raise ConfigError(f"--metrics-port {args.metrics_port}: expected 0-65535")
+        try:
+            check_address(args.metrics_address, args.allow_remote)
+        except ConfigError as e:
+            raise ConfigError(str(e).replace("--address", "--metrics-address", 1)) from None
     policy = _make_policy(args)
     check_address(args.address, args.allow_remote)
     token_path = args.token_file.expanduser()
@@ -117,9 +128,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
     service = PolicyService(policy, dlog)
     server = PolicyServer(service, token, args.address, args.port)
+    metrics = None
     try:
         port = server.start()
+        if args.metrics_port is not None:
+            from yarnctl.metrics import start_metrics_server
+
+            try:
+                mport, metrics = start_metrics_server(service, args.metrics_port, args.metrics_address)
+            except OSError as e:
+                raise ConfigError(f"--metrics-port {args.metrics_port}: cannot listen on "
+                                  f"{args.metrics_address}: {e.strerror or e}") from None
+            # the exporter shows counters and cluster totals only; the token never reaches it
+            log.info("metrics on http://%s:%d/metrics", args.metrics_address, mport)
     except BaseException:
+        server.stop()
         if dlog is not None:
             dlog.close()
         raise
@@ -152,6 +175,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         for s, h in old.items():
             signal.signal(s, h)
         server.stop()
+        if metrics is not None:
+            metrics.shutdown()
         if dlog is not None:
             dlog.close()
         if args.status_file:

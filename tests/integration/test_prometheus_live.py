@@ -1,0 +1,124 @@
+"""A real Prometheus scrapes `yarnctl serve --metrics-port` while pi runs on the real cluster; every
+PromQL expression of docker/grafana/yarnctl-dashboard.json returns data through its HTTP API."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dashboard import exprs
+from live import Live
+
+from yarnctl.cluster.ports import free_ports
+
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not Path(PROMETHEUS).is_file(),
+                       reason="no prometheus binary: `apt-get install prometheus` (Debian's package) to run this test"),
+]
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _wait(what: str, check: Any, timeout_s: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            got = check()
+        except OSError:
+            got = None
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not after {timeout_s:.0f} s")
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def metrics_serve(cluster: Live, tmp_path: Path) -> Iterator[int]:
+    """The cluster's policy server replaced by `yarnctl serve --policy fifo --metrics-port 0`; yields the metrics port."""
+    assert cluster.info.token_file is not None
+    cluster.stop_serve()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        cluster.serve = subprocess.Popen(
+            [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", str(cluster.port),
+             "--token-file", str(cluster.info.token_file), "--no-decision-log", "--metrics-port", "0"],
+            stdout=out, stderr=subprocess.STDOUT, text=True)
+    # port 0: the startup log line names the port the exporter bound
+    m = _wait("serve's metrics line", lambda: re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", log.read_text()),
+              30)
+    try:
+        yield int(m.group(1))
+    finally:
+        cluster.stop_serve()
+        cluster.start_serve("fifo")  # the later tests expect a fifo server behind the shim, as up() left it
+        assert cluster.info.token_file.read_text().strip() not in log.read_text()
+
+
+@pytest.fixture
+def prometheus(metrics_serve: int, tmp_path: Path) -> Iterator[str]:
+    """Debian's prometheus scraping the exporter every second; yields its base URL."""
+    port = free_ports(1)[0]
+    conf = tmp_path / "prometheus.yml"
+    conf.write_text(f"global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n"
+                    f"scrape_configs:\n  - job_name: yarnctl\n"
+                    f"    static_configs: [{{targets: ['127.0.0.1:{metrics_serve}']}}]\n")
+    with (tmp_path / "prometheus.log").open("w") as out:
+        proc = subprocess.Popen([PROMETHEUS, f"--config.file={conf}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait("prometheus ready", lambda: urllib.request.urlopen(f"{url}/-/ready", timeout=2).status == 200, 60)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _query(url: str, expr: str) -> list[dict[str, Any]]:
+    doc = _get(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+    assert doc["status"] == "success", (expr, doc)
+    return list(doc["data"]["result"])
+
+
+def test_every_dashboard_query_returns_data(cluster: Live, prometheus: str) -> None:
+    _wait("target up", lambda: any(t["health"] == "up" for t in
+                                   _get(f"{prometheus}/api/v1/targets")["data"]["activeTargets"]), 30)
+    _app, record = cluster.run(["pi", "1", "2"])
+    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    for expr in exprs():
+        result = _wait(f"data for {expr}", lambda: _query(prometheus, expr), 30)  # rate() needs 2 scrapes
+        print(f"{expr} -> {[(r['metric'], r['value'][1]) for r in result]}")
+    # the workload really went through the exporter's counters and the RM's nodes are seen
+    assert float(_query(prometheus, "yarnctl_containers_assigned_total")[0]["value"][1]) >= 3
+    assert float(_query(prometheus, "yarnctl_nodes")[0]["value"][1]) == len(cluster.info.nodes)
+    assert float(_query(prometheus, "yarnctl_bridge_up")[0]["value"][1]) == 1
+    ok = _query(prometheus, 'yarnctl_decisions_total{outcome="ok"}')
+    assert float(ok[0]["value"][1]) > 0
+
+
+def test_the_exporter_never_shows_the_token(cluster: Live, metrics_serve: int) -> None:
+    assert cluster.info.token_file is not None
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_serve}/metrics", timeout=10) as r:
+        body = r.read().decode()
+    assert "yarnctl_info{" in body and cluster.info.token_file.read_text().strip() not in body
