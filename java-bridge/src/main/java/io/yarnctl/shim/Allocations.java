@@ -45,6 +45,7 @@ final class Allocations {
   private final Set<ResourceOption> ownResizes =
       Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<ResourceOption, Boolean>()));
   private volatile Resource configuredMax;
+  private volatile Resource largest;  // componentwise max of registered, null when there are none
 
   /** Creates the helper for {@code scheduler}. */
   Allocations(YarnctlScheduler scheduler) {
@@ -63,11 +64,22 @@ final class Allocations {
   /** Records a node's size as it registered or as an admin set it. */
   void nodeSized(NodeId id, Resource total) {
     registered.put(id, Resources.clone(total));
+    largest = largestRegistered();
   }
 
   /** Forgets a removed node's size. */
   void nodeRemoved(NodeId id) {
     registered.remove(id);
+    largest = largestRegistered();
+  }
+
+  // Node events are rare and allocate() calls are many: recompute here, read a field there.
+  private Resource largestRegistered() {
+    Resource max = null;
+    for (Resource r : registered.values()) {
+      max = max == null ? Resources.clone(r) : Resources.componentwiseMax(max, r);
+    }
+    return max;
   }
 
   /** Whether {@code option} is the echo of a resize we applied ourselves (consumed if so). */
@@ -86,11 +98,8 @@ final class Allocations {
     if (max == null) {
       return null;
     }
-    Resource largest = Resources.none();
-    for (Resource r : registered.values()) {
-      largest = Resources.componentwiseMax(largest, r);
-    }
-    return registered.isEmpty() ? Resources.clone(max) : Resources.componentwiseMin(max, largest);
+    Resource nodes = largest;
+    return nodes == null ? Resources.clone(max) : Resources.componentwiseMin(max, nodes);
   }
 
   /** Allocates one container of {@code req} on {@code node} through the RM's own allocation path. */
