@@ -316,10 +316,7 @@ class LocalCluster:
         info = dataclasses.replace(info, serve=d)
         self._save(info)
         t0 = time.monotonic()
-        while not is_listening("127.0.0.1", port):
-            self._check_alive(proc, d)
-            self._check_deadline(deadline, d, "listen on its port")
-            time.sleep(0.2)
+        self._wait_until(proc, d, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
         self._say(f"  policy server listening on 127.0.0.1:{port} ({time.monotonic() - t0:.1f} s)")
         return info
 
@@ -343,15 +340,7 @@ class LocalCluster:
         info = dataclasses.replace(info, rm=dataclasses.replace(info.rm, pid=proc.pid))
         self._save(info)
         rest = RMRest(info.rm_url, timeout_s=2.0)
-        while True:
-            self._check_alive(proc, info.rm)
-            try:
-                if rest.info().get("state") == "STARTED":
-                    break
-            except ClusterError:
-                pass
-            self._check_deadline(deadline, info.rm, "serve its REST API")
-            time.sleep(0.5)
+        self._wait_until(proc, info.rm, deadline, "serve its REST API", lambda: rest.info().get("state") == "STARTED")
         self._say(f"  resourcemanager up at {info.rm_url} ({time.monotonic() - t0:.1f} s)")
         return info
 
@@ -369,15 +358,8 @@ class LocalCluster:
     def _wait_history(self, info: ClusterInfo, proc: subprocess.Popen[bytes], deadline: float) -> None:
         assert info.history is not None
         rest = RMRest(info.history.url, timeout_s=2.0)
-        while True:
-            self._check_alive(proc, info.history)
-            try:
-                rest.get("/ws/v1/history/info")
-                break
-            except ClusterError:
-                pass
-            self._check_deadline(deadline, info.history, "serve its REST API")
-            time.sleep(0.5)
+        self._wait_until(proc, info.history, deadline, "serve its REST API",
+                         lambda: bool(rest.get("/ws/v1/history/info")))
         self._say(f"  job history server up at {info.history.url}")
 
     def _start_nms(self, info: ClusterInfo, nms: list[NodeManagerConf], cp_file: Path, java_home: str,
@@ -416,7 +398,20 @@ class LocalCluster:
         self._say(f"  {len(nms)} node{'s' if len(nms) > 1 else ''} RUNNING ({time.monotonic() - t0:.1f} s)")
         return info
 
-    def _check_alive(self, proc: subprocess.Popen[bytes], d: DaemonInfo) -> None:
+    def _wait_until(self, proc: subprocess.Popen[Any], d: DaemonInfo, deadline: float, what: str,
+                    ready: Callable[[], bool], poll_s: float = 0.5) -> None:
+        """Poll `ready` until true; ClusterError naming the log if `proc` dies or `deadline` passes."""
+        while True:
+            self._check_alive(proc, d)
+            try:
+                if ready():
+                    return
+            except ClusterError:
+                pass  # not answering yet
+            self._check_deadline(deadline, d, what)
+            time.sleep(poll_s)
+
+    def _check_alive(self, proc: subprocess.Popen[Any], d: DaemonInfo) -> None:
         rc = proc.poll()
         if rc is not None:
             raise ClusterError(f"{d.name} exited (code {rc}) while starting: {_reason(d)}; read {_log_to_read(d)}")
