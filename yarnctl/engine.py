@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -17,6 +17,7 @@ from yarnctl.model import (
     Kill,
     NodeId,
     NodeResize,
+    Observation,
     Request,
     Resources,
 )
@@ -156,6 +157,23 @@ class Policy(Protocol):
         ...
 
 
+class Tunable(Protocol):
+    """A policy that adapts to what the control loop observes (DRESS' reserve ratio, usage estimates...)."""
+
+    def tune(self, obs: Observation) -> None:
+        """Take in the latest observation of the cluster (live: every control-loop tick)."""
+        ...
+
+    def tuning(self) -> Mapping[str, float]:
+        """The current tuning values by metric-safe name, e.g. {"dress_reserve_ratio": 0.1}."""
+        ...
+
+
+def is_tunable(policy: object) -> bool:
+    """True when `policy` takes control-loop observations."""
+    return callable(getattr(policy, "tune", None)) and callable(getattr(policy, "tuning", None))
+
+
 class Estimator(Protocol):
     """Reads history to annotate policy state (DRESS, usage feedback, OPERA); never decides."""
 
@@ -171,6 +189,36 @@ class Engine:
     policy: Policy
     estimators: Sequence[Estimator] = ()
     stats: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def tunable(self) -> bool:
+        """True when the policy takes control-loop observations."""
+        return is_tunable(self.policy)
+
+    def tune(self, obs: Observation) -> bool:
+        """Feed `obs` to a tunable policy; True when its tuning values changed (a failing tune is logged and counted)."""
+        if not self.tunable:
+            return False
+        policy: Tunable = self.policy  # type: ignore[assignment]
+        self.stats["tunes"] += 1
+        try:
+            before = dict(policy.tuning())
+            policy.tune(obs)
+            return dict(policy.tuning()) != before
+        except Exception:  # like decide: a policy bug must not stop the control loop
+            self.stats["tune_errors"] += 1
+            log.exception("policy %s failed to tune at t=%.1f; keeping its previous values", self.policy.name, obs.at_s)
+            return False
+
+    def tuning(self) -> dict[str, float]:
+        """The policy's current tuning values ({} for a policy that does not tune, or one that fails to say)."""
+        if not self.tunable:
+            return {}
+        try:
+            return {str(k): float(v) for k, v in self.policy.tuning().items()}  # type: ignore[attr-defined]
+        except Exception:
+            log.exception("policy %s failed to report its tuning values", self.policy.name)
+            return {}
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Validation:
         """The validated decision for `node_id`'s heartbeat; a failing policy yields an empty one."""

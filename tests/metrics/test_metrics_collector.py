@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import re
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
@@ -12,15 +16,34 @@ from wirefixtures import STATE, text
 import yarnctl
 from yarnctl.bridge.service import BUCKETS_US, PolicyService
 from yarnctl.metrics import METRIC_NAMES, ServeCollector
+from yarnctl.model import ContainerLoad, NodeLoad, Observation, Resources
 from yarnctl.policies import make_policy
+from yarnctl.rm import ShimMetrics
+from yarnctl.rm.observe import LoopState, Reading
 
 MIB = 1 << 20
 NOW = 1_800_000_000.0
 
 
-def _scrape(service: PolicyService, now: float = NOW) -> tuple[CollectorRegistry, str]:
+SHIM = ShimMetrics(heartbeats=100, delegated=90, fallback=10, fallback_timeout=4, fallback_error=1,
+                   fallback_unreachable=3, fallback_refused=0, fallback_breaker_open=2, fallback_disabled=0,
+                   containers_by_policy=40, containers_native=5, rejected=2, killed=1, resized=0, full_syncs=3,
+                   breaker_opens=1, breaker_open=True, last_latency_micros=420, deadline_millis=10)
+
+
+def _loop(stale: bool = False, shim: ShimMetrics | None = SHIM) -> Any:
+    """A stand-in for ControlLoop: the collector reads only its `state`."""
+    obs = Observation.build(NOW - 3, [NodeLoad("n1:1", Resources(8192, 8), Resources(2048, 2))], [],
+                            [ContainerLoad("container_1_0001_01_000001", "application_1_0001", "n1:1", 300.5, 0.75),
+                             ContainerLoad("container_1_0001_01_000002", "application_1_0001", "n1:1", 200.0, 1.0)],
+                            usage_measured=True)
+    return SimpleNamespace(state=LoopState(Reading(obs, shim), ok_at=NOW - 3, stale=stale, error="x" if stale else "",
+                                           polls=7, failures=2, poll_s=0.04, interval_s=5.0))
+
+
+def _scrape(service: PolicyService, now: float = NOW, loop: Any = None) -> tuple[CollectorRegistry, str]:
     reg = CollectorRegistry(auto_describe=False)
-    reg.register(ServeCollector(service, clock=lambda: now))
+    reg.register(ServeCollector(service, loop, clock=lambda: now))
     return reg, generate_latest(reg).decode()
 
 
@@ -111,7 +134,7 @@ def test_the_bridge_is_down_after_ten_silent_seconds(service: PolicyService) -> 
 def test_names_follow_the_conventions(service: PolicyService) -> None:
     for name in STATE:
         service.decide(text(name))
-    _, out = _scrape(service)
+    _, out = _scrape(service, loop=_loop())
     families = list(text_string_to_metric_families(out))  # parses, or raises
     assert sorted(f.name + ("_total" if f.type == "counter" else "") for f in families) == sorted(METRIC_NAMES)
     for f in families:
@@ -124,3 +147,66 @@ def test_names_follow_the_conventions(service: PolicyService) -> None:
         for s in f.samples:
             assert set(s.labels) <= {"policy", "version", "outcome", "state", "le"}, (s.name, s.labels)
     assert "token" not in out.lower()
+
+
+def test_without_a_control_loop_its_families_are_absent(service: PolicyService) -> None:
+    reg, out = _scrape(service)
+    assert "yarnctl_control_loop" not in out and "yarnctl_shim_" not in out
+    assert _value(reg, "yarnctl_policy_tune_errors_total") == 0
+
+
+def test_control_loop_and_shim_families(service: PolicyService) -> None:
+    reg, _ = _scrape(service, loop=_loop())
+    assert _value(reg, "yarnctl_control_loop_stale") == 0
+    assert _value(reg, "yarnctl_control_loop_age_seconds") == pytest.approx(3.0)
+    assert _value(reg, "yarnctl_control_loop_polls_total", outcome="ok") == 5
+    assert _value(reg, "yarnctl_control_loop_polls_total", outcome="error") == 2
+    assert _value(reg, "yarnctl_control_loop_duration_seconds") == pytest.approx(0.04)
+    assert _value(reg, "yarnctl_cluster_used_bytes") == pytest.approx(500.5 * MIB)
+    assert _value(reg, "yarnctl_cluster_used_vcores") == pytest.approx(1.75)
+    assert _value(reg, "yarnctl_shim_heartbeats_total", outcome="delegated") == 90
+    assert _value(reg, "yarnctl_shim_heartbeats_total", outcome="fallback") == 10
+    assert _value(reg, "yarnctl_shim_fallbacks_total", outcome="timeout") == 4
+    assert _value(reg, "yarnctl_shim_fallbacks_total", outcome="breaker_open") == 2
+    assert _value(reg, "yarnctl_shim_containers_total", outcome="policy") == 40
+    assert _value(reg, "yarnctl_shim_containers_total", outcome="native") == 5
+    assert _value(reg, "yarnctl_shim_breaker_open") == 1
+    assert _value(reg, "yarnctl_shim_breaker_opens_total") == 1
+    assert _value(reg, "yarnctl_shim_last_latency_seconds") == pytest.approx(420e-6)
+
+
+def test_a_stale_loop_says_so_and_keeps_the_last_values(service: PolicyService) -> None:
+    reg, _ = _scrape(service, now=NOW + 60, loop=_loop(stale=True))
+    assert _value(reg, "yarnctl_control_loop_stale") == 1
+    assert _value(reg, "yarnctl_control_loop_age_seconds") == pytest.approx(63.0)
+    assert _value(reg, "yarnctl_shim_breaker_open") == 1  # the last good reading's
+
+
+def test_a_loop_that_never_read_is_stale_with_empty_families(service: PolicyService) -> None:
+    loop = SimpleNamespace(state=LoopState(interval_s=5.0))
+    reg, _ = _scrape(service, loop=loop)
+    assert _value(reg, "yarnctl_control_loop_stale") == 1
+    assert _value(reg, "yarnctl_control_loop_age_seconds") is None
+    assert _value(reg, "yarnctl_shim_breaker_open") is None
+    assert _value(reg, "yarnctl_cluster_used_bytes") is None
+
+
+def test_tuning_values_become_gauges_and_bad_names_are_skipped(
+        service: PolicyService, caplog: pytest.LogCaptureFixture) -> None:
+    service.tuning = {"dress_reserve_ratio": 0.25, "Bad-Name": 1.0}
+    caplog.set_level(logging.WARNING)
+    reg, out = _scrape(service)
+    generate_latest(reg)  # a second scrape of the same collector
+    assert _value(reg, "yarnctl_dress_reserve_ratio") == 0.25
+    assert "Bad" not in out
+    assert sum("not a metric-safe name" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_shim_metrics_fields_are_all_exported() -> None:
+    """Every ShimMetrics counter reaches a family (a new bean attribute must not be forgotten here)."""
+    exported = {"heartbeats", "deadline_millis", "full_syncs"}  # heartbeats = delegated + fallback; the other
+    # two are configuration and the serve-side yarnctl_full_syncs_total
+    used = {"delegated", "fallback", "fallback_timeout", "fallback_error", "fallback_unreachable", "fallback_refused",
+            "fallback_breaker_open", "fallback_disabled", "containers_by_policy", "containers_native", "rejected",
+            "killed", "resized", "breaker_opens", "breaker_open", "last_latency_micros"}
+    assert {f.name for f in dataclasses.fields(ShimMetrics)} == exported | used

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from fixturerm import FixtureRM
 from prometheus_client.parser import text_string_to_metric_families
 from wirefixtures import ROOT, STATE, text
 
@@ -38,7 +41,9 @@ def token(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("args, message", [
     (["--metrics-port", "70000"], "--metrics-port 70000: expected 0-65535"),
     (["--metrics-port", "0", "--metrics-address", "0.0.0.0"], "--metrics-address 0.0.0.0 is not a loopback address"),
-], ids=["bad-port", "remote-address"])
+    (["--tune-interval", "0"], "--tune-interval 0: expected seconds > 0"),
+    (["--yarn-site", "/nope/yarn-site.xml"], "/nope/yarn-site.xml"),
+], ids=["bad-port", "remote-address", "zero-interval", "missing-yarn-site"])
 def test_serve_refuses_bad_metrics_flags(capsys: pytest.CaptureFixture[str], token: Path, tmp_path: Path,
                                          args: list[str], message: str) -> None:
     code = main(["serve", "--policy", "fifo", "--token-file", str(token), "--no-decision-log", *args])
@@ -50,7 +55,7 @@ def test_serve_process_exports_what_the_shim_sent(token: Path) -> None:
     """A raw py4j client (FakeShim, standing in for the RM's shim) sends the fixtures; /metrics shows them."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", "0", "--token-file",
-         str(token), "--no-decision-log", "--metrics-port", "0"],
+         str(token), "--no-decision-log", "--no-status-file", "--metrics-port", "0"],
         stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
     try:
         assert proc.stderr is not None
@@ -72,3 +77,66 @@ def test_serve_process_exports_what_the_shim_sent(token: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
+
+
+def _metrics(mport: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
+        body = r.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(body) for s in f.samples}
+
+
+def _wait(what: str, check: object, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_control_loop_survives_an_rm_outage(token: Path, tmp_path: Path) -> None:
+    """`serve --rm` against a real HTTP server answering with recorded RM responses, which then dies and returns."""
+    rm = FixtureRM()
+    status_file = tmp_path / "status.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", "0", "--token-file",
+         str(token), "--no-decision-log", "--status-file", str(status_file), "--metrics-port", "0",
+         "--rm", rm.url, "--tune-interval", "0.2", "--no-usage"],
+        stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    back = None
+    try:
+        assert proc.stderr is not None
+        startup = "".join(proc.stderr.readline() for _ in range(3))
+        mport = int(re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", startup).group(1))  # type: ignore[union-attr]
+        assert f"control loop polling {rm.url} every 0.2 s" in startup
+
+        def status() -> dict:  # type: ignore[type-arg]
+            return json.loads(status_file.read_text()) if status_file.exists() else {}
+
+        _wait("a first good poll", lambda: (status().get("control_loop") or {}).get("polls", 0) >= 2)
+        loop = status()["control_loop"]
+        assert loop["stale"] is False and loop["nodes"] == 2 and loop["apps"] == 1
+        assert loop["shim"]["delegated"] > 0
+        m = _metrics(mport)
+        assert m[("yarnctl_control_loop_stale", ())] == 0
+        assert ("yarnctl_shim_breaker_open", ()) in m
+
+        rm.stop()
+        _wait("the loop to notice", lambda: status()["control_loop"]["stale"] is True)
+        m = _metrics(mport)
+        assert m[("yarnctl_control_loop_stale", ())] == 1
+        assert m[("yarnctl_control_loop_polls_total", (("outcome", "error"),))] >= 1
+        assert ("yarnctl_shim_breaker_open", ()) in m  # the last good reading is kept
+        assert proc.poll() is None, "serve died with its RM"
+
+        back = FixtureRM(rm.port)
+        _wait("the loop to recover", lambda: status()["control_loop"]["stale"] is False)
+        assert _metrics(mport)[("yarnctl_control_loop_stale", ())] == 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+        if back is not None:
+            back.stop()
+    assert proc.returncode == 0
+    assert err.count("cannot read the cluster") == 1, err  # once per outage
+    assert "readable again" in err
+    assert "Traceback" not in err

@@ -15,7 +15,7 @@ from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
 from yarnctl.bridge.wire import WireError, parse_request
 from yarnctl.engine import Engine, Policy
-from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId
+from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId, Observation
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,9 @@ class _Recording:
     def __init__(self, policy: Policy) -> None:
         self.policy, self.name, self.failure = policy, policy.name, ""
 
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.policy, attr)  # tune(), tuning() and any other policy attribute pass through
+
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         try:
             return self.policy.decide(snap, node_id)
@@ -101,9 +104,19 @@ class PolicyService:
         self.decision_log = decision_log
         self.max_request_chars = max_request_chars
         self._last_seq = 0
+        # the policy's tuning values, replaced whole when the control loop changes them (lock-free reads)
+        self.tuning: dict[str, float] = self.engine.tuning()
         # py4j runs each Java connection on its own thread: a late call must not interleave with
         # the next one on the mirror
         self._lock = threading.Lock()
+
+    def tune(self, obs: Observation) -> None:
+        """Feed a control-loop observation to the policy, between heartbeats (never during one)."""
+        with self._lock:
+            if self.engine.tune(obs):
+                self.tuning = self.engine.tuning()
+                log.info("policy %s tuned: %s", self.policy_name,
+                         ", ".join(f"{k}={v:g}" for k, v in sorted(self.tuning.items())))
 
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -10,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -20,13 +22,16 @@ from yarnctl.errors import ConfigError
 log = logging.getLogger("yarnctl.serve")
 
 DEFAULT_DECISION_LOG = Path("~/.yarnctl/decisions.jsonl")
+DEFAULT_STATUS_FILE = Path("~/.yarnctl/serve-status.json")
 STATS_EVERY_S = 10.0
+RATE_WINDOW_S = 10.0  # decisions/s in the status file: calls over the last this many seconds
 
 EPILOG_SERVE = """\
 examples:
   yarnctl serve --policy fifo
   yarnctl serve --policy fair --param fair.assign_multiple=true --status-file /tmp/yarnctl.status.json
   yarnctl serve --policy drf --port 25335 --token-file /etc/yarnctl/bridge.token --no-decision-log
+  yarnctl serve --policy fifo --rm http://rm1:8088 --rm http://rm2:8088 --metrics-port 9108
 
 The ResourceManager's shim (io.yarnctl.shim, see java-bridge/) calls this server once per NodeManager
 heartbeat over py4j and applies the validated answer. The shim reads the token from the file its
@@ -38,6 +43,13 @@ When the server is down, slow (past the shim's deadline) or answers an error, th
 heartbeat natively (FIFO) and counts it; after repeated failures its circuit breaker stops calling for
 a while and probes again later. Starting or restarting the server is therefore always safe: the first
 call after a (re)start gets a resync answer and the shim sends full state.
+
+With --rm (or --yarn-site) a control loop polls the ResourceManager every --tune-interval seconds
+(nodes, live apps with their pending asks and memorySeconds/vcoreSeconds, the shim's counters) and
+each NodeManager's per-container usage beans, and feeds the observation to policies that tune
+themselves (DRESS' reserve ratio, usage estimates). When the RM cannot be read the last good
+observation is kept and marked stale in the log, the status file and the metrics; the server keeps
+deciding. `yarnctl status` shows the status file next to the cluster.
 
 Every call is appended to the decision log (default ~/.yarnctl/decisions.jsonl; it is not rotated),
 which `yarnctl replay` reads. SIGTERM or Ctrl-C flushes the log and stops the server.
@@ -73,8 +85,22 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     g.add_argument("--decision-log", type=Path, default=DEFAULT_DECISION_LOG, metavar="PATH",
                    help="append one JSON line per call here (default: %(default)s)")
     g.add_argument("--no-decision-log", action="store_true", help="do not write a decision log")
-    s.add_argument("--status-file", type=Path, metavar="PATH",
-                   help="rewrite this JSON file with the server's counters every second")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--status-file", type=Path, default=DEFAULT_STATUS_FILE, metavar="PATH",
+                   help="rewrite this JSON file with the server's state every second; `yarnctl status` reads it "
+                        "(default: %(default)s)")
+    g.add_argument("--no-status-file", action="store_true", help="do not write a status file")
+    c = s.add_argument_group("control loop")
+    r = c.add_mutually_exclusive_group()
+    r.add_argument("--rm", action="append", default=[], metavar="URL",
+                   help="ResourceManager web address to poll, e.g. http://rm1:8088; repeat (or comma-separate) "
+                        "for an HA pair (default: no control loop)")
+    r.add_argument("--yarn-site", type=Path, metavar="FILE",
+                   help="read the RM web address(es) from this yarn-site.xml (HA rm-ids understood)")
+    c.add_argument("--tune-interval", type=float, default=5.0, metavar="SECONDS",
+                   help="seconds between control-loop polls (default: %(default)s)")
+    c.add_argument("--no-usage", action="store_true",
+                   help="do not read per-container usage from the NodeManagers' /jmx")
     s.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --address (the token is then the only guard)")
     s.add_argument("--metrics-port", type=int, metavar="PORT",
@@ -121,13 +147,24 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             check_address(args.metrics_address, args.allow_remote)
         except ConfigError as e:
             raise ConfigError(str(e).replace("--address", "--metrics-address", 1)) from None
+    if not args.tune_interval > 0:
+        raise ConfigError(f"--tune-interval {args.tune_interval:g}: expected seconds > 0")
     policy = _make_policy(args)
+    observer = _observer(args)
     check_address(args.address, args.allow_remote)
     token_path = args.token_file.expanduser()
     token = load_token(token_path)
     dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
     service = PolicyService(policy, dlog)
     server = PolicyServer(service, token, args.address, args.port)
+    loop = None
+    if observer is not None:
+        from yarnctl.rm.observe import ControlLoop
+
+        loop = ControlLoop(observer, service.tune, args.tune_interval)
+    elif service.engine.tunable:
+        log.warning("policy %s tunes itself from the cluster but no --rm/--yarn-site was given: it keeps its "
+                    "initial values", policy.name)
     metrics = None
     try:
         port = server.start()
@@ -135,7 +172,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             from yarnctl.metrics import start_metrics_server
 
             try:
-                mport, metrics = start_metrics_server(service, args.metrics_port, args.metrics_address)
+                mport, metrics = start_metrics_server(service, args.metrics_port, args.metrics_address, loop)
             except OSError as e:
                 raise ConfigError(f"--metrics-port {args.metrics_port}: cannot listen on "
                                   f"{args.metrics_address}: {e.strerror or e}") from None
@@ -149,6 +186,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     started = time.time()
     log.info("serving policy %s on %s:%d (token file %s, decision log %s)", policy.name, args.address, port,
              token_path, dlog.path if dlog else "off")
+    if loop is not None:
+        loop.start()
+        log.info("control loop polling %s every %g s (container usage %s)", ", ".join(loop.observer.rm.urls),
+                 args.tune_interval, "off" if args.no_usage else "on")
+    status_file = None if args.no_status_file else args.status_file.expanduser()
+    calls = deque([(time.monotonic(), 0)])
 
     stop = threading.Event()
 
@@ -159,30 +202,71 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     last_stats = time.monotonic()
 
     def status() -> dict[str, Any]:
+        (t_then, n_then), (t_now, n_now) = calls[0], calls[-1]
+        rate = (n_now - n_then) / (t_now - t_then) if t_now > t_then else 0.0
         return {"pid": os.getpid(), "policy": policy.name, "address": args.address, "port": port,
-                "started": started, "uptime_s": round(time.time() - started, 1), **service.stats.as_dict()}
+                "started": started, "uptime_s": round(time.time() - started, 1),
+                "decisions_per_s": round(rate, 2), "tuning": service.tuning,
+                "control_loop": loop_status(loop, time.time()) if loop else None, **service.stats.as_dict()}
 
     try:
-        if args.status_file:  # at once, so tooling sees the server before its first second is up
-            write_status(args.status_file, status())
+        if status_file:  # at once, so tooling sees the server before its first second is up
+            write_status(status_file, status())
         while not stop.wait(1.0):
-            if args.status_file:
-                write_status(args.status_file, status())
+            calls.append((time.monotonic(), service.stats.calls))
+            while calls[-1][0] - calls[0][0] > RATE_WINDOW_S:
+                calls.popleft()
+            if status_file:
+                write_status(status_file, status())
             if time.monotonic() - last_stats >= STATS_EVERY_S:
                 last_stats = time.monotonic()
                 log.info("stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        if loop is not None:
+            loop.stop()
         server.stop()
         if metrics is not None:
             metrics.shutdown()
         if dlog is not None:
             dlog.close()
-        if args.status_file:
-            write_status(args.status_file, {**status(), "stopped": time.time()})
+        if status_file:
+            write_status(status_file, {**status(), "stopped": time.time()})
         log.info("stopped; stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
     return 0
+
+
+def _observer(args: argparse.Namespace) -> Any:
+    """The control loop's ClusterObserver for --rm/--yarn-site, or None without either."""
+    urls = [u.strip() for arg in args.rm for u in arg.split(",") if u.strip()]
+    if not urls and args.yarn_site is None:
+        return None
+    from yarnctl.rm import HttpSettings, ResourceManager
+    from yarnctl.rm.observe import ClusterObserver
+
+    # one quick round per tick: the loop itself is the retry, and a stale mark beats a hung tick
+    settings = HttpSettings(connect_timeout_s=2.0, read_timeout_s=5.0, retries=0)
+    rm = ResourceManager.from_yarn_site(args.yarn_site, settings=settings) if args.yarn_site is not None \
+        else ResourceManager(urls, settings=settings)
+    return ClusterObserver(rm, usage=not args.no_usage)
+
+
+def loop_status(loop: Any, now: float) -> dict[str, Any]:
+    """The control loop's state as plain JSON for the status file."""
+    st = loop.state
+    reading = st.reading
+    obs = reading.observation if reading else None
+    age = st.age_s(now)
+    return {
+        "rm": loop.observer.rm.active_url or loop.observer.rm.urls[0], "interval_s": st.interval_s,
+        "stale": st.stale, "error": st.error, "age_s": None if age is None else round(age, 1),
+        "polls": st.polls, "failures": st.failures, "feed_errors": st.feed_errors, "poll_s": round(st.poll_s, 3),
+        "nodes": len(obs.nodes) if obs else None, "apps": len(obs.apps) if obs else None,
+        "containers_measured": len(obs.containers) if obs and obs.usage_measured else None,
+        "nm_failures": reading.nm_failures if reading else None,
+        "shim": dataclasses.asdict(reading.shim) if reading and reading.shim else None,
+    }
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

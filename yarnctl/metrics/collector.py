@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -17,6 +19,10 @@ from yarnctl.model import Locality
 
 if TYPE_CHECKING:
     from yarnctl.bridge.service import PolicyService
+    from yarnctl.rm.models import ShimMetrics
+    from yarnctl.rm.observe import ControlLoop
+
+log = logging.getLogger(__name__)
 
 MIB = 1 << 20
 UP_WITHIN_S = 10.0  # the shim calls once per NM heartbeat (1 s by default): 10 s of silence means down
@@ -27,16 +33,28 @@ METRIC_NAMES: tuple[str, ...] = (
     "yarnctl_containers_assigned_total", "yarnctl_full_syncs_total", "yarnctl_decision_duration_seconds",
     "yarnctl_bridge_last_call_age_seconds", "yarnctl_bridge_up", "yarnctl_cluster_capacity_bytes",
     "yarnctl_cluster_allocated_bytes", "yarnctl_cluster_capacity_vcores", "yarnctl_cluster_allocated_vcores",
-    "yarnctl_nodes", "yarnctl_apps", "yarnctl_pending_containers",
+    "yarnctl_nodes", "yarnctl_apps", "yarnctl_pending_containers", "yarnctl_policy_tune_errors_total",
+    # with a control loop (serve --rm)
+    "yarnctl_control_loop_stale", "yarnctl_control_loop_age_seconds", "yarnctl_control_loop_polls_total",
+    "yarnctl_control_loop_duration_seconds", "yarnctl_cluster_used_bytes", "yarnctl_cluster_used_vcores",
+    # the shim's counters, as the control loop last read them from the RM's /jmx
+    "yarnctl_shim_heartbeats_total", "yarnctl_shim_fallbacks_total", "yarnctl_shim_containers_total",
+    "yarnctl_shim_breaker_open", "yarnctl_shim_breaker_opens_total", "yarnctl_shim_rejected_total",
+    "yarnctl_shim_kills_total", "yarnctl_shim_resizes_total", "yarnctl_shim_last_latency_seconds",
 )
+# a policy's tuning values are exported as yarnctl_<name> gauges; names must be metric-safe
+TUNING_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
 class ServeCollector(Collector):
     """Fresh metric families from `service` on every scrape; holds no state of its own."""
 
-    def __init__(self, service: PolicyService, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, service: PolicyService, loop: ControlLoop | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.service = service
+        self.loop = loop
         self.clock = clock
+        self._bad_names: set[str] = set()
 
     def collect(self) -> Iterator[Metric]:
         """Yield every yarnctl_ family; read without the service's lock so scrapes never delay a heartbeat."""
@@ -54,11 +72,57 @@ class ServeCollector(Collector):
             ("yarnctl_rejected", "Decision items the engine's validation rejected.", st.rejected),
             ("yarnctl_containers_assigned", "Containers assigned by accepted decisions.", st.assigned),
             ("yarnctl_full_syncs", "Full-state requests received from the shim.", st.full_syncs),
+            ("yarnctl_policy_tune_errors", "Control-loop observations the policy failed to take in.",
+             svc.engine.stats["tune_errors"]),
         ):
             yield CounterMetricFamily(name, doc, value=n)
         yield self._histogram()
         yield from self._bridge()
         yield from self._cluster()
+        yield from self._tuning()
+        if self.loop is not None:
+            yield from self._control_loop(self.loop)
+
+    def _tuning(self) -> Iterator[Metric]:
+        for name, value in sorted(self.service.tuning.items()):
+            if not TUNING_NAME.match(name):
+                if name not in self._bad_names:  # once per name: scrapes come every few seconds
+                    self._bad_names.add(name)
+                    log.warning("policy %s: tuning value %r is not a metric-safe name; not exported",
+                                self.service.policy_name, name)
+                continue
+            yield GaugeMetricFamily(f"yarnctl_{name}", f"Tuning value {name} of policy {self.service.policy_name}.",
+                                    value=value)
+
+    def _control_loop(self, loop: ControlLoop) -> Iterator[Metric]:
+        st = loop.state  # replaced whole by the loop: one consistent read
+        yield GaugeMetricFamily("yarnctl_control_loop_stale",
+                                "1 if the last control-loop poll failed and the policy works from older data.",
+                                value=1 if st.stale or st.ok_at is None else 0)
+        age = GaugeMetricFamily("yarnctl_control_loop_age_seconds",
+                                "Seconds since the control loop last read the cluster (absent before it has).")
+        now_age = st.age_s(self.clock())
+        if now_age is not None:
+            age.add_metric([], now_age)
+        yield age
+        polls = CounterMetricFamily("yarnctl_control_loop_polls", "Control-loop polls of the RM, by outcome.",
+                                    labels=["outcome"])
+        polls.add_metric(["ok"], st.polls - st.failures)
+        polls.add_metric(["error"], st.failures)
+        yield polls
+        yield GaugeMetricFamily("yarnctl_control_loop_duration_seconds", "How long the last control-loop poll took.",
+                                value=st.poll_s)
+        used_b = GaugeMetricFamily("yarnctl_cluster_used_bytes",
+                                   "Memory running containers actually use (NodeManager usage beans).")
+        used_v = GaugeMetricFamily("yarnctl_cluster_used_vcores", "Cores running containers actually keep busy.")
+        obs = st.reading.observation if st.reading else None
+        if obs is not None and obs.usage_measured:
+            mem, cpu = obs.used()
+            used_b.add_metric([], mem * MIB)
+            used_v.add_metric([], cpu)
+        yield used_b
+        yield used_v
+        yield from _shim(st.reading.shim if st.reading else None)
 
     def _histogram(self) -> HistogramMetricFamily:
         # copy first: a heartbeat may bump a bucket mid-read; count is derived from the copy so
@@ -117,9 +181,42 @@ class ServeCollector(Collector):
         yield apps
 
 
-def start_metrics_server(service: PolicyService, port: int, address: str = "127.0.0.1") -> tuple[int, WSGIServer]:
-    """Serve /metrics for `service` from a daemon thread on a fresh registry; return the bound port and server."""
+def _shim(shim: ShimMetrics | None) -> Iterator[Metric]:
+    """The shim bean's counters; empty families when the RM does not run the shim (or was never read)."""
+    hb = CounterMetricFamily("yarnctl_shim_heartbeats", "Node heartbeats the shim handled, by who decided.",
+                             labels=["outcome"])
+    fb = CounterMetricFamily("yarnctl_shim_fallbacks", "Heartbeats the shim decided natively, by reason.",
+                             labels=["outcome"])
+    cs = CounterMetricFamily("yarnctl_shim_containers", "Containers the shim allocated, by who decided.",
+                             labels=["outcome"])
+    breaker = GaugeMetricFamily("yarnctl_shim_breaker_open", "1 while the shim's circuit breaker is open.")
+    opens = CounterMetricFamily("yarnctl_shim_breaker_opens", "Times the shim's circuit breaker opened.")
+    rejected = CounterMetricFamily("yarnctl_shim_rejected", "Decision items the shim refused against live RM state.")
+    kills = CounterMetricFamily("yarnctl_shim_kills", "Containers the shim killed on a policy's decision.")
+    resizes = CounterMetricFamily("yarnctl_shim_resizes", "Node capacity changes the shim applied.")
+    latency = GaugeMetricFamily("yarnctl_shim_last_latency_seconds", "Round trip of the shim's last policy call.")
+    if shim is not None:
+        hb.add_metric(["delegated"], shim.delegated)
+        hb.add_metric(["fallback"], shim.fallback)
+        for reason, n in (("timeout", shim.fallback_timeout), ("error", shim.fallback_error),
+                          ("unreachable", shim.fallback_unreachable), ("refused", shim.fallback_refused),
+                          ("breaker_open", shim.fallback_breaker_open), ("disabled", shim.fallback_disabled)):
+            fb.add_metric([reason], n)
+        cs.add_metric(["policy"], shim.containers_by_policy)
+        cs.add_metric(["native"], shim.containers_native)
+        breaker.add_metric([], 1 if shim.breaker_open else 0)
+        opens.add_metric([], shim.breaker_opens)
+        rejected.add_metric([], shim.rejected)
+        kills.add_metric([], shim.killed)
+        resizes.add_metric([], shim.resized)
+        latency.add_metric([], shim.last_latency_micros / 1e6)
+    yield from (hb, fb, cs, breaker, opens, rejected, kills, resizes, latency)
+
+
+def start_metrics_server(service: PolicyService, port: int, address: str = "127.0.0.1",
+                         loop: ControlLoop | None = None) -> tuple[int, WSGIServer]:
+    """Serve /metrics for `service` (and its control loop) from a daemon thread; return the bound port and server."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(ServeCollector(service))
+    registry.register(ServeCollector(service, loop))
     server, _thread = start_http_server(port, address, registry=registry)
     return server.server_port, server

@@ -20,11 +20,16 @@ from types import MappingProxyType
 from yarnctl.engine import Engine
 from yarnctl.model import (
     AM_PRIORITY,
+    ANY,
     App,
+    AppUsage,
     ClusterSnapshot,
     Container,
+    ContainerLoad,
     Decision,
     Node,
+    NodeLoad,
+    Observation,
     Request,
     Resources,
 )
@@ -36,6 +41,7 @@ log = logging.getLogger(__name__)
 _AM = None  # marker for the AM in an app's pending queue
 MAX_TASK_FAILURES = 4  # mapreduce.map.maxattempts / mapreduce.reduce.maxattempts
 MAX_AM_FAILURES = 2  # yarn.resourcemanager.am.max-attempts
+TUNE_INTERVAL_S = 5.0  # as `yarnctl serve --tune-interval`: the control loop's default tick
 
 
 class _Node:
@@ -83,7 +89,8 @@ class _Stage:
 
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
-                 "last_finish", "am", "finished_at", "kills", "requests", "state", "am_failures")
+                 "last_finish", "am", "finished_at", "kills", "requests", "state", "am_failures",
+                 "memory_s", "vcore_s")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
         self.spec = spec
@@ -105,6 +112,8 @@ class _Job:
         self.requests: tuple[Request, ...] = ()
         self.state = "running"
         self.am_failures = 0
+        self.memory_s = 0.0  # MB x seconds of released containers, as the RM's memorySeconds
+        self.vcore_s = 0.0
 
 
 class _Task:
@@ -185,6 +194,8 @@ class SimRun:
     end_s: float
     stats: dict[str, float] = field(default_factory=dict)
     stuck: bool = False
+    # (t, values) each time a tunable policy's tuning values changed
+    tuning: list[tuple[float, dict[str, float]]] = field(default_factory=list)
 
 
 ProgressFn = Callable[[int, int, float], None]
@@ -194,9 +205,14 @@ class SimCluster:
     """Ground truth for one run of one policy on one workload."""
 
     def __init__(self, workload: Workload, engine: Engine, *, skip_idle: bool = True,
-                 max_time_s: float = math.inf, progress: ProgressFn | None = None) -> None:
+                 max_time_s: float = math.inf, progress: ProgressFn | None = None,
+                 tune_interval_s: float = TUNE_INTERVAL_S) -> None:
         self.w = workload
         self.engine = engine
+        self.tunable = engine.tunable
+        self.tune_interval_s = tune_interval_s
+        self.next_tune_s = 0.0
+        self.tuning: list[tuple[float, dict[str, float]]] = []
         self.time_dependent = bool(getattr(engine.policy, "time_dependent", False))
         self.skip_idle = skip_idle
         self.max_time_s = max_time_s
@@ -270,7 +286,7 @@ class SimCluster:
         if self.progress:
             self.progress(self.tasks_done, self.tasks_total, self.k.now)
         return SimRun(self.w, self.engine.policy.name, self.job_records, self.records, self.usage,
-                      self.capacity, self.physical, self.k.now, self.stats, stuck)
+                      self.capacity, self.physical, self.k.now, self.stats, stuck, self.tuning)
 
     def snapshot(self) -> ClusterSnapshot:
         """A read-only copy of the state the RM would hand a policy now."""
@@ -291,6 +307,38 @@ class SimCluster:
             self.min_alloc,
             self.capacity,
         )
+
+    def observe(self) -> Observation:
+        """The control loop's view of the simulated cluster now: what `yarnctl serve` reads from the RM and NMs."""
+        now = self.k.now
+        loads: list[ContainerLoad] = []
+        running_s: dict[str, list[float]] = {}
+        for node in self.nodes:
+            for c in node.running.values():
+                app_id = c.job.spec.id
+                loads.append(ContainerLoad(c.id, app_id, node.id, c.mem, c.cpu))
+                acc = running_s.setdefault(app_id, [0.0, 0.0])
+                acc[0] += c.resource.memory_mb * (now - c.start)
+                acc[1] += c.resource.vcores * (now - c.start)
+        apps = []
+        for app_id, app in self.apps.items():
+            job = self.jobs[app_id]
+            asks = [r for r in self.requests.get(app_id, ()) if r.resource_name == ANY]
+            mem_s, vc_s = running_s.get(app_id, (0.0, 0.0))
+            apps.append(AppUsage(app_id, app.queue, app.user, self.app_alloc.get(app_id, Resources(0, 0)),
+                                 sum((r.capability * r.count for r in asks), Resources(0, 0)),
+                                 sum(r.count for r in asks),
+                                 int(job.memory_s + mem_s), int(job.vcore_s + vc_s)))
+        nodes = [NodeLoad(nd.id, nd.capacity, nd.allocated) for nd in self.nodes]
+        return Observation.build(now, nodes, apps, loads, usage_measured=True)
+
+    def _tune(self) -> None:
+        self.next_tune_s = self.k.now + self.tune_interval_s
+        changed = self.engine.tune(self.observe())
+        if changed:
+            self.version += 1  # the policy may now accept what it refused at this state
+        if changed or not self.tuning:
+            self.tuning.append((self.k.now, self.engine.tuning()))
 
     # ------------------------------------------------------------ heartbeats
 
@@ -327,6 +375,8 @@ class SimCluster:
         if not (room and self.pending_total > 0) and self.skip_idle:
             self.idle.add(node)  # sleeps until a container ends here or new demand arrives
             return
+        if self.tunable and self.k.now >= self.next_tune_s:
+            self._tune()
         if self.skip_idle and not self.time_dependent and node.seen_version == self.version:
             self.stats["skipped"] += 1  # the policy already said no to exactly this state
         else:
@@ -568,6 +618,8 @@ class SimCluster:
         node.allocated = node.allocated - c.resource
         self.frozen_nodes[node.id] = node.frozen()
         del self.containers[c.id]
+        job.memory_s += c.resource.memory_mb * (self.k.now - c.start)
+        job.vcore_s += c.resource.vcores * (self.k.now - c.start)
         held = self.app_alloc.get(job.spec.id)
         if held is not None:  # a failed job's last finished containers are reported after it ended
             self.app_alloc[job.spec.id] = held - c.resource

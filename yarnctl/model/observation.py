@@ -1,0 +1,116 @@
+"""What the control loop sees of a cluster at one tick: the tuning inputs policies adapt to.
+
+Live, `yarnctl serve`'s control loop builds an Observation from the RM REST API and NodeManager
+JMX (yarnctl/rm/observe.py); in the simulator SimCluster.observe() builds one from its ground
+truth. Policies receive it through `tune()` (yarnctl/engine.py's Tunable) and never learn which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from yarnctl.model.cluster import AppId, ContainerId, NodeId
+from yarnctl.model.resources import ZERO, Resources
+
+
+@dataclass(frozen=True, slots=True)
+class AppUsage:
+    """One live app's accounting: what it holds, what it still asks for, what it has used so far."""
+
+    app_id: AppId
+    queue: str
+    user: str
+    allocated: Resources
+    pending: Resources
+    pending_containers: int
+    # accumulated allocation over the app's life: MB x seconds and vcores x seconds (RM's
+    # memorySeconds/vcoreSeconds), the input of long-term fairness accounting
+    memory_seconds: int
+    vcore_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerLoad:
+    """What one running container actually uses (not what it was allocated)."""
+
+    container_id: ContainerId
+    app_id: AppId
+    node_id: NodeId
+    memory_mb: float
+    vcores: float  # busy cores: 1.0 = one core fully used
+
+
+@dataclass(frozen=True, slots=True)
+class NodeLoad:
+    """One node's capacity as the scheduler offers it and what is allocated on it."""
+
+    node_id: NodeId
+    capacity: Resources
+    allocated: Resources
+
+    @property
+    def available(self) -> Resources:
+        """Capacity not allocated (negative after a capacity cut)."""
+        return self.capacity - self.allocated
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """The cluster at `at_s`: nodes, live apps and, where measured, per-container usage.
+
+    `usage_measured` is False when no container usage source was read (the NodeManagers'
+    container monitor is off, or the simulator has no usage profiles): an empty `containers`
+    then means "unknown", not "idle".
+    """
+
+    at_s: float
+    nodes: Mapping[NodeId, NodeLoad]
+    apps: Mapping[AppId, AppUsage]
+    containers: Mapping[ContainerId, ContainerLoad] = field(default_factory=lambda: MappingProxyType({}))
+    usage_measured: bool = False
+
+    @staticmethod
+    def build(at_s: float, nodes: list[NodeLoad], apps: list[AppUsage], containers: list[ContainerLoad] | None = None,
+              usage_measured: bool = False) -> Observation:
+        """An observation from lists, keyed by id in a deterministic (sorted) order."""
+        return Observation(
+            at_s,
+            MappingProxyType({n.node_id: n for n in sorted(nodes, key=lambda n: n.node_id)}),
+            MappingProxyType({a.app_id: a for a in sorted(apps, key=lambda a: a.app_id)}),
+            MappingProxyType({c.container_id: c for c in sorted(containers or (), key=lambda c: c.container_id)}),
+            usage_measured,
+        )
+
+    @property
+    def capacity(self) -> Resources:
+        """Total capacity of the observed nodes."""
+        return sum((n.capacity for n in self.nodes.values()), ZERO)
+
+    @property
+    def allocated(self) -> Resources:
+        """Total allocated on the observed nodes."""
+        return sum((n.allocated for n in self.nodes.values()), ZERO)
+
+    @property
+    def available(self) -> Resources:
+        """Total capacity not allocated."""
+        return self.capacity - self.allocated
+
+    @property
+    def pending(self) -> Resources:
+        """Total outstanding demand of every live app."""
+        return sum((a.pending for a in self.apps.values()), ZERO)
+
+    def available_containers(self, size: Resources) -> int:
+        """How many containers of `size` fit in the free space, node by node (fragments do not add up)."""
+        return sum(size.times_fit(n.available) for n in self.nodes.values())
+
+    def used(self, node_id: NodeId | None = None) -> tuple[float, float]:
+        """Measured (memory MB, busy vcores) of running containers, on one node or cluster-wide."""
+        mem = cpu = 0.0
+        for c in self.containers.values():
+            if node_id is None or c.node_id == node_id:
+                mem, cpu = mem + c.memory_mb, cpu + c.vcores
+        return mem, cpu
