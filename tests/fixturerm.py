@@ -1,4 +1,4 @@
-"""A real HTTP server that answers the control loop's RM paths from tests/rm/fixtures (recorded from a live 2.7.7 RM)."""
+"""A real HTTP server answering the RM paths `yarnctl status` and the control loop read, from tests/rm/fixtures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).resolve().parent / "rm" / "fixtures"
-ROUTES = {"/ws/v1/cluster/nodes": "nodes_running", "/ws/v1/cluster/apps": "apps_running", "/jmx": "rm_jmx_shim"}
+ROUTES = {"/ws/v1/cluster/nodes": "nodes_running", "/ws/v1/cluster/apps": "apps_running", "/jmx": "rm_jmx_shim",
+          "/ws/v1/cluster/info": "cluster_info", "/ws/v1/cluster/metrics": "cluster_metrics_running",
+          "/ws/v1/cluster/scheduler": "scheduler_running"}
 
 
 class FixtureRM:

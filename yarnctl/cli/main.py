@@ -17,6 +17,7 @@ import yaml
 from yarnctl import __version__
 from yarnctl.cli import cluster as cluster_cli
 from yarnctl.cli import serve as serve_cli
+from yarnctl.cli import status as status_cli
 from yarnctl.errors import ConfigError, YarnctlError
 
 log = logging.getLogger("yarnctl")
@@ -75,7 +76,7 @@ def _build_parser() -> argparse.ArgumentParser:
     w.add_argument("--json", action="store_true", help="print JSON")
     pol = sub.add_parser("policies", help="list the policies and their parameters")
     pol.add_argument("--json", action="store_true", help="print JSON")
-    for module in (serve_cli, cluster_cli):
+    for module in (serve_cli, cluster_cli, status_cli):
         COMMANDS.update(module.add_parsers(sub))
     return p
 

@@ -1,0 +1,319 @@
+"""`yarnctl status`: a `yarn top`-like view of a cluster and of the policy server behind its shim."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from yarnctl.errors import ConfigError
+
+if TYPE_CHECKING:  # rich and the HTTP client load only when `status` runs: every CLI start imports this module
+    from rich.console import RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
+    from yarnctl.rm import (
+        AppInfo,
+        ClusterInfo,
+        ClusterMetrics,
+        NodeReport,
+        QueueInfo,
+        ResourceManager,
+        SchedulerInfo,
+        ShimMetrics,
+    )
+
+LIVE_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
+SERVE_STATUS = Path("~/.yarnctl/serve-status.json")  # `yarnctl serve`'s default --status-file
+WIDE = 180  # columns when not printing to a terminal
+FRESH_S = 5.0  # a status file rewritten every second is stale after this long: its server is gone
+
+EPILOG = """\
+examples:
+  yarnctl status                                   # the local cluster (`yarnctl cluster up`), else localhost:8088
+  yarnctl status --rm http://rm1:8088 --rm http://rm2:8088
+  yarnctl status --yarn-site /etc/hadoop/conf/yarn-site.xml --watch 2
+  yarnctl status --json | jq .apps
+
+The RM is the first of: --rm/--yarn-site, $YARNCTL_RM, the running local cluster, http://localhost:8088.
+The policy server's part comes from the status file `yarnctl serve` rewrites every second
+(--serve-status; default: the local cluster's, else ~/.yarnctl/serve-status.json); the shim's
+counters come from the RM's /jmx. Apps are the live ones (NEW to RUNNING), oldest first.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusView:
+    """Everything one `yarnctl status` screen shows, read at `at` (epoch seconds)."""
+
+    rm_url: str
+    at: float
+    info: ClusterInfo
+    metrics: ClusterMetrics
+    nodes: tuple[NodeReport, ...]
+    scheduler: SchedulerInfo
+    apps: tuple[AppInfo, ...]
+    shim: ShimMetrics | None
+    serve: dict[str, Any] | None   # the serve status file, plus "running": bool
+    serve_file: str | None
+
+
+def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add `status` to `sub`; return its handler."""
+    s = sub.add_parser("status", help="a yarn-top-like view of the cluster and the policy server",
+                       description="Nodes, queues and live apps of a Hadoop 2.7 cluster with their allocated and "
+                                   "pending resources, and the yarnctl policy server's state when one runs.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = s.add_mutually_exclusive_group()
+    r.add_argument("--rm", action="append", default=[], metavar="URL",
+                   help="ResourceManager web address; repeat (or comma-separate) for an HA pair")
+    r.add_argument("--yarn-site", type=Path, metavar="FILE", help="read the RM address(es) from this yarn-site.xml")
+    s.add_argument("--serve-status", type=Path, metavar="FILE", help="the status file of `yarnctl serve`")
+    s.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
+                   help="redraw every SECONDS (default 2) until Ctrl-C")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    return {"status": _cmd_status}
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from yarnctl.cli.output import out
+
+    if not out.is_terminal:  # piped or redirected: rich would cut the tables at 80 columns
+        out = Console(highlight=False, soft_wrap=False, width=WIDE)
+    if args.watch is not None and not args.watch > 0:
+        raise ConfigError(f"--watch {args.watch:g}: expected seconds > 0")
+    rm, serve_file = _resolve(args)
+    try:
+        if args.json:
+            json.dump(as_json(gather(rm, serve_file)), sys.stdout, indent=1, default=str)
+            sys.stdout.write("\n")
+            return 0
+        if args.watch is None:
+            out.print(render(gather(rm, serve_file)))
+            return 0
+        from rich.live import Live
+
+        with Live(render(gather(rm, serve_file)), console=out, screen=True, auto_refresh=False) as live:
+            while True:
+                time.sleep(args.watch)
+                live.update(render(gather(rm, serve_file)), refresh=True)
+    finally:
+        rm.close()
+
+
+def _resolve(args: argparse.Namespace) -> tuple[ResourceManager, Path | None]:
+    """The RM to ask and the serve status file to read, by the precedence the epilog states."""
+    from yarnctl.rm import HttpSettings, ResourceManager
+
+    settings = HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1, backoff_s=0.5)
+    local_rm, local_status = _local_cluster()
+    serve_file = args.serve_status or local_status or SERVE_STATUS.expanduser()
+    if args.yarn_site is not None:
+        return ResourceManager.from_yarn_site(args.yarn_site, settings=settings), serve_file
+    urls = [u.strip() for arg in args.rm for u in arg.split(",") if u.strip()]
+    if not urls:
+        env = os.environ.get("YARNCTL_RM", "")
+        urls = [u.strip() for u in env.split(",") if u.strip()] or ([local_rm] if local_rm else ["http://localhost:8088"])
+    return ResourceManager(urls, settings=settings), serve_file
+
+
+def _local_cluster() -> tuple[str | None, Path | None]:
+    """The local cluster's RM URL and serve status file, when `yarnctl cluster up` left one running."""
+    from yarnctl.cluster import LocalCluster
+    from yarnctl.errors import ClusterError
+
+    try:
+        info = LocalCluster().info()
+    except ClusterError:
+        return None, None
+    return info.rm_url, info.status_file
+
+
+def gather(rm: ResourceManager, serve_file: Path | None) -> StatusView:
+    """Read the RM (one call per endpoint) and the serve status file into a view."""
+    info = rm.cluster_info()
+    return StatusView(rm.active_url or rm.urls[0], time.time(), info, rm.metrics(), rm.nodes(), rm.scheduler(),
+                      rm.apps(states=LIVE_STATES), rm.shim_metrics(), *_serve(serve_file))
+
+
+def _serve(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:
+    if path is None:
+        return None, None
+    if not path.is_file():
+        return None, str(path)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None, str(path)
+    if not isinstance(doc, dict):
+        return None, str(path)
+    # rewritten every second while serving: an old file or a "stopped" stamp means no server now
+    doc["running"] = "stopped" not in doc and time.time() - path.stat().st_mtime < FRESH_S
+    return doc, str(path)
+
+
+def as_json(v: StatusView) -> dict[str, Any]:
+    """The view as plain JSON (models as dicts, Resources as {memory_mb, vcores})."""
+    return dataclasses.asdict(v)
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def render(v: StatusView) -> RenderableType:
+    """The whole screen: header lines, then the node, queue and app tables."""
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(*_header(v), Text(""), _nodes(v.nodes), Text(""), _queues(v.scheduler), Text(""), _apps(v))
+
+
+def _header(v: StatusView) -> Iterator[Text]:
+    m = v.metrics
+    stamp = time.strftime("%H:%M:%S", time.localtime(v.at))
+    yield _markup(f"[bold]yarnctl status[/bold]  {v.rm_url}  ResourceManager {v.info.ha_state}, "
+                  f"Hadoop {v.info.hadoop_version}, {v.scheduler.type}  [dim]{stamp}[/dim]")
+    bad = m.lost_nodes + m.unhealthy_nodes + m.decommissioned_nodes + m.rebooted_nodes
+    yield _line("Cluster", f"{m.active_nodes} nodes running" + (f", {bad} lost/unhealthy/decommissioned" if bad else "")
+                + f" · apps {m.apps_running} running, {m.apps_pending} pending, {m.apps_completed} completed"
+                + f" · containers {m.containers_allocated} (+{m.containers_pending} pending)"
+                + f" · memory {_gib(m.allocated.memory_mb)}/{_gib(m.total.memory_mb)} GiB"
+                + f" ({_share(m.allocated.memory_mb, m.total.memory_mb)})"
+                + f" · vcores {m.allocated.vcores}/{m.total.vcores} ({_share(m.allocated.vcores, m.total.vcores)})")
+    yield from _policy(v)
+
+
+def _policy(v: StatusView) -> Iterator[Text]:
+    s = v.serve
+    if s is None:
+        yield _line("Policy", f"[dim]no yarnctl serve status at {v.serve_file or '(none)'} (--serve-status)[/dim]")
+    else:
+        state = "[green]serving[/green]" if s.get("running") else "[red]not running[/red] (status file is old)"
+        p99 = s.get("p99_us_le")
+        yield _line("Policy", f"{s.get('policy', '?')} {state} · pid {s.get('pid', '?')} · up {_dur(s.get('uptime_s'))}"
+                    f" · {s.get('decisions_per_s', 0):g} decisions/s · calls {s.get('calls', 0):,}"
+                    f" · errors {s.get('errors', 0):,} · rejected {s.get('rejected', 0):,}"
+                    + (f" · p99 ≤ {p99} µs" if isinstance(p99, int) and p99 > 0 else ""))
+        tuning = s.get("tuning") or {}
+        yield _line("Tuning", ", ".join(f"{k}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
+        yield _line("Control", _control(s.get("control_loop")))
+    if v.shim is not None:
+        sh = v.shim
+        reasons = ", ".join(f"{n} {why}" for why, n in (
+            ("timeout", sh.fallback_timeout), ("error", sh.fallback_error), ("unreachable", sh.fallback_unreachable),
+            ("refused", sh.fallback_refused), ("breaker open", sh.fallback_breaker_open),
+            ("disabled", sh.fallback_disabled)) if n)
+        breaker = "[red]OPEN[/red]" if sh.breaker_open else "closed"
+        yield _line("Shim", f"heartbeats {sh.delegated:,} by policy, {sh.fallback:,} native"
+                    + (f" ({reasons})" if reasons else "")
+                    + f" · breaker {breaker} (opened {sh.breaker_opens}x)"
+                    + f" · containers {sh.containers_by_policy:,} by policy, {sh.containers_native:,} native"
+                    + f" · last call {sh.last_latency_micros:,} µs of {sh.deadline_millis} ms")
+
+
+def _control(loop: dict[str, Any] | None) -> str:
+    if not loop:
+        return "[dim]off (serve without --rm)[/dim]"
+    fresh = "[red]STALE[/red]" if loop.get("stale") else "[green]fresh[/green]"
+    age = loop.get("age_s")
+    text = f"{fresh} · polls {loop.get('rm')} every {loop.get('interval_s', 0):g} s"
+    text += f" · last good {age:g} s ago" if age is not None else " · no good poll yet"
+    if loop.get("containers_measured") is not None:
+        text += f" · {loop['containers_measured']} containers measured"
+    if loop.get("stale") and loop.get("error"):
+        text += f" · {loop['error']}"
+    return text
+
+
+def _nodes(nodes: tuple[NodeReport, ...]) -> Table:
+    t = _table("NODE", "RACK", "STATE", "CONTAINERS", "MEMORY USED", "VCORES USED", "HEALTH")
+    for n in sorted(nodes, key=lambda n: n.id):
+        cap = n.capacity
+        state = n.state if n.state == "RUNNING" else f"[red]{n.state}[/red]"
+        t.add_row(n.id, n.rack, state, str(n.num_containers),
+                  f"{_gib(n.used.memory_mb)}/{_gib(cap.memory_mb)} GiB {_share(n.used.memory_mb, cap.memory_mb):>4}",
+                  f"{n.used.vcores}/{cap.vcores}", n.health_report or "ok")
+    return t
+
+
+def _queues(s: SchedulerInfo) -> Table:
+    t = _table("QUEUE", "CAPACITY", "USED", "MAX", "APPS")
+    if s.fifo is not None:
+        f = s.fifo
+        t.add_row("default (fifo)", _pct(f.capacity * 100), _pct(f.used_capacity * 100), _pct(100.0), "-")
+    elif s.root is not None:
+        for depth, q in _walk(s.root):
+            t.add_row("  " * depth + q.name, _pct(q.capacity), _pct(q.used_capacity), _pct(q.max_capacity),
+                      "-" if q.num_applications is None else str(q.num_applications))
+    return t
+
+
+def _walk(q: QueueInfo, depth: int = 0) -> Iterator[tuple[int, QueueInfo]]:
+    yield depth, q
+    for child in q.children:
+        yield from _walk(child, depth + 1)
+
+
+def _apps(v: StatusView) -> Table:
+    t = _table("APP", "USER", "QUEUE", "STATE", "PROGRESS", "CONTAINERS", "ALLOCATED", "PENDING", "MB·S", "VCORE·S",
+               "ELAPSED", "NAME")
+    for a in sorted(v.apps, key=lambda a: (a.started_time_ms, a.id)):
+        pending = a.pending
+        t.add_row(a.id, a.user, a.queue, a.state, f"{a.progress:.0f}%", str(a.running_containers),
+                  _res(a.allocated.memory_mb, a.allocated.vcores), _res(pending.memory_mb, pending.vcores),
+                  f"{a.memory_seconds:,}", f"{a.vcore_seconds:,}", _dur(a.elapsed_time_ms / 1000), a.name[:30])
+    if not v.apps:
+        t.add_row("[dim](no live apps)[/dim]", *[""] * 11)
+    return t
+
+
+def _table(*columns: str) -> Table:
+    from rich.table import Table
+
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for c in columns:
+        t.add_column(c, no_wrap=True)
+    return t
+
+
+def _line(label: str, text: str) -> Text:
+    return _markup(f"[bold]{label:<8}[/bold] {text}")
+
+
+def _markup(text: str) -> Text:
+    from rich.text import Text
+
+    return Text.from_markup(text)
+
+
+def _gib(mb: int) -> str:
+    return f"{mb / 1024:.1f}"
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}%"
+
+
+def _res(mb: int, vcores: int) -> str:
+    return "-" if mb == 0 and vcores == 0 else f"{_gib(mb)} GiB/{vcores}"
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
