@@ -239,17 +239,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _observer(args: argparse.Namespace) -> Any:
     """The control loop's ClusterObserver for --rm/--yarn-site, or None without either."""
-    urls = [u.strip() for arg in args.rm for u in arg.split(",") if u.strip()]
-    if not urls and args.yarn_site is None:
-        return None
-    from yarnctl.rm import HttpSettings, ResourceManager
+    from yarnctl.cli.rmopts import resource_manager
+    from yarnctl.rm import HttpSettings
     from yarnctl.rm.observe import ClusterObserver
 
     # one quick round per tick: the loop itself is the retry, and a stale mark beats a hung tick
-    settings = HttpSettings(connect_timeout_s=2.0, read_timeout_s=5.0, retries=0)
-    rm = ResourceManager.from_yarn_site(args.yarn_site, settings=settings) if args.yarn_site is not None \
-        else ResourceManager(urls, settings=settings)
-    return ClusterObserver(rm, usage=not args.no_usage)
+    rm = resource_manager(args, HttpSettings(connect_timeout_s=2.0, read_timeout_s=5.0, retries=0))
+    return None if rm is None else ClusterObserver(rm, usage=not args.no_usage)
 
 
 def loop_status(loop: Any, now: float) -> dict[str, Any]:

@@ -113,18 +113,15 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 def _resolve(args: argparse.Namespace) -> tuple[ResourceManager, Path | None]:
     """The RM to ask and the serve status file to read, by the precedence the epilog states."""
-    from yarnctl.rm import HttpSettings, ResourceManager
+    from yarnctl.cli.rmopts import resource_manager
+    from yarnctl.rm import HttpSettings
 
-    settings = HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1, backoff_s=0.5)
     local_rm, local_status = _local_cluster()
-    serve_file = args.serve_status or local_status or SERVE_STATUS.expanduser()
-    if args.yarn_site is not None:
-        return ResourceManager.from_yarn_site(args.yarn_site, settings=settings), serve_file
-    urls = [u.strip() for arg in args.rm for u in arg.split(",") if u.strip()]
-    if not urls:
-        env = os.environ.get("YARNCTL_RM", "")
-        urls = [u.strip() for u in env.split(",") if u.strip()] or ([local_rm] if local_rm else ["http://localhost:8088"])
-    return ResourceManager(urls, settings=settings), serve_file
+    env = [u.strip() for u in os.environ.get("YARNCTL_RM", "").split(",") if u.strip()]
+    rm = resource_manager(args, HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1, backoff_s=0.5),
+                          env or [local_rm or "http://localhost:8088"])
+    assert rm is not None  # there is always a default
+    return rm, args.serve_status or local_status or SERVE_STATUS.expanduser()
 
 
 def _local_cluster() -> tuple[str | None, Path | None]:
