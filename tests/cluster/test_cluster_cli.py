@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -9,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fixturerm import FIXTURES, FixtureRM
 
 from yarnctl.cli.main import main
 from yarnctl.cluster.classpath import repo_root
@@ -77,6 +79,36 @@ def test_status_of_a_dead_cluster_reports_dead_processes(capsys: pytest.CaptureF
     assert "not running" in err
     code, out, _ = _run(capsys, "cluster", "down", "--dir", str(tmp_path))
     assert code == 0 and not (tmp_path / "cluster.json").exists()
+
+
+def test_status_of_a_live_cluster_keeps_hadoops_key_names(capsys: pytest.CaptureFixture[str],
+                                                          tmp_path: Path) -> None:
+    rm = FixtureRM()  # the recorded responses of a real RM (tests/rm/fixtures)
+    try:
+        info = dataclasses.replace(_info(tmp_path), rm_url=rm.url)
+        (tmp_path / "cluster.json").write_text(json.dumps(info.to_json()))
+        code, out, _ = _run(capsys, "cluster", "status", "--dir", str(tmp_path), "--json")
+        text_code, text, _ = _run(capsys, "cluster", "status", "--dir", str(tmp_path))
+    finally:
+        rm.stop()
+    assert code == 0 and text_code == 1  # the processes of _info() are not running
+    st = json.loads(out)
+    assert "rm_error" not in st
+    assert (st["rm"]["state"], st["rm"]["haState"], st["rm"]["hadoopVersion"]) == ("STARTED", "ACTIVE", "2.7.7")
+    assert st["apps"] == {"appsSubmitted": 1, "appsPending": 0, "appsRunning": 1, "appsCompleted": 0,
+                          "appsFailed": 0, "appsKilled": 0}
+    assert st["resources"] == {"allocatedMB": 1280, "availableMB": 6912, "totalMB": 8192, "allocatedVirtualCores": 3,
+                               "availableVirtualCores": 5, "totalVirtualCores": 8, "containersAllocated": 3}
+    assert st["nodes"][0] == {"id": "localhost:42265", "state": "RUNNING", "http": "localhost:57729", "containers": 2,
+                              "used_mb": 768, "avail_mb": 3328, "used_vcores": 2, "avail_vcores": 2}
+    assert st["running_apps"] == [{"id": "application_1795326552648_0001", "name": "QuasiMonteCarlo",
+                                   "state": "RUNNING", "progress": 5.0}]
+    bean = json.loads((FIXTURES / "rm_jmx_shim.json").read_text())["beans"][0]
+    assert st["shim"] == {k: v for k, v in bean.items() if k not in ("name", "modelerType")}
+    assert "ResourceManager http://127.0.0.1:" in text and ": STARTED" in text
+    assert "  localhost:42265        RUNNING       2      768     3328       2        2" in text
+    assert "  application_1795326552648_0001  RUNNING     5.0%  QuasiMonteCarlo" in text
+    assert "shim: 11 of 11 heartbeats delegated, 0 native" in text
 
 
 def test_env_and_client_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -123,6 +123,15 @@ def test_nm_confs_differ_only_where_they_must(tmp_path: Path) -> None:
     assert _props(tmp_path / "b" / "mapred-site.xml")["mapreduce.shuffle.port"] == "213"
 
 
+def test_nm_conf_runs_the_container_monitor_that_never_kills(tmp_path: Path) -> None:
+    # 2.7 monitors containers (ContainerResource_* beans) only with a pmem or vmem check on
+    y = _props(render_conf_dir(TEMPLATES, tmp_path / "nm", _conf(tmp_path), _nm(tmp_path, 0)) / "yarn-site.xml")
+    assert (y["yarn.nodemanager.pmem-check-enabled"], y["yarn.nodemanager.vmem-check-enabled"]) == ("false", "true")
+    assert y["yarn.nodemanager.vmem-pmem-ratio"] == "1000"
+    assert y["yarn.nodemanager.container-metrics.enable"] == "true"
+    assert y["yarn.nodemanager.container-metrics.period-ms"] == "1000"
+
+
 def test_rm_conf_shim(tmp_path: Path) -> None:
     conf = _conf(tmp_path, native=None, shim={"yarnctl.shim.port": "4242", "yarnctl.shim.token-file": "/t",
                                                 "yarnctl.shim.deadline-ms": "25"})

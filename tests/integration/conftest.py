@@ -24,6 +24,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     finally:
         if live.serve is not None:
             live.serve.kill()
+        live.rm.close()
         lc.down()
         left = processes_under(d, ("",), (str(d.resolve()),))
         assert not left, f"cluster down left processes running: {left}"

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from yarnctl.bridge.decisionlog import LogReader
 from yarnctl.cluster.local import ClusterInfo, LocalCluster, app_ids
+from yarnctl.rm import SHIM_BEAN, AppInfo, HttpSettings, ResourceManager, ShimMetrics
 
 HERE = Path(__file__).parent
 DEADLINE_MS = 250  # generous: the test machine also runs the MR JVMs on 2 cores
-from yarnctl.cluster.local import SHIM_BEAN
 
 
 @dataclass
@@ -31,18 +28,21 @@ class Live:
     serve: subprocess.Popen[str] | None = None
     decision_log: Path | None = None
     logs: list[Path] = field(default_factory=list)
+    rm: ResourceManager = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rm = self.lc.rm(HttpSettings(read_timeout_s=10))
 
     @property
     def port(self) -> int:
         assert self.info.serve is not None
         return self.info.serve.ports["py4j"]
 
-    def shim(self) -> dict[str, Any]:
+    def shim(self) -> ShimMetrics:
         """The shim's counters from the RM's /jmx."""
-        with urllib.request.urlopen(f"{self.info.rm_url}/jmx?qry={SHIM_BEAN}", timeout=10) as r:
-            beans = json.loads(r.read())["beans"]
-        assert beans, f"{SHIM_BEAN} is not registered: is the shim the RM's scheduler?"
-        return dict(beans[0])
+        counters = self.rm.shim_metrics()
+        assert counters is not None, f"{SHIM_BEAN} is not registered: is the shim the RM's scheduler?"
+        return counters
 
     def stop_serve(self, sig: int = signal.SIGTERM) -> None:
         """Stop whichever policy server is running (the cluster's own, or one a test started)."""
@@ -69,12 +69,21 @@ class Live:
         self.wait_delegating()
         return log
 
+    def start_yarnctl_serve(self, args: list[str], log: Path) -> None:
+        """Start the real `yarnctl serve --policy fifo ARGS` on the shim's port, output to `log`."""
+        assert self.info.token_file is not None
+        with log.open("w") as out:
+            self.serve = subprocess.Popen(
+                [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", str(self.port),
+                 "--token-file", str(self.info.token_file), "--no-decision-log", *args],
+                stdout=out, stderr=subprocess.STDOUT, text=True)
+
     def wait_delegating(self, timeout_s: float = 20) -> None:
         """Wait until the shim has had an answer from the current server (its breaker probes every 5 s)."""
-        before = self.shim()["Delegated"]
+        before = self.shim().delegated
         deadline = time.monotonic() + timeout_s
         while True:
-            if self.shim()["Delegated"] > before:  # an answer was applied: breaker closed, mirror synced
+            if self.shim().delegated > before:  # an answer was applied: breaker closed, mirror synced
                 return
             assert time.monotonic() < deadline, f"the shim did not delegate to the new server in {timeout_s} s"
             time.sleep(0.25)
@@ -83,7 +92,7 @@ class Live:
         """Every call in a decision log (flushed at least once a second)."""
         return list(LogReader(log or self.decision_log or self.info.decision_log))  # type: ignore[arg-type]
 
-    def run(self, args: list[str], main_class: str | None = None, timeout: float = 300) -> tuple[str, dict[str, Any]]:
+    def run(self, args: list[str], main_class: str | None = None, timeout: float = 300) -> tuple[str, AppInfo]:
         """Run a client to completion; return its app id and the RM's final record of the app."""
         # in the cluster dir: pi writes its QuasiMonteCarlo_* scratch dir into the client's cwd
         done = self.lc.run(args, main_class, timeout=timeout, cwd=self.info.dir)

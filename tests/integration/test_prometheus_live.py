@@ -1,4 +1,4 @@
-"""A real Prometheus scrapes `yarnctl serve --metrics-port` while pi runs on the real cluster; every
+"""A real Prometheus scrapes `yarnctl serve --metrics-port` while a SleepJob runs on the real cluster; every
 PromQL expression of docker/grafana/yarnctl-dashboard.json returns data through its HTTP API."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -51,15 +50,13 @@ def _wait(what: str, check: Any, timeout_s: float = 60.0) -> Any:
 
 @pytest.fixture
 def metrics_serve(cluster: Live, tmp_path: Path) -> Iterator[int]:
-    """The cluster's policy server replaced by `yarnctl serve --policy fifo --metrics-port 0`; yields the metrics port."""
+    """The cluster's policy server replaced by `yarnctl serve --policy fifo --metrics-port 0 --rm RM` (control loop
+    on, polling every second); yields the metrics port."""
     assert cluster.info.token_file is not None
     cluster.stop_serve()
     log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        cluster.serve = subprocess.Popen(
-            [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", str(cluster.port),
-             "--token-file", str(cluster.info.token_file), "--no-decision-log", "--metrics-port", "0"],
-            stdout=out, stderr=subprocess.STDOUT, text=True)
+    cluster.start_yarnctl_serve(["--no-status-file", "--metrics-port", "0", "--rm", cluster.info.rm_url,
+                                 "--tune-interval", "1"], log)
     # port 0: the startup log line names the port the exporter bound
     m = _wait("serve's metrics line", lambda: re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", log.read_text()),
               30)
@@ -104,8 +101,9 @@ def _query(url: str, expr: str) -> list[dict[str, Any]]:
 def test_every_dashboard_query_returns_data(cluster: Live, prometheus: str) -> None:
     _wait("target up", lambda: any(t["health"] == "up" for t in
                                    _get(f"{prometheus}/api/v1/targets")["data"]["activeTargets"]), 30)
-    _app, record = cluster.run(["pi", "1", "2"])
-    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    # 20 s maps: a NodeManager publishes a container's first usage sample about 10 s after it starts
+    _app, record = cluster.run(["-m", "2", "-r", "1", "-mt", "20000", "-rt", "1000"], "sleep")
+    assert record.final_status == "SUCCEEDED", record.diagnostics
     for expr in exprs():
         result = _wait(f"data for {expr}", lambda: _query(prometheus, expr), 30)  # rate() needs 2 scrapes
         print(f"{expr} -> {[(r['metric'], r['value'][1]) for r in result]}")
@@ -115,6 +113,12 @@ def test_every_dashboard_query_returns_data(cluster: Live, prometheus: str) -> N
     assert float(_query(prometheus, "yarnctl_bridge_up")[0]["value"][1]) == 1
     ok = _query(prometheus, 'yarnctl_decisions_total{outcome="ok"}')
     assert float(ok[0]["value"][1]) > 0
+    # the control loop read the RM, the shim's counters and the NodeManagers' container usage while it ran
+    assert float(_query(prometheus, "yarnctl_control_loop_stale")[0]["value"][1]) == 0
+    assert float(_query(prometheus, 'yarnctl_shim_heartbeats_total{outcome="delegated"}')[0]["value"][1]) > 0
+    assert float(_query(prometheus, "yarnctl_shim_breaker_open")[0]["value"][1]) == 0
+    used = _query(prometheus, "max_over_time(yarnctl_cluster_used_bytes[10m])")
+    assert float(used[0]["value"][1]) > 0, "no container usage measured while the job ran"
 
 
 def test_the_exporter_never_shows_the_token(cluster: Live, metrics_serve: int) -> None:

@@ -7,24 +7,21 @@ gets a node over-allocated; the kill path re-runs a task without failing it; a r
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
 import urllib.request
-import json
 from typing import Any
 
 import pytest
-
 from live import Live, allocated_by_app, assigned_by_app
+
+from yarnctl.rm import AppInfo
 
 pytestmark = pytest.mark.integration
 
 SLEEP = ["-m", "4", "-r", "1", "-mt", "4000", "-rt", "1000"]
-
-
-def _delta(before: dict[str, Any], after: dict[str, Any], key: str) -> int:
-    return int(after[key]) - int(before[key])
 
 
 def test_pi_runs_with_every_container_placed_by_python(cluster: Live) -> None:
@@ -33,14 +30,14 @@ def test_pi_runs_with_every_container_placed_by_python(cluster: Live) -> None:
     cluster.start_serve("fifo")
     app, record = cluster.run(["pi", "2", "10"])
     after = cluster.shim()
-    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    assert record.final_status == "SUCCEEDED", record.diagnostics
     time.sleep(1.5)  # the decision log flushes every second
     recs = cluster.records()
     # AM + 2 maps + 1 reduce, each asked for and each the answer of a Python decision
     assert assigned_by_app(recs).get(app, 0) >= 4
     assert allocated_by_app(recs).get(app, 0) == assigned_by_app(recs).get(app, 0)
-    assert _delta(before, after, "ContainersNative") == 0
-    assert _delta(before, after, "ContainersByPolicy") >= 4
+    assert after.containers_native == before.containers_native
+    assert after.containers_by_policy - before.containers_by_policy >= 4
     assert all(r["outcome"] in ("ok", "resync") for r in recs)
 
 
@@ -51,40 +48,40 @@ def test_distributed_shell_runs_placed_by_python(cluster: Live) -> None:
     # 1 -> 3, never equals 2 and waits forever (seen here once, with the RM doing nothing wrong).
     app, record = cluster.run(["-shell_command", "sleep 1", "-num_containers", "1"], "dshell", timeout=180)
     after = cluster.shim()
-    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    assert record.final_status == "SUCCEEDED", record.diagnostics
     time.sleep(1.5)
     assert assigned_by_app(cluster.records()).get(app, 0) >= 2  # the AM and the shell container
-    assert _delta(before, after, "ContainersNative") == 0
+    assert after.containers_native == before.containers_native
 
 
 def test_killing_the_policy_server_mid_run_fails_nothing_and_a_restart_resumes(cluster: Live) -> None:
     before = cluster.shim()
     job = cluster.start(SLEEP, "sleep")
     deadline = time.monotonic() + 120
-    while cluster.shim()["ContainersByPolicy"] - before["ContainersByPolicy"] < 2:  # AM + a map running
+    while cluster.shim().containers_by_policy - before.containers_by_policy < 2:  # AM + a map running
         assert time.monotonic() < deadline, "the sleep job got no containers from Python"
         time.sleep(0.5)
     cluster.stop_serve(signal.SIGKILL)
     out, _ = job.communicate(timeout=300)
     assert job.returncode == 0, out[-3000:]
     mid = cluster.shim()
-    assert _delta(before, mid, "Fallback") > 0
-    assert _delta(before, mid, "ContainersNative") > 0  # the rest of the job was placed natively
-    apps = [a for a in _apps(cluster) if a["name"] == "Sleep job"]
-    assert apps and apps[-1]["finalStatus"] == "SUCCEEDED"
+    assert mid.fallback - before.fallback > 0
+    assert mid.containers_native - before.containers_native > 0  # the rest of the job was placed natively
+    apps = [a for a in _apps(cluster) if a.name == "Sleep job"]
+    assert apps and apps[-1].final_status == "SUCCEEDED"
 
     log = cluster.start_serve("fifo")
     t0 = time.monotonic()
-    while cluster.shim()["BreakerOpen"]:  # the breaker probes every 5 s (yarnctl.shim.breaker.probe-ms)
+    while cluster.shim().breaker_open:  # the breaker probes every 5 s (yarnctl.shim.breaker.probe-ms)
         assert time.monotonic() - t0 < 15, "the shim did not resume delegating within 15 s"
         time.sleep(0.25)
     resumed = cluster.shim()
     app, record = cluster.run(["pi", "1", "5"])
     after = cluster.shim()
-    assert record["finalStatus"] == "SUCCEEDED"
-    assert _delta(mid, resumed, "FullSyncs") >= 1  # the shim resynced the new server
-    assert _delta(resumed, after, "ContainersByPolicy") >= 3
-    assert _delta(resumed, after, "ContainersNative") == 0
+    assert record.final_status == "SUCCEEDED"
+    assert resumed.full_syncs - mid.full_syncs >= 1  # the shim resynced the new server
+    assert after.containers_by_policy - resumed.containers_by_policy >= 3
+    assert after.containers_native == resumed.containers_native
     time.sleep(1.5)
     recs = cluster.records(log)
     assert recs[0]["req"]["full"] is True
@@ -99,12 +96,12 @@ def test_garbage_answers_never_overallocate_a_node_nor_fail_an_app(cluster: Live
     stop = threading.Event()
 
     def watch() -> None:
+        rm = cluster.lc.rm()  # its own session: the test thread uses cluster.rm meanwhile
         while not stop.is_set():
-            for n in cluster.lc.rest().nodes():
-                total_mb = n["usedMemoryMB"] + n["availMemoryMB"]
-                total_vc = n["usedVirtualCores"] + n["availableVirtualCores"]
-                if n["availMemoryMB"] < 0 or n["availableVirtualCores"] < 0:
-                    worst.append(f"{n['id']}: {n['usedMemoryMB']}/{total_mb} MB, {n['usedVirtualCores']}/{total_vc} vcores")
+            for n in rm.nodes():
+                if n.available.any_negative():
+                    worst.append(f"{n.id}: {n.used.memory_mb}/{n.capacity.memory_mb} MB, "
+                                 f"{n.used.vcores}/{n.capacity.vcores} vcores")
             time.sleep(0.3)
 
     t = threading.Thread(target=watch, daemon=True)
@@ -115,12 +112,12 @@ def test_garbage_answers_never_overallocate_a_node_nor_fail_an_app(cluster: Live
         stop.set()
         t.join()
     after = cluster.shim()
-    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
+    assert record.final_status == "SUCCEEDED", record.diagnostics
     assert not worst, worst[:5]
-    assert _delta(before, after, "Rejected") > 0
-    assert _delta(before, after, "FallbackRefused") > 0
-    assert _delta(before, after, "FallbackTimeout") > 0
-    assert cluster.lc.rest().info()["state"] == "STARTED"
+    assert after.rejected - before.rejected > 0
+    assert after.fallback_refused - before.fallback_refused > 0
+    assert after.fallback_timeout - before.fallback_timeout > 0
+    assert cluster.rm.cluster_info().state == "STARTED"
 
 
 def test_the_kill_path_reruns_the_task_without_counting_a_failure(cluster: Live) -> None:
@@ -129,8 +126,8 @@ def test_the_kill_path_reruns_the_task_without_counting_a_failure(cluster: Live)
     cluster.start_serve("kill-once")
     app, record = cluster.run(["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], "sleep")
     after = cluster.shim()
-    assert record["finalStatus"] == "SUCCEEDED", record.get("diagnostics")
-    assert _delta(before, after, "Killed") == 1
+    assert record.final_status == "SUCCEEDED", record.diagnostics
+    assert after.killed - before.killed == 1
     job = _history_job(cluster, app)
     assert job["failedMapAttempts"] == 0 and job["failedReduceAttempts"] == 0
     assert job["killedMapAttempts"] + job["killedReduceAttempts"] >= 1
@@ -142,14 +139,13 @@ def test_a_resize_reaches_the_resource_manager(cluster: Live) -> None:
     cluster.start_serve("resize")
     cluster.run(["pi", "1", "2"])
     after = cluster.shim()
-    assert _delta(before, after, "Resized") == 1
-    first = sorted(cluster.lc.rest().nodes(), key=lambda n: n["id"])[0]
-    assert first["usedMemoryMB"] + first["availMemoryMB"] == 3072
-    assert first["usedVirtualCores"] + first["availableVirtualCores"] == 3
+    assert after.resized - before.resized == 1
+    first = sorted(cluster.rm.nodes(), key=lambda n: n.id)[0]
+    assert (first.capacity.memory_mb, first.capacity.vcores) == (3072, 3)
 
 
-def _apps(cluster: Live) -> list[dict[str, Any]]:
-    return sorted(cluster.lc.rest().apps(), key=lambda a: a["id"])
+def _apps(cluster: Live) -> list[AppInfo]:
+    return sorted(cluster.rm.apps(), key=lambda a: a.id)
 
 
 def _history_job(cluster: Live, app_id: str) -> dict[str, Any]:

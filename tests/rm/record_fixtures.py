@@ -1,4 +1,4 @@
-"""Record real ResourceManager/NodeManager REST and JMX responses from the local cluster into fixtures/.
+"""Record real RM, NM and JobHistoryServer REST and JMX responses from the local cluster into fixtures/.
 
     .venv/bin/python tests/rm/record_fixtures.py            # stock FIFO cluster + a shim cluster for its JMX bean
     .venv/bin/python tests/rm/record_fixtures.py --no-shim  # skip the second cluster
@@ -7,13 +7,9 @@ Starts `LocalCluster(tmp).up(nodes=2, native="fifo")`, runs `pi 2 10`, polls eve
 rm/ client reads while the job runs and after it finishes, keeps the richest response of each
 (a running app with pending resourceRequests, the NM with the most containers, JMX with
 ContainerResource_* beans that carry attributes) and writes them, unmodified apart from indentation,
-to tests/rm/fixtures/*.json. Every cluster is stopped with `down()`, also on failure.
-
-The local cluster's hadoop-conf turns the NM's pmem and vmem checks off, and Hadoop 2.7.7 then
-does not run the container monitor at all (ContainersMonitorImpl.isEnabled), so there would be no
-ContainerResource_* beans. The recording therefore renders the cluster from a copy of
-hadoop-conf/ (in the tmp dir; the repo is not touched) with the vmem check on at a ratio no
-container reaches and container metrics explicitly enabled.
+to tests/rm/fixtures/*.json. Every cluster is stopped with `down()`, also on failure. The
+ContainerResource_* beans exist because hadoop-conf/yarn-site.xml runs the NM container monitor
+and publishes running containers' metrics every second.
 
 HTTP here is stdlib urllib on purpose: the fixtures must be what the daemons sent, independent
 of the client under test.
@@ -33,22 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from yarnctl.cluster import LocalCluster, app_ids
-from yarnctl.cluster.classpath import repo_root
-from yarnctl.cluster.conf import set_values
+from yarnctl.rm import SHIM_BEAN
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 UNKNOWN_APP = "application_1000000000000_9999"
-# NM conf for recording only: run the container monitor (needs a pmem or vmem check) without
-# ever killing a container, and publish its per-container metrics.
-MONITOR_CONF = {
-    "yarn.nodemanager.vmem-check-enabled": "true",
-    "yarn.nodemanager.vmem-pmem-ratio": "1000",
-    "yarn.nodemanager.container-metrics.enable": "true",
-    "yarn.nodemanager.container-monitor.interval-ms": "1000",
-    # the default (-1) publishes a container's record only once, when it finishes
-    # (ContainerMetrics.getMetrics); a period makes running containers' usage visible in /jmx
-    "yarn.nodemanager.container-metrics.period-ms": "1000",
-}
 
 
 def get(url: str) -> tuple[int, Any]:
@@ -64,21 +48,6 @@ def get(url: str) -> tuple[int, Any]:
             return e.code, None
     except (OSError, ValueError) as e:
         return 0, str(e)
-
-
-def make_root(tmp: Path) -> Path:
-    """A yarnctl 'root' whose hadoop-conf/ is a copy with MONITOR_CONF set; the rest symlinks the repo."""
-    real = repo_root()
-    root = tmp / "root"
-    (root / "hadoop-conf").mkdir(parents=True)
-    for name in ("java-bridge", "docker"):
-        (root / name).symlink_to(real / name)
-    for f in (real / "hadoop-conf").iterdir():
-        text = f.read_text()
-        if f.name == "yarn-site.xml":
-            text = set_values(text, MONITOR_CONF)
-        (root / "hadoop-conf" / f.name).write_text(text)
-    return root
 
 
 class Recorder:
@@ -139,7 +108,7 @@ def write(name: str, doc: Any) -> None:
 
 
 def record_fifo(tmp: Path) -> None:
-    cluster = LocalCluster(tmp / "fifo", root=make_root(tmp), progress=lambda s: print(s, file=sys.stderr))
+    cluster = LocalCluster(tmp / "fifo", progress=lambda s: print(s, file=sys.stderr))
     try:
         info = cluster.up(nodes=2, native="fifo")
         rm, nms = info.rm_url, list(info.nm_urls)
@@ -173,9 +142,11 @@ def record_fifo(tmp: Path) -> None:
         write("app_finished", get(f"{rm}/ws/v1/cluster/apps/{app_id}")[1])
         write("app_attempts", get(f"{rm}/ws/v1/cluster/apps/{app_id}/appattempts")[1])
         write("rm_jmx", get(rm + "/jmx?qry=Hadoop:service=ResourceManager,name=*")[1])
+        assert info.history is not None
+        write("history_info", get(info.history.url + "/ws/v1/history/info")[1])
         status, body = get(f"{rm}/ws/v1/cluster/apps/{UNKNOWN_APP}")
         write("app_not_found", {"status": status, "body": body})
-        print(f"final {final['state']} {final['finalStatus']}; NM fixtures from {nm_url}",
+        print(f"final {final.state} {final.final_status}; NM fixtures from {nm_url}",
               file=sys.stderr)
     finally:
         print(cluster.down(), file=sys.stderr)
@@ -186,7 +157,7 @@ def record_shim(tmp: Path) -> None:
     try:
         info = cluster.up(nodes=1, policy="fifo")
         time.sleep(3)  # a few heartbeats for the counters
-        write("rm_jmx_shim", get(info.rm_url + "/jmx?qry=Hadoop:service=ResourceManager,name=YarnctlShim")[1])
+        write("rm_jmx_shim", get(f"{info.rm_url}/jmx?qry={SHIM_BEAN}")[1])
     finally:
         print(cluster.down(), file=sys.stderr)
 

@@ -12,13 +12,14 @@ from rmfakes import FakeTransport, fixture, fixture_doc, ok
 from yarnctl.model import Resources
 from yarnctl.rm import (
     AppNotFound,
+    HistoryServer,
     NodeManager,
     ResourceManager,
     ResourceRequestInfo,
     UsageStat,
 )
 
-RM, NM = "http://rm:8088", "http://nm:8042"
+RM, NM, JHS = "http://rm:8088", "http://nm:8042", "http://jhs:19888"
 APP = "application_1795326552648_0001"
 AM = "container_1795326552648_0001_01_000001"
 
@@ -29,6 +30,10 @@ def rm_with(path: str, name: str) -> ResourceManager:
 
 def nm_with(path: str, name: str) -> NodeManager:
     return NodeManager(NM, transport=FakeTransport({(NM, path): ok(fixture(name))}))
+
+
+def jhs_with(path: str, name: str) -> HistoryServer:
+    return HistoryServer(JHS, transport=FakeTransport({(JHS, path): ok(fixture(name))}))
 
 
 CASES: list[tuple[str, Callable[[], Any], dict[str, Any]]] = [
@@ -62,6 +67,12 @@ CASES: list[tuple[str, Callable[[], Any], dict[str, Any]]] = [
     ("nm-container-am", lambda: nm_with("/containers", "nm_containers").containers()[0],
      {"id": AM, "state": "RUNNING", "exit_code": -1000, "user": "root", "needed": Resources(512, 1),
       "node_id": "localhost:50291"}),
+    # recorded from the JobHistoryServer of another local cluster (same Hadoop 2.7.7 jars)
+    ("history-info", lambda: jhs_with("/ws/v1/history/info", "history_info").info(),
+     {"started_on_ms": 1795331651170, "hadoop_version": "2.7.7",
+      "hadoop_build_version": "2.7.7 from c1aad84bd27cd79c3d1a7dd58202a8c3ee1ed3ac by stevel source checksum "
+                              "792e15d20b12c74bd6f19a1fb886490",
+      "hadoop_version_built_on": "2018-07-19T20:34Z"}),
     ("shim-bean", lambda: rm_with("/jmx", "rm_jmx_shim").shim_metrics(),
      {"heartbeats": 11, "delegated": 11, "fallback": 0, "full_syncs": 1, "breaker_open": False,
       "last_latency_micros": 935, "deadline_millis": 10}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from yarnctl.cluster import LocalCluster, app_ids
-from yarnctl.rm import AppNotFound, HttpSettings, NodeManager, ResourceManager
+from yarnctl.rm import AppNotFound, ContainerUsage, HistoryServer, HttpSettings, NodeManager, ResourceManager
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +55,7 @@ def test_client_reads_a_running_cluster(cluster: LocalCluster) -> None:
         watcher.join()
     assert cp.returncode == 0, cp.stderr[-2000:]
     app_id = app_ids(cp.stderr)[-1]
-    cluster.wait_app(app_id, timeout_s=60)
+    assert cluster.wait_app(app_id, timeout_s=60).final_status == "SUCCEEDED"
 
     assert app_id in seen_running
     assert any(c.startswith("container_" + app_id.removeprefix("application_")) for c in seen_nm_containers)
@@ -71,3 +72,36 @@ def test_client_reads_a_running_cluster(cluster: LocalCluster) -> None:
         rm.app(app_id[:-1] + "9")
     nm = NodeManager("http://" + nodes[0].http_address)
     assert nm.info().id in {n.id for n in nodes}
+    assert info.history is not None
+    assert HistoryServer(info.history.url).info().hadoop_version == "2.7.7"
+
+
+def test_running_containers_report_their_usage(cluster: LocalCluster) -> None:
+    # hadoop-conf runs the NM container monitor; the NM's /jmx refreshes a bean at most every
+    # 10 s (the metrics period), so the map sleeps long enough to be seen while it runs
+    nms = [NodeManager(url) for url in cluster.info().nm_urls]
+    job = subprocess.Popen(cluster.client_command(["-m", "1", "-r", "0", "-mt", "25000"], "sleep"),
+                           cwd=cluster.dir.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        usage = _running_usage(nms, deadline=time.monotonic() + 90)
+    finally:
+        _, err = job.communicate(timeout=180)
+    assert job.returncode == 0, err[-2000:]
+    assert usage, "no running container reported its usage"
+    for u in usage:
+        assert u.pid and u.pmem_mb and u.pmem_mb.samples > 0 and u.pmem_mb.max > 0
+        assert u.cpu_percent is not None and u.milli_vcores is not None
+        assert u.pmem_limit_mb > 0 and u.vmem_limit_mb == 1000 * u.pmem_limit_mb  # vmem-pmem-ratio 1000
+
+
+def _running_usage(nms: list[NodeManager], deadline: float) -> list[ContainerUsage]:
+    """The usage beans with stats of containers that are RUNNING, once some AM and some task have them."""
+    while time.monotonic() < deadline:
+        found: list[ContainerUsage] = []
+        for nm in nms:
+            running = {c.id for c in nm.containers() if c.state == "RUNNING"}
+            found += [u for u in nm.container_usage() if u.container_id in running and u.pmem_mb is not None]
+        if {u.container_id.endswith("_000001") for u in found} == {True, False}:
+            return found
+        time.sleep(1)
+    return []

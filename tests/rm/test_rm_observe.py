@@ -184,3 +184,17 @@ def test_all_rms_down_is_rm_unreachable() -> None:
     rm = ResourceManager([RM], transport=FakeTransport({}), sleep=lambda s: None)
     with pytest.raises(RMUnreachable):
         ClusterObserver(rm).read()
+
+
+def test_an_rm_not_up_yet_is_waited_for_quietly_then_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    now = [100.0]
+    rm = ResourceManager([RM], transport=FakeTransport({}), sleep=lambda s: None)
+    loop = ControlLoop(ClusterObserver(rm), lambda o: None, 5.0, clock=lambda: now[0])
+    caplog.set_level(logging.INFO, logger="yarnctl.rm.observe")
+    loop.poll()
+    now[0] += 61
+    loop.poll()
+    mine = [r for r in caplog.records if r.name == "yarnctl.rm.observe"]
+    levels = [(r.levelno, r.getMessage().split(":")[1].strip()) for r in mine]
+    assert levels == [(logging.INFO, "waiting for the cluster"), (logging.WARNING, "cannot read the cluster")]
+    assert "no observation yet" in mine[-1].getMessage()

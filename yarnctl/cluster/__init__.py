@@ -4,7 +4,8 @@
     c = LocalCluster("/tmp/yc")
     info = c.up(nodes=2, native="fifo")          # or policy="fifo" for the shim
     cp = c.run(["pi", "2", "10"], timeout=600)
-    app = c.wait_app(app_ids(cp.stderr)[-1])     # {"state": "FINISHED", "finalStatus": "SUCCEEDED", ...}
+    app = c.wait_app(app_ids(cp.stderr)[-1])     # yarnctl.rm.AppInfo: app.state, app.final_status, ...
+    c.rm().nodes()                               # a yarnctl.rm.ResourceManager for the cluster's RM
     c.down()
 """
 

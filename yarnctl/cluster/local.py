@@ -26,6 +26,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,17 +34,21 @@ from typing import Any
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
-from yarnctl.cluster.conf import CONTAINER_JAVA_OPTS, NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
+from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
 from yarnctl.cluster.ports import free_ports, is_listening
-from yarnctl.cluster.rest import TERMINAL_STATES, RMRest
-from yarnctl.errors import ClusterError
+from yarnctl.errors import ClusterError, RMError
+from yarnctl.rm import AppInfo, ClusterMetrics, HistoryServer, HttpSettings, NodeReport, ResourceManager, ShimMetrics
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
 
 STATE_FILE = "cluster.json"
-SHIM_BEAN = "Hadoop:service=ResourceManager,name=YarnctlShim"  # the shim's counters in the RM's /jmx
+TERMINAL_STATES = ("FINISHED", "FAILED", "KILLED")
+UNFINISHED_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
+# the cluster's own probes (startup, status, wait_app) poll in loops of their own or are one-shot:
+# one quick try each, no retry rounds with backoff
+PROBE = HttpSettings(connect_timeout_s=1.0, read_timeout_s=3.0, retries=0)
 DEFAULT_DIR = Path.home() / ".yarnctl" / "cluster"
 DEFAULT_TOKEN_FILE = Path.home() / ".yarnctl" / "bridge.token"
 JAVA_FLAGS = ("-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED")
@@ -184,8 +189,9 @@ class LocalCluster:
         except (KeyError, TypeError, ValueError) as e:
             raise ClusterError(f"{self.state_file}: malformed ({e}); `yarnctl cluster down` cleans up") from None
 
-    def rest(self, timeout_s: float = 5.0) -> RMRest:
-        return RMRest(self.info().rm_url, timeout_s)
+    def rm(self, settings: HttpSettings | None = None) -> ResourceManager:
+        """A typed client for this cluster's ResourceManager (yarnctl.rm defaults unless `settings`)."""
+        return ResourceManager([self.info().rm_url], settings=settings)
 
     # ------------------------------------------------------------------ up
 
@@ -309,7 +315,7 @@ class LocalCluster:
         assert info.token_file and info.decision_log and info.status_file
         cmd = [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", policy, "--port", str(port),
                "--token-file", str(info.token_file), "--decision-log", str(info.decision_log),
-               "--status-file", str(info.status_file), *extra]
+               "--status-file", str(info.status_file), "--rm", info.rm_url, *extra]
         self._say(f"starting the policy server: yarnctl serve --policy {policy} --port {port}")
         proc = procs.spawn(cmd, os.environ, logs / "serve.log", cwd=self.dir)
         d = DaemonInfo("serve", proc.pid, logs / "serve.log", logs / "serve.log", "", {"py4j": port})
@@ -339,8 +345,9 @@ class LocalCluster:
         proc = procs.spawn([str(self.daemon_script), "resourcemanager"], env, info.rm.out, cwd=self.dir)
         info = dataclasses.replace(info, rm=dataclasses.replace(info.rm, pid=proc.pid))
         self._save(info)
-        rest = RMRest(info.rm_url, timeout_s=2.0)
-        self._wait_until(proc, info.rm, deadline, "serve its REST API", lambda: rest.info().get("state") == "STARTED")
+        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+            self._wait_until(proc, info.rm, deadline, "serve its REST API",
+                             lambda: rm.cluster_info().state == "STARTED")
         self._say(f"  resourcemanager up at {info.rm_url} ({time.monotonic() - t0:.1f} s)")
         return info
 
@@ -357,9 +364,9 @@ class LocalCluster:
 
     def _wait_history(self, info: ClusterInfo, proc: subprocess.Popen[bytes], deadline: float) -> None:
         assert info.history is not None
-        rest = RMRest(info.history.url, timeout_s=2.0)
-        self._wait_until(proc, info.history, deadline, "serve its REST API",
-                         lambda: bool(rest.get("/ws/v1/history/info")))
+        with closing(HistoryServer(info.history.url, settings=PROBE)) as jhs:
+            self._wait_until(proc, info.history, deadline, "serve its REST API",
+                             lambda: jhs.info().started_on_ms > 0)
         self._say(f"  job history server up at {info.history.url}")
 
     def _start_nms(self, info: ClusterInfo, nms: list[NodeManagerConf], cp_file: Path, java_home: str,
@@ -380,23 +387,28 @@ class LocalCluster:
             started.append((proc, d))
             info = dataclasses.replace(info, nodes=tuple(x for _, x in started))
             self._save(info)
-        want = {str(nm.port) for nm in nms}
-        rest = RMRest(info.rm_url, timeout_s=2.0)
+        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+            self._wait_registered(rm, started, deadline)
+        self._say(f"  {len(nms)} node{'s' if len(nms) > 1 else ''} RUNNING ({time.monotonic() - t0:.1f} s)")
+        return info
+
+    def _wait_registered(self, rm: ResourceManager, started: list[tuple[subprocess.Popen[bytes], DaemonInfo]],
+                         deadline: float) -> None:
+        """Poll the RM's nodes until every started NM is RUNNING; ClusterError like `_wait_until`."""
+        want = {str(d.ports["nm"]) for _, d in started}
         running: set[str] = set()
         while True:
             for proc, d in started:
                 self._check_alive(proc, d)
             try:
-                running = {n["id"].rsplit(":", 1)[-1] for n in rest.nodes() if n.get("state") == "RUNNING"}
-            except ClusterError:
-                pass
+                running = {n.id.rsplit(":", 1)[-1] for n in rm.nodes(states=["RUNNING"])}
+            except RMError:
+                pass  # not answering yet
             if want <= running:
-                break
+                return
             waiting = next(d for _, d in started if str(d.ports["nm"]) not in running)
             self._check_deadline(deadline, waiting, "register with the resourcemanager")
             time.sleep(0.5)
-        self._say(f"  {len(nms)} node{'s' if len(nms) > 1 else ''} RUNNING ({time.monotonic() - t0:.1f} s)")
-        return info
 
     def _wait_until(self, proc: subprocess.Popen[Any], d: DaemonInfo, deadline: float, what: str,
                     ready: Callable[[], bool], poll_s: float = 0.5) -> None:
@@ -406,7 +418,7 @@ class LocalCluster:
             try:
                 if ready():
                     return
-            except ClusterError:
+            except RMError:
                 pass  # not answering yet
             self._check_deadline(deadline, d, what)
             time.sleep(poll_s)
@@ -490,32 +502,9 @@ class LocalCluster:
                            "log": str(d.log)} for d in info.daemons],
             "rm": None, "nodes": [], "apps": None, "serve_status": None,
         }
-        rest = RMRest(info.rm_url, timeout_s=3.0)
-        try:
-            out["rm"] = rest.info()
-            m = rest.metrics()
-            out["apps"] = {k: m.get(k) for k in ("appsSubmitted", "appsPending", "appsRunning", "appsCompleted",
-                                                 "appsFailed", "appsKilled")}
-            out["resources"] = {k: m.get(k) for k in ("allocatedMB", "availableMB", "totalMB", "allocatedVirtualCores",
-                                                      "availableVirtualCores", "totalVirtualCores",
-                                                      "containersAllocated")}
-            out["nodes"] = [{"id": n.get("id"), "state": n.get("state"), "http": n.get("nodeHTTPAddress"),
-                             "containers": n.get("numContainers"),
-                             "used_mb": n.get("usedMemoryMB"), "avail_mb": n.get("availMemoryMB"),
-                             "used_vcores": n.get("usedVirtualCores"), "avail_vcores": n.get("availableVirtualCores")}
-                            for n in rest.nodes()]
-            out["running_apps"] = [{"id": a.get("id"), "name": a.get("name"), "state": a.get("state"),
-                                    "progress": a.get("progress")}
-                                   for a in rest.apps("NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")]
-        except ClusterError as e:
-            out["rm_error"] = str(e)
-        out["shim"] = None
-        if info.policy:
-            try:
-                beans = rest.get(f"/jmx?qry={SHIM_BEAN}").get("beans") or []
-                out["shim"] = {k: v for k, v in beans[0].items() if k not in ("name", "modelerType")} if beans else None
-            except ClusterError as e:
-                out["shim"] = {"error": str(e)}
+        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+            out.update(_rm_status(rm))
+            out["shim"] = _shim_status(rm) if info.policy else None
         if info.status_file and info.status_file.is_file():
             try:
                 out["serve_status"] = json.loads(info.status_file.read_text())
@@ -568,20 +557,69 @@ class LocalCluster:
         except subprocess.TimeoutExpired:
             raise ClusterError(f"client {cmd[-len(args) - 1] if args else cmd[-1]} did not finish in {timeout} s") from None
 
-    def wait_app(self, app_id: str, timeout_s: float = 300.0, poll_s: float = 1.0) -> dict[str, Any]:
-        """Poll /ws/v1/cluster/apps/{id} until FINISHED, FAILED or KILLED; return the app record."""
-        rest = self.rest()
+    def wait_app(self, app_id: str, timeout_s: float = 300.0, poll_s: float = 1.0) -> AppInfo:
+        """Poll /ws/v1/cluster/apps/{id} until FINISHED, FAILED or KILLED; return the RM's record of the app."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                app = rest.app(app_id)
-            except ClusterError:
-                app = {}
-            if app.get("state") in TERMINAL_STATES:
-                return app
-            if time.monotonic() > deadline:
-                raise ClusterError(f"{app_id} still {app.get('state', 'unknown')} after {timeout_s:.0f} s")
-            time.sleep(poll_s)
+        with closing(self.rm(PROBE)) as rm:
+            while True:
+                app: AppInfo | None = None
+                try:
+                    app = rm.app(app_id)
+                except RMError:
+                    pass  # not known yet, or the RM did not answer this time
+                if app is not None and app.state in TERMINAL_STATES:
+                    return app
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"{app_id} still {app.state if app else 'unknown'} after {timeout_s:.0f} s")
+                time.sleep(poll_s)
+
+
+def _rm_status(rm: ResourceManager) -> dict[str, Any]:
+    """The RM's part of `status` (rm, apps, resources, nodes, running_apps), or rm_error; Hadoop's key names."""
+    try:
+        cluster, metrics = rm.cluster_info(), rm.metrics()
+        nodes, apps = rm.nodes(), rm.apps(states=UNFINISHED_STATES)
+    except RMError as e:
+        return {"rm_error": str(e)}
+    rm_doc = {"id": cluster.id, "startedOn": cluster.started_on_ms, "state": cluster.state,
+              "haState": cluster.ha_state, "rmStateStoreName": cluster.rm_state_store,
+              "resourceManagerVersion": cluster.rm_version, "hadoopVersion": cluster.hadoop_version,
+              "haZooKeeperConnectionState": cluster.ha_zookeeper_state}
+    running = [{"id": a.id, "name": a.name, "state": a.state, "progress": a.progress} for a in apps]
+    return {"rm": rm_doc, "nodes": [_node_status(n) for n in nodes], "apps": _app_counts(metrics),
+            "resources": _resources(metrics), "running_apps": running}
+
+
+def _app_counts(m: ClusterMetrics) -> dict[str, int]:
+    return {"appsSubmitted": m.apps_submitted, "appsPending": m.apps_pending, "appsRunning": m.apps_running,
+            "appsCompleted": m.apps_completed, "appsFailed": m.apps_failed, "appsKilled": m.apps_killed}
+
+
+def _resources(m: ClusterMetrics) -> dict[str, int]:
+    return {"allocatedMB": m.allocated.memory_mb, "availableMB": m.available.memory_mb,
+            "totalMB": m.total.memory_mb, "allocatedVirtualCores": m.allocated.vcores,
+            "availableVirtualCores": m.available.vcores, "totalVirtualCores": m.total.vcores,
+            "containersAllocated": m.containers_allocated}
+
+
+def _node_status(n: NodeReport) -> dict[str, Any]:
+    return {"id": n.id, "state": n.state, "http": n.http_address, "containers": n.num_containers,
+            "used_mb": n.used.memory_mb, "avail_mb": n.available.memory_mb, "used_vcores": n.used.vcores,
+            "avail_vcores": n.available.vcores}
+
+
+def _shim_status(rm: ResourceManager) -> dict[str, Any] | None:
+    """The shim's counters under the bean's attribute names (Delegated, FallbackTimeout...), or the error."""
+    try:
+        m = rm.shim_metrics()
+    except RMError as e:
+        return {"error": str(e)}
+    return None if m is None else _bean_names(m)
+
+
+def _bean_names(m: ShimMetrics) -> dict[str, Any]:
+    # every ShimMetrics field is its JMX attribute in snake_case: full_syncs <- FullSyncs
+    return {"".join(w.capitalize() for w in k.split("_")): v for k, v in dataclasses.asdict(m).items()}
 
 
 def app_ids(text: str) -> list[str]:

@@ -1,16 +1,17 @@
 """Typed clients for the Hadoop 2.7 ResourceManager/NodeManager REST APIs and /jmx (the only user of `requests`).
 
-    from yarnctl.rm import ResourceManager, NodeManager, HttpSettings
+    from yarnctl.rm import ResourceManager, NodeManager, HistoryServer, HttpSettings
     rm = ResourceManager(["http://rm1:8088", "http://rm2:8088"], settings=HttpSettings(read_timeout_s=5))
     rm.apps(states=["RUNNING"])        # -> tuple[AppInfo, ...], pending asks parsed
     NodeManager("http://nm1:8042").container_usage()
+    HistoryServer("http://jhs:19888").info()
 
 Errors are the RMError family of yarnctl.errors: RMUnreachable, RMHTTPError, AppNotFound,
 RMParseError, RMConfigError.
 """
 
 from yarnctl.errors import AppNotFound, RMConfigError, RMError, RMHTTPError, RMParseError, RMUnreachable
-from yarnctl.rm.client import SHIM_BEAN, NodeManager, ResourceManager
+from yarnctl.rm.client import SHIM_BEAN, HistoryServer, NodeManager, ResourceManager
 from yarnctl.rm.models import (
     AppAttempt,
     AppInfo,
@@ -18,6 +19,7 @@ from yarnctl.rm.models import (
     ClusterMetrics,
     ContainerUsage,
     FifoSchedulerInfo,
+    HistoryInfo,
     JmxBean,
     NMContainer,
     NMInfo,
@@ -33,8 +35,8 @@ from yarnctl.rm.yarnsite import rm_urls_from_yarn_site
 
 __all__ = [
     "AppAttempt", "AppInfo", "AppNotFound", "ClusterInfo", "ClusterMetrics", "ContainerUsage",
-    "FifoSchedulerInfo", "HttpSettings", "HttpTransport", "JmxBean", "NMContainer", "NMInfo", "NodeManager",
-    "NodeReport", "QueueInfo", "RMConfigError", "RMError", "RMHTTPError", "RMParseError", "RMUnreachable",
-    "Reply", "ResourceManager", "ResourceRequestInfo", "SHIM_BEAN", "SchedulerInfo", "ShimMetrics", "Transport",
-    "TransportFailure", "UsageStat", "rm_urls_from_yarn_site",
+    "FifoSchedulerInfo", "HistoryInfo", "HistoryServer", "HttpSettings", "HttpTransport", "JmxBean", "NMContainer",
+    "NMInfo", "NodeManager", "NodeReport", "QueueInfo", "RMConfigError", "RMError", "RMHTTPError", "RMParseError",
+    "RMUnreachable", "Reply", "ResourceManager", "ResourceRequestInfo", "SHIM_BEAN", "SchedulerInfo", "ShimMetrics",
+    "Transport", "TransportFailure", "UsageStat", "rm_urls_from_yarn_site",
 ]

@@ -1,4 +1,4 @@
-"""Typed clients for the Hadoop 2.7 ResourceManager and NodeManager REST APIs and their /jmx.
+"""Typed clients for the Hadoop 2.7 ResourceManager and NodeManager REST APIs and /jmx, and a JobHistoryServer's info.
 
     rm = ResourceManager(["http://rm1:8088", "http://rm2:8088"])   # or ResourceManager.from_yarn_site(path)
     for app in rm.apps(states=["RUNNING"]):
@@ -24,6 +24,7 @@ from yarnctl.rm.models import (
     ClusterInfo,
     ClusterMetrics,
     ContainerUsage,
+    HistoryInfo,
     JmxBean,
     NMContainer,
     NMInfo,
@@ -202,6 +203,21 @@ class NodeManager(_Client):
         beans = self._jmx("Hadoop:service=NodeManager,name=" + parse.CONTAINER_BEAN_PREFIX + "*")
         return tuple(parse.container_usage(b, url) for b in beans
                      if b.short_name.startswith(parse.CONTAINER_BEAN_PREFIX))
+
+
+class HistoryServer(_Client):
+    """The /ws/v1/history REST API of a MapReduce JobHistoryServer (e.g. "http://host:19888"); only its info so far."""
+
+    what = "JobHistoryServer"
+
+    def __init__(self, url: str, *, settings: HttpSettings | None = None, transport: Transport | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        super().__init__([url], settings=settings, transport=transport, sleep=sleep)
+
+    def info(self) -> HistoryInfo:
+        """/ws/v1/history/info: start time and Hadoop version of the server."""
+        reply = self._get("/ws/v1/history/info")
+        return parse.history_info(parse.root(reply.text, reply.url, "historyInfo"))
 
 
 def _remote_message(text: str) -> str:

@@ -184,6 +184,16 @@ class AppAttempt:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryInfo:
+    """/ws/v1/history/info: the MapReduce JobHistoryServer's start time and Hadoop build."""
+
+    started_on_ms: int
+    hadoop_version: str
+    hadoop_build_version: str
+    hadoop_version_built_on: str
+
+
+@dataclass(frozen=True, slots=True)
 class NMInfo:
     """/ws/v1/node/info: the NodeManager's resources for containers, checks and health."""
 

@@ -145,6 +145,7 @@ class ControlLoop:
         self._thread: threading.Thread | None = None
         self._outage = 0  # failed polls since the last good one
         self._warned_at = 0.0
+        self._started = clock()
 
     def start(self) -> None:
         """Start polling (the first poll at once)."""
@@ -197,6 +198,10 @@ class ControlLoop:
             return
         self._warned_at = now
         age = self.state.age_s(now)
+        if age is None and now - self._started < STALE_REPEAT_S:
+            # started before its RM (as `yarnctl cluster up` does): not a problem yet
+            log.info("control loop: waiting for the cluster: %s", self.state.error)
+            return
         kept = f"keeping the observation from {age:.0f} s ago (stale)" if age is not None else "no observation yet"
         log.warning("control loop: cannot read the cluster: %s; %s", self.state.error, kept)
 

@@ -16,6 +16,7 @@ from yarnctl.rm.models import (
     ClusterMetrics,
     ContainerUsage,
     FifoSchedulerInfo,
+    HistoryInfo,
     JmxBean,
     NMContainer,
     NMInfo,
@@ -264,6 +265,13 @@ def nm_info(f: Fields) -> NMInfo:
         total_vcores=f.integer("totalVCoresAllocatedContainers"), pmem_check_enabled=f.boolean("pmemCheckEnabled"),
         vmem_check_enabled=f.boolean("vmemCheckEnabled"), nm_version=f.string("nodeManagerVersion"),
         hadoop_version=f.string("hadoopVersion"))
+
+
+def history_info(f: Fields) -> HistoryInfo:
+    return HistoryInfo(
+        started_on_ms=f.integer("startedOn"), hadoop_version=f.string("hadoopVersion"),
+        hadoop_build_version=f.string("hadoopBuildVersion", ""),
+        hadoop_version_built_on=f.string("hadoopVersionBuiltOn", ""))
 
 
 def nm_container(f: Fields) -> NMContainer:
