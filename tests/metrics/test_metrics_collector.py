@@ -193,13 +193,18 @@ def test_a_loop_that_never_read_is_stale_with_empty_families(service: PolicyServ
 
 def test_tuning_values_become_gauges_and_bad_names_are_skipped(
         service: PolicyService, caplog: pytest.LogCaptureFixture) -> None:
-    service.tuning = {"dress_reserve_ratio": 0.25, "Bad-Name": 1.0}
+    service.tuning = {"dress_reserve_ratio": 0.25, "Bad-Name": 1.0, 'hmrf_sharing_degree{queue="a"}': 1.5,
+                      'hmrf_sharing_degree{queue="b"}': 0.75, 'x{user="u"}': 1.0,
+                      'hmrf_accumulated{resource="memory",queue="a"}': 10.0}
     caplog.set_level(logging.WARNING)
     reg, out = _scrape(service)
     generate_latest(reg)  # a second scrape of the same collector
     assert _value(reg, "yarnctl_dress_reserve_ratio") == 0.25
-    assert "Bad" not in out
-    assert sum("not a metric-safe name" in r.getMessage() for r in caplog.records) == 1
+    assert _value(reg, "yarnctl_hmrf_sharing_degree", queue="a") == 1.5
+    assert _value(reg, "yarnctl_hmrf_sharing_degree", queue="b") == 0.75
+    assert _value(reg, "yarnctl_hmrf_accumulated", queue="a", resource="memory") == 10.0
+    assert "Bad" not in out and "user=" not in out  # user is not in the fixed label set
+    assert sum("not exported" in r.getMessage() for r in caplog.records) == 2
 
 
 def test_shim_metrics_fields_are_all_exported() -> None:

@@ -42,8 +42,10 @@ METRIC_NAMES: tuple[str, ...] = (
     "yarnctl_shim_breaker_open", "yarnctl_shim_breaker_opens_total", "yarnctl_shim_rejected_total",
     "yarnctl_shim_kills_total", "yarnctl_shim_resizes_total", "yarnctl_shim_last_latency_seconds",
 )
-# a policy's tuning values are exported as yarnctl_<name> gauges; names must be metric-safe
-TUNING_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+# a policy's tuning values are exported as yarnctl_<name> gauges: "dress_reserve_ratio", or with labels
+# from the fixed set, 'hmrf_sharing_degree{queue="a"}'
+TUNING_KEY = re.compile(r'(?P<name>[a-z][a-z0-9_]*)(?:\{(?P<labels>[a-z]+="[^"{}]*"(?:,[a-z]+="[^"{}]*")*)\})?\Z')
+TUNING_LABELS = frozenset({"queue", "category", "resource"})
 
 
 class ServeCollector(Collector):
@@ -84,15 +86,24 @@ class ServeCollector(Collector):
             yield from self._control_loop(self.loop)
 
     def _tuning(self) -> Iterator[Metric]:
-        for name, value in sorted(self.service.tuning.items()):
-            if not TUNING_NAME.match(name):
-                if name not in self._bad_names:  # once per name: scrapes come every few seconds
-                    self._bad_names.add(name)
-                    log.warning("policy %s: tuning value %r is not a metric-safe name; not exported",
-                                self.service.policy_name, name)
+        families: dict[str, GaugeMetricFamily] = {}
+        label_sets: dict[str, tuple[str, ...]] = {}
+        for key, value in sorted(self.service.tuning.items()):
+            parsed = _tuning_key(key)
+            if parsed is None:
+                if key not in self._bad_names:  # once per key: scrapes come every few seconds
+                    self._bad_names.add(key)
+                    log.warning("policy %s: tuning value %r is not name or name{label=\"v\"} with labels from %s; "
+                                "not exported", self.service.policy_name, key, sorted(TUNING_LABELS))
                 continue
-            yield GaugeMetricFamily(f"yarnctl_{name}", f"Tuning value {name} of policy {self.service.policy_name}.",
-                                    value=value)
+            name, labels = parsed
+            if name not in families:
+                label_sets[name] = tuple(labels)
+                families[name] = GaugeMetricFamily(
+                    f"yarnctl_{name}", f"Tuning value {name} of policy {self.service.policy_name}.", labels=list(labels))
+            if tuple(labels) == label_sets[name]:  # one family, one label set: the first key decides
+                families[name].add_metric(list(labels.values()), value)
+        yield from families.values()
 
     def _control_loop(self, loop: ControlLoop) -> Iterator[Metric]:
         st = loop.state  # replaced whole by the loop: one consistent read
@@ -179,6 +190,17 @@ class ServeCollector(Collector):
             apps.add_metric(["pending"], pending)
         yield from fams.values()
         yield apps
+
+
+def _tuning_key(key: str) -> tuple[str, dict[str, str]] | None:
+    """A tuning key's metric name and labels (sorted), or None when it is not exportable."""
+    m = TUNING_KEY.match(key)
+    if m is None:
+        return None
+    labels = dict(sorted(part.split("=", 1) for part in m["labels"].split(","))) if m["labels"] else {}
+    if not set(labels) <= TUNING_LABELS:
+        return None
+    return m["name"], {k: v.strip('"') for k, v in labels.items()}
 
 
 def _shim(shim: ShimMetrics | None) -> Iterator[Metric]:
