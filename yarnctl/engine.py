@@ -6,7 +6,7 @@ import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from yarnctl.model import (
     ANY,
@@ -172,6 +172,23 @@ class Tunable(Protocol):
 def is_tunable(policy: object) -> bool:
     """True when `policy` takes control-loop observations."""
     return callable(getattr(policy, "tune", None)) and callable(getattr(policy, "tuning", None))
+
+
+class Stateful(Protocol):
+    """A policy whose history must survive a restart (H-MRF's accumulated resources): plain JSON in and out."""
+
+    def save_state(self) -> dict[str, Any]:
+        """The policy's explicit state as JSON-able data."""
+        ...
+
+    def load_state(self, doc: Mapping[str, Any]) -> None:
+        """Take back what save_state returned (raise ValueError naming the field when it is malformed)."""
+        ...
+
+
+def is_stateful(policy: object) -> bool:
+    """True when `policy` can save and load its state."""
+    return callable(getattr(policy, "save_state", None)) and callable(getattr(policy, "load_state", None))
 
 
 class Estimator(Protocol):

@@ -14,7 +14,7 @@ from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
 from yarnctl.bridge.wire import WireError, parse_request
-from yarnctl.engine import Engine, Policy
+from yarnctl.engine import Engine, Policy, is_stateful
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId, Observation
 
 log = logging.getLogger(__name__)
@@ -117,6 +117,19 @@ class PolicyService:
                 self.tuning = self.engine.tuning()
                 log.info("policy %s tuned: %s", self.policy_name,
                          ", ".join(f"{k}={v:g}" for k, v in sorted(self.tuning.items())))
+
+    def policy_state(self) -> dict[str, Any] | None:
+        """The policy's saved state, taken between heartbeats (None for a stateless policy or a failing save)."""
+        if not is_stateful(self.engine.policy):
+            return None
+        with self._lock:
+            try:
+                state = self.engine.policy.save_state()  # type: ignore[attr-defined]
+                json.dumps(state)  # fail here, where it is logged, rather than half-way through the file write
+            except Exception:
+                log.exception("policy %s failed to save its state; keeping the last saved file", self.policy_name)
+                return None
+        return dict(state)
 
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""

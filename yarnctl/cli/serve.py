@@ -24,6 +24,8 @@ log = logging.getLogger("yarnctl.serve")
 DEFAULT_DECISION_LOG = Path("~/.yarnctl/decisions.jsonl")
 DEFAULT_STATUS_FILE = Path("~/.yarnctl/serve-status.json")
 STATS_EVERY_S = 10.0
+STATE_DIR = Path("~/.yarnctl/state")  # default --state-file: STATE_DIR/<policy>.json
+SAVE_EVERY_S = 10.0  # how often a stateful policy's state is saved (and once more on stop)
 RATE_WINDOW_S = 10.0  # decisions/s in the status file: calls over the last this many seconds
 
 EPILOG_SERVE = """\
@@ -90,6 +92,11 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="rewrite this JSON file with the server's state every second; `yarnctl status` reads it "
                         "(default: %(default)s)")
     g.add_argument("--no-status-file", action="store_true", help="do not write a status file")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--state-file", type=Path, metavar="PATH",
+                   help="where a policy with long-term history (hmrf, lt-drf, ...) keeps it across restarts: "
+                        "loaded at start, saved every 10 s and on stop (default: ~/.yarnctl/state/POLICY.json)")
+    g.add_argument("--no-state-file", action="store_true", help="start without history and save none")
     c = s.add_argument_group("control loop")
     r = c.add_mutually_exclusive_group()
     r.add_argument("--rm", action="append", default=[], metavar="URL",
@@ -150,12 +157,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if not args.tune_interval > 0:
         raise ConfigError(f"--tune-interval {args.tune_interval:g}: expected seconds > 0")
     policy = _make_policy(args)
+    state_file = _state_file(args, policy)
     observer = _observer(args)
     check_address(args.address, args.allow_remote)
     token_path = args.token_file.expanduser()
     token = load_token(token_path)
     dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
     service = PolicyService(policy, dlog)
+    if state_file is not None:
+        from yarnctl.bridge.statefile import load_state
+
+        load_state(state_file, policy.name, policy)
     server = PolicyServer(service, token, args.address, args.port)
     loop = None
     if observer is not None:
@@ -192,6 +204,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                  args.tune_interval, "off" if args.no_usage else "on")
     status_file = None if args.no_status_file else args.status_file.expanduser()
     calls = deque([(time.monotonic(), 0)])
+    last_save = time.monotonic()
+
+    def save() -> None:
+        if state_file is not None:
+            from yarnctl.bridge.statefile import save_state
+
+            state = service.policy_state()
+            if state is not None:
+                save_state(state_file, policy.name, state)
 
     stop = threading.Event()
 
@@ -207,6 +228,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return {"pid": os.getpid(), "policy": policy.name, "address": args.address, "port": port,
                 "started": started, "uptime_s": round(time.time() - started, 1),
                 "decisions_per_s": round(rate, 2), "tuning": service.tuning,
+                "state_file": str(state_file) if state_file else None,
                 "control_loop": loop_status(loop, time.time()) if loop else None, **service.stats.as_dict()}
 
     try:
@@ -218,6 +240,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 calls.popleft()
             if status_file:
                 write_status(status_file, status())
+            if time.monotonic() - last_save >= SAVE_EVERY_S:
+                last_save = time.monotonic()
+                save()
             if time.monotonic() - last_stats >= STATS_EVERY_S:
                 last_stats = time.monotonic()
                 log.info("stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
@@ -227,6 +252,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if loop is not None:
             loop.stop()
         server.stop()
+        save()
         if metrics is not None:
             metrics.shutdown()
         if dlog is not None:
@@ -235,6 +261,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             write_status(status_file, {**status(), "stopped": time.time()})
         log.info("stopped; stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
     return 0
+
+
+def _state_file(args: argparse.Namespace, policy: Any) -> Path | None:
+    """Where a stateful policy keeps its history (None for a stateless one or --no-state-file)."""
+    from yarnctl.engine import is_stateful
+
+    if not is_stateful(policy):
+        if args.state_file is not None:
+            log.warning("policy %s keeps no history: --state-file %s is not used", policy.name, args.state_file)
+        return None
+    if args.no_state_file:
+        return None
+    path: Path = (args.state_file or STATE_DIR / f"{policy.name}.json").expanduser()
+    return path
 
 
 def _observer(args: argparse.Namespace) -> Any:

@@ -1,0 +1,93 @@
+"""A stateful policy's history on disk: atomic saves, refusals that name the file, PolicyService.policy_state."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yarnctl.bridge.service import PolicyService
+from yarnctl.bridge.statefile import load_state, save_state
+from yarnctl.errors import ConfigError
+from yarnctl.model import ClusterSnapshot, Decision, NodeId
+from yarnctl.policies import make_policy
+
+
+class Counting:
+    """A policy that counts its decisions and keeps the count across restarts."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.decisions = 0
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        self.decisions += 1
+        return Decision()
+
+    def save_state(self) -> dict[str, Any]:
+        return {"decisions": self.decisions}
+
+    def load_state(self, doc: Mapping[str, Any]) -> None:
+        n = doc["decisions"]
+        if type(n) is not int or n < 0:
+            raise ValueError(f"decisions: expected a count, got {n!r}")
+        self.decisions = n
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "counting.json"
+    assert save_state(path, "counting", {"decisions": 7})
+    doc = json.loads(path.read_text())
+    assert (doc["format"], doc["policy"], doc["state"]) == (1, "counting", {"decisions": 7})
+    fresh = Counting()
+    assert load_state(path, "counting", fresh) and fresh.decisions == 7
+    assert not list(path.parent.glob(".*.tmp")), "the temp file is renamed, not left behind"
+
+
+def test_a_missing_file_is_a_fresh_start(tmp_path: Path) -> None:
+    p = Counting()
+    assert not load_state(tmp_path / "none.json", "counting", p) and p.decisions == 0
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not JSON"),
+    ('{"format": 1, "policy": "counting"}', "not a yarnctl policy state file"),
+    ('[1, 2]', "not a yarnctl policy state file"),
+    ('{"format": 1, "policy": "hmrf", "saved": 0, "state": {}}', "holds the state of policy 'hmrf', not 'counting'"),
+    ('{"format": 1, "policy": "counting", "saved": 0, "state": {"decisions": -1}}', "cannot load its state"),
+    ('{"format": 1, "policy": "counting", "saved": 0, "state": {}}', "cannot load its state"),
+], ids=["not-json", "no-state", "not-an-object", "other-policy", "bad-value", "missing-field"])
+def test_bad_files_are_refused_naming_the_file(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError) as e:
+        load_state(path, "counting", Counting())
+    assert str(path) in str(e.value) and message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_unwritable_place_is_logged_not_raised(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with caplog.at_level(logging.WARNING):
+        assert not save_state(blocker / "sub" / "s.json", "counting", {})
+    assert "cannot save policy state" in caplog.text
+
+
+def test_service_policy_state(caplog: pytest.LogCaptureFixture) -> None:
+    assert PolicyService(make_policy("fifo")).policy_state() is None  # stateless
+    p = Counting()
+    p.decisions = 3
+    assert PolicyService(p).policy_state() == {"decisions": 3}
+
+    class Unserialisable(Counting):
+        def save_state(self) -> dict[str, Any]:
+            return {"when": object()}
+
+    with caplog.at_level(logging.ERROR):
+        assert PolicyService(Unserialisable()).policy_state() is None
+    assert "failed to save its state" in caplog.text
