@@ -56,6 +56,25 @@ def test_rejections_are_logged(tmp_path: Path) -> None:
                                 "5 containers for application_1700000000000_0001 priority 10, only 1 requested"]]
 
 
+def test_the_policys_reasons_are_logged(tmp_path: Path) -> None:
+    class Explaining:
+        name = "explaining"
+
+        def decide(self, snap, node_id):  # type: ignore[no-untyped-def]
+            from yarnctl.model import Assignment, Decision
+            app = "application_1700000000000_0001"
+            return Decision((Assignment(app, 10, node_id, 1),), reasons={app: "fitness 12.0, urgency 0.5"})
+
+    dlog = DecisionLog(tmp_path / "d.jsonl")
+    PolicyService(Explaining(), dlog).decide(text("request-full.json"))  # type: ignore[arg-type]
+    dlog.close()
+    [rec] = LogReader(tmp_path / "d.jsonl")
+    assert rec["why"] == {"application_1700000000000_0001": "fitness 12.0, urgency 0.5"}
+    assert rec["resp"]["a"]  # the assignment went out
+    fifo = _drive(tmp_path / "f.jsonl", text("request-full.json"))
+    assert fifo and "why" not in next(iter(LogReader(tmp_path / "f.jsonl")))  # no reasons, no key
+
+
 def test_flushed_within_a_second_without_close(tmp_path: Path) -> None:
     import time
     dlog = DecisionLog(tmp_path / "d.jsonl")

@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -39,17 +39,21 @@ class DecisionLog:
         self._flusher.start()
 
     def write(self, seq: int, node: str, policy: str, outcome: str, us: int, request: str, parsed: bool,
-              response: str, rejected: list[list[str]]) -> None:
-        """Append one record; `request` is embedded as-is when it is one line of valid JSON."""
+              response: str, rejected: list[list[str]], why: Mapping[str, str] | None = None) -> None:
+        """Append one record; `request` is embedded as-is when it is one line of valid JSON.
+
+        `why` is the policy's per-app reasons for what it decided (Decision.reasons), if it gave any.
+        """
         if not parsed:  # garbage is kept, as a JSON string, so the line stays valid
             req = _ENCODE(request if isinstance(request, str) else repr(request))
         elif "\n" in request or "\r" in request:  # valid but multi-line: the line must stay one line
             req = _ENCODE(json.loads(request))
         else:
             req = request
+        extra = f',"why":{_ENCODE(dict(why))}' if why else ""
         line = (f'{{"t":{time.time_ns() // 1_000_000},"seq":{seq},"node":{_ENCODE(node)},"policy":{_ENCODE(policy)},'
                 f'"outcome":"{outcome}","us":{us},"req":{req},"resp":{response},'
-                f'"rejected":{_ENCODE(rejected) if rejected else "[]"}}}\n')
+                f'"rejected":{_ENCODE(rejected) if rejected else "[]"}{extra}}}\n')
         with self._lock:
             if self._f is not None:
                 self._f.write(line)

@@ -137,6 +137,7 @@ class PolicyService:
             t0 = time.perf_counter_ns()
             seq, node, parsed = self._last_seq + 1, "", False
             rejected: list[list[str]] = []
+            why: dict[str, str] = {}
             try:
                 if len(request) > self.max_request_chars:
                     raise WireError("request", f"{len(request)} characters, over the limit of {self.max_request_chars}")
@@ -145,7 +146,7 @@ class PolicyService:
                 self._last_seq = seq
                 self.mirror.apply(req)
                 self.stats.full_syncs += req.full
-                resp, outcome = self._decide(seq, node, req.t_ms, rejected)
+                resp, outcome = self._decide(seq, node, req.t_ms, rejected, why)
             except MirrorMismatch as e:
                 log.info("call %d from %s: resync: %s", seq, node, e)
                 resp, outcome = encode_resync(seq), "resync"
@@ -168,10 +169,12 @@ class PolicyService:
             self.stats.observe(us)
             self.stats.last_call_s = time.time()
             if self.decision_log is not None:
-                self.decision_log.write(seq, node, self.policy_name, outcome, us, request, parsed, resp, rejected)
+                self.decision_log.write(seq, node, self.policy_name, outcome, us, request, parsed, resp, rejected,
+                                        why)
             return resp
 
-    def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]]) -> tuple[str, str]:
+    def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]],
+                why: dict[str, str]) -> tuple[str, str]:
         self._policy.failure = ""
         before = self.engine.stats["policy_errors"]
         snap = self.mirror.snapshot(t_ms / 1000)
@@ -191,6 +194,7 @@ class PolicyService:
                 rejected.append(["k", item.container_id, r.reason])
             else:
                 rejected.append(["r", item.node_id, r.reason])
+        why.update(result.accepted.reasons)
         self.stats.rejected += len(result.rejected)
         self.stats.assigned += result.accepted.containers()
         self.stats.ok += 1
