@@ -23,6 +23,11 @@ AM_PRIORITY = 0  # RMAppAttemptImpl.AM_CONTAINER_PRIORITY
 REDUCE_PRIORITY = 10  # RMContainerAllocator.PRIORITY_REDUCE
 MAP_PRIORITY = 20  # RMContainerAllocator.PRIORITY_MAP
 
+# Application tags an iterative job carries (HaSTE-A, policies/alignment.py): how many iterations the
+# whole job runs and which one this application is, from 1, e.g. "yarnctl.iterations=6", "yarnctl.stage=2"
+ITERATIONS_TAG = "yarnctl.iterations"
+STAGE_TAG = "yarnctl.stage"
+
 
 class Locality(str, Enum):
     """The level a request (or an assignment) is made at: a host, a rack, or anywhere."""

@@ -7,12 +7,14 @@ from typing import Any
 
 from yarnctl.engine import Policy
 from yarnctl.errors import UnknownPolicyError
+from yarnctl.policies.alignment import HasteA
 from yarnctl.policies.base import parse_config
 from yarnctl.policies.capacity import Capacity
 from yarnctl.policies.drf import Drf
 from yarnctl.policies.fair import Fair
 from yarnctl.policies.ffd_dp import FfdDp
 from yarnctl.policies.fifo import Fifo
+from yarnctl.policies.haste import Haste
 
 REGISTRY: dict[str, Any] = {
     "fifo": Fifo,
@@ -20,6 +22,8 @@ REGISTRY: dict[str, Any] = {
     "drf": Drf,
     "capacity": Capacity,
     "ffd-dp": FfdDp,
+    "haste": Haste,
+    "haste-a": HasteA,
 }
 
 

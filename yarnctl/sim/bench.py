@@ -4,13 +4,19 @@ Measures (not asserts) two goals: simulated tasks per second for `fifo` on a 100
 100,000-task synthetic workload, and how much faster than real time a one-day trace
 (`feedback-day`) replays. Each case runs `--repeat` times and the median is reported, since the
 build machines are shared and noisy.
+
+`--policy-cost` measures instead what one heartbeat's decision costs each policy on a busy
+cluster with 200 pending (app, priority) requests (goal for `haste`: under 1 ms median), on a
+node with some room and on an empty node (where HaSTE runs its ITA knapsack).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import random
 import resource
 import statistics
 import sys
@@ -20,6 +26,7 @@ from typing import Any
 import yaml
 
 from yarnctl.engine import Engine
+from yarnctl.model import App, ClusterSnapshot, Container, Node, Request, Resources
 from yarnctl.policies import make_policy
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import Workload, load_workload, parse_workload
@@ -82,13 +89,80 @@ def bench(repeat: int = 3, policies: tuple[str, ...] = ("fifo",)) -> dict[str, A
     return out
 
 
+def cost_snapshot(requests: int = 200, seed: int = 0) -> ClusterSnapshot:
+    """A busy cluster of 50 <32 GB, 16 vcores> nodes where n000 has <6 GB, 5 vcores> free and n049 is empty.
+
+    Each app has a map and a reduce request (`requests` in all) and runs its AM, some maps and reduces.
+    """
+    rng = random.Random(seed)
+    sizes = [Resources(m * 1024, v) for m in (1, 2, 3, 4) for v in (1, 2, 3, 4)]
+    capacity = Resources(32 * 1024, 16)
+    room = {f"n{i:03d}": capacity for i in range(50)}  # what running containers may take on each node
+    room["n000"] = capacity - Resources(6 * 1024, 5)
+    room["n049"] = Resources()
+    apps, asks, containers = {}, {}, {}
+    for i in range(requests // 2):
+        app = f"app{i:04d}"
+        apps[app] = App(app, submit_s=float(i))
+        map_size, reduce_size = rng.choice(sizes), rng.choice(sizes)
+        asks[app] = (Request(app, 20, map_size, rng.randint(1, 100)), Request(app, 10, reduce_size, rng.randint(1, 10)))
+        for priority, size, n in ((0, Resources(2048, 1), 1), (20, map_size, rng.randint(0, 6)),
+                                  (10, reduce_size, rng.randint(0, 2))):
+            for _ in range(n):
+                fits = [nid for nid in room if size.fits_in(room[nid])]
+                if not fits:
+                    break
+                node = rng.choice(fits)
+                cid = f"c{len(containers):05d}"
+                containers[cid] = Container(cid, app, node, priority, size, 0.0, is_am=priority == 0)
+                room[node] = room[node] - size
+    used = {nid: Resources() for nid in room}
+    held: dict[str, Resources] = {}
+    for c in containers.values():
+        used[c.node_id] = used[c.node_id] + c.resource
+        held[c.app_id] = held.get(c.app_id, Resources()) + c.resource
+    nodes = {nid: Node(nid, "r1", capacity, u) for nid, u in used.items()}
+    return ClusterSnapshot.build(0.0, nodes, apps, asks, containers, held)
+
+
+def policy_cost(policies: tuple[str, ...], requests: int = 200, repeat: int = 301) -> dict[str, Any]:
+    """The median time each policy takes to decide one heartbeat of `cost_snapshot`."""
+    snap = cost_snapshot(requests)
+    out: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "system": platform.platform(),
+                    "cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()},
+        "requests": sum(len(r) for r in snap.requests.values()),
+        "containers": len(snap.containers), "nodes": len(snap.nodes), "cases": [],
+    }
+    for policy in policies:
+        for node, case in (("n000", "node with room"), ("n049", "empty node")):
+            decide = make_policy(policy).decide
+            placed = decide(snap, node).containers()  # warms up any state the policy keeps
+            times = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                decide(snap, node)
+                times.append(time.perf_counter() - start)
+            median_ms = statistics.median(times) * 1000
+            out["cases"].append({"policy": policy, "case": case, "containers_placed": placed,
+                                 "median_ms": round(median_ms, 3)})
+            print(f"{policy:8s} {case:15s} {placed:3d} containers  median {median_ms:7.3f} ms", file=sys.stderr)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: print a JSON report (progress lines go to stderr)."""
     p = argparse.ArgumentParser(prog="python -m yarnctl.sim.bench", description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3, help="runs per case; the median is reported (default 3)")
-    p.add_argument("--policy", default="fifo", help="comma-separated policies to time (default fifo)")
+    p.add_argument("--policy", default=None,
+                   help="comma-separated policies to time (default fifo; with --policy-cost haste,haste-a,ffd-dp,fifo)")
+    p.add_argument("--policy-cost", action="store_true",
+                   help="time one heartbeat's decision per policy instead of whole simulations")
     args = p.parse_args(argv)
-    report = bench(args.repeat, tuple(x for x in args.policy.split(",") if x))
+    if args.policy_cost:
+        report = policy_cost(tuple(x for x in (args.policy or "haste,haste-a,ffd-dp,fifo").split(",") if x))
+    else:
+        report = bench(args.repeat, tuple(x for x in (args.policy or "fifo").split(",") if x))
     json.dump(report, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

@@ -33,6 +33,7 @@ from yarnctl.model import (
     Request,
     Resources,
 )
+from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, TICK_DIGITS, Kernel
 from yarnctl.sim.workload import JobSpec, StageSpec, Usage, Workload, normalize
 
@@ -94,7 +95,7 @@ class _Job:
 
     def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
         self.spec = spec
-        self.app = App(spec.id, spec.queue, spec.user, spec.type, spec.name, spec.tags, spec.submit_s)
+        self.app = _app(spec)
         self.stages = [_Stage(s, i, self) for i, s in enumerate(spec.stages)]
         for st in self.stages:
             if st.spec.after is not None:
@@ -114,6 +115,14 @@ class _Job:
         self.am_failures = 0
         self.memory_s = 0.0  # MB x seconds of released containers, as the RM's memorySeconds
         self.vcore_s = 0.0
+
+
+def _app(spec: JobSpec, iteration: int = 1) -> App:
+    """The RM's record of a job; an iterative one is tagged with its iteration count and the iteration running."""
+    tags = spec.tags
+    if spec.iterations > 1:
+        tags += (f"{ITERATIONS_TAG}={spec.iterations}", f"{STAGE_TAG}={iteration}")
+    return App(spec.id, spec.queue, spec.user, spec.type, spec.name, tags, spec.submit_s)
 
 
 class _Task:
@@ -426,6 +435,13 @@ class SimCluster:
         if st.requested:
             return
         st.requested = True
+        job = st.job
+        per_iteration = len(job.stages) // job.spec.iterations
+        if st.index and st.index % per_iteration == 0:
+            # the first stage of a later iteration: live, the chain's next app, tagged with its stage
+            job.app = _app(job.spec, st.index // per_iteration + 1)
+            self.apps[job.spec.id] = job.app
+            self.apps_view = None
         self._request(st.job, st.spec.priority,
                       [_Task(st, i, d) for i, d in enumerate(st.spec.durations)])
         for dep in st.dependents:

@@ -1,0 +1,219 @@
+"""HaSTE: task assignment by fitness and urgency (001_cab13f737c1b28a6.txt Sec. 3.2-3.4, Alg. 1, Eq. 1-4).
+
+On each heartbeat of node S_j:
+1. ApplicationMaster requests (priority 0) go first, in submit order, while they fit (Sec. 3.4.3).
+   A request carries no AM flag, so (approx.) other containers asked for at priority 0, as
+   distributed shell's, go first too.
+2. ITA (Sec. 3.3, Alg. 1 in ita.py) while a batch meets an idle cluster: if S_j held nothing
+   when it heartbeated and no job has finished a map yet, AssignTask(j, T) fills it. Alg. 1's
+   loop over the m servers thus runs one server per heartbeat; a node that drains later is
+   refilled by RTA, which knows the jobs' progress. When the DP's grid cells x distinct task
+   sizes exceed `ita_max_work`, RTA fills the node instead.
+3. Otherwise RTA (Sec. 3.4): score every request that fits the residual capacity by fitness F
+   (Eq. 1, `ffd_dp.fitness`) and urgency U (Eq. 2-3, urgency.py, which also says how their
+   terms are read from a snapshot), add the min-max normalised scores (Eq. 4), place one
+   container of the best, and repeat until nothing fits. Urgency counts the containers placed
+   earlier in the same heartbeat, as the RM's app state would. Ties go to the better locality
+   on S_j (node, rack, off-switch: the paper's "best locality"), then submit time, app id and
+   priority. A heartbeat costs O(A + C + k n): A apps and C live containers read once for the
+   urgency inputs, n (app, priority) requests scored for each of the k containers placed (the paper's
+   O(n log n) sorts once; placing several containers needs the scores again because F and the
+   min-max range change with the residual).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from operator import attrgetter
+from typing import Any
+
+from yarnctl.errors import ConfigError
+from yarnctl.model import AM_PRIORITY, ANY, Assignment, ClusterSnapshot, Decision, Node, NodeId, Request, Resources
+from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
+from yarnctl.policies.ita import grid_work, initial_assignment
+from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
+
+Beta = tuple[float, float, float]  # weights of the normalised fitness, urgency and alignment (Eq. 6)
+
+
+@dataclass(frozen=True, slots=True)
+class HasteConfig:
+    """Resource weights w_p of Eq. 1 and Alg. 1 (memory counted in GB) and the bound on Alg. 1's work."""
+
+    memory_weight: float = 1.0
+    vcores_weight: float = 1.0
+    ita_max_work: int = 20_000  # Alg. 1 grid cells x distinct task sizes (a few ms in CPython)
+
+
+@dataclass(slots=True)
+class TaskRequest:
+    """One (app, priority) request for map or reduce tasks, as one heartbeat scores it."""
+
+    app_id: str
+    priority: int
+    capability: Resources
+    left: int
+    size: float  # R_i of one task (urgency.weighted_size)
+    job: JobProgress
+    urgency: float  # job.urgency(priority, size), kept current as the heartbeat places tasks
+    order: tuple[int, float, str, int]  # tie-break: locality rank on the node, submit time, app id, priority
+    alignment: float = 0.0  # Eq. 5 (HaSTE-A)
+
+
+def normalised(xs: Sequence[float]) -> list[float]:
+    """Min-max normalisation as in Eq. 4: (x - min) / (max - min), all 0 when every x is equal."""
+    lo, hi = min(xs), max(xs)
+    return [(x - lo) / (hi - lo) for x in xs] if hi > lo else [0.0] * len(xs)
+
+
+def preferences(requests: Sequence[TaskRequest], residual: Resources, w: FfdDpConfig,
+                beta: Beta) -> list[tuple[float, TaskRequest]]:
+    """Eq. 4 (Eq. 6 with `beta`): the preference of every request with a task that fits `residual`."""
+    fitting = [r for r in requests if r.left > 0 and r.capability.fits_in(residual)]
+    if not fitting:
+        return []
+    f = normalised([fitness(r.capability, residual, w) for r in fitting])
+    u = normalised([r.urgency for r in fitting])
+    a = normalised([r.alignment for r in fitting])
+    b1, b2, b3 = beta
+    return [(b1 * fi + b2 * ui + b3 * ai, r) for fi, ui, ai, r in zip(f, u, a, fitting)]
+
+
+def real_time_assignment(requests: Sequence[TaskRequest], residual: Resources, w: FfdDpConfig,
+                         beta: Beta) -> Iterator[tuple[TaskRequest, str]]:
+    """RTA (Sec. 3.4.3): place the most preferred task that fits, one at a time, until none fits.
+
+    Yields each pick with why: its raw fitness (Eq. 1), urgency (Eq. 2-3), alignment when weighted
+    (Eq. 5) and preference (Eq. 4/6), for the decision log.
+    """
+    while scored := preferences(requests, residual, w, beta):
+        top = max(p for p, _ in scored)
+        best = min((r for p, r in scored if p == top), key=attrgetter("order"))
+        why = (f"RTA p{best.priority}: fitness {fitness(best.capability, residual, w):.1f}, "
+               f"urgency {best.urgency:.3g}" + (f", alignment {best.alignment:.3g}" if beta[2] else "")
+               + f", preference {top:.2f} of {len(scored)}")
+        best.left -= 1
+        best.job.start(best.priority, best.size)
+        for r in requests:
+            if r.job is best.job:  # a placed task changes the urgency of its own job only
+                r.urgency = r.job.urgency(r.priority, r.size)
+        residual = residual - best.capability
+        yield best, why
+
+
+def placeable(requests: Sequence[Request], node: Node) -> list[tuple[Request, int]]:
+    """Each priority's off-switch request that may run on `node`, with its locality there (0 node, 1 rack, 2 any).
+
+    `requests` is one app's; YARN keeps an off-switch (ANY) request beside any node or rack ones.
+    """
+    named = [q for q in requests if q.resource_name != ANY and q.count > 0]
+    host = node.id.rpartition(":")[0] or node.id  # live node ids are host:port, requests name the host
+    out = []
+    for r in requests:
+        if r.resource_name != ANY:
+            continue
+        names = {q.resource_name for q in named if q.priority == r.priority} if named else ()
+        rank = 0 if node.id in names or host in names else 1 if node.rack in names else 2
+        if rank < 2 or r.relax_locality:
+            out.append((r, rank))
+    return out
+
+
+def _summary(texts: list[str]) -> str:
+    """One app's reasons in a heartbeat: the first pick in full, then how many more followed."""
+    return texts[0] + (f" (+{len(texts) - 1} more)" if len(texts) > 1 else "")
+
+
+class Haste:
+    """HaSTE: AMs first, the first batch packed by ITA's DP, then the fittest, most urgent tasks (RTA)."""
+
+    name = "haste"
+    Config = HasteConfig
+    beta: Beta = (1.0, 1.0, 0.0)  # Eq. 4 is Eq. 6 without alignment
+
+    def __init__(self, config: HasteConfig = HasteConfig()) -> None:
+        if min(config.memory_weight, config.vcores_weight) < 0 or config.memory_weight + config.vcores_weight <= 0:
+            raise ConfigError(f"policy {self.name}: memory_weight and vcores_weight must be >= 0 and not both 0")
+        self.config = config
+        self.weights = FfdDpConfig(config.memory_weight, config.vcores_weight)
+        self.progress = Progress(self.weights)  # the policy's only state: the T_i^m seen (urgency.py)
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """AM requests first, then ITA on an empty node of an idle cluster, else RTA, until nothing fits."""
+        node = snap.nodes[node_id]
+        granted: dict[tuple[str, int], int] = {}
+        residual = self._serve_ams(snap, node, granted)
+        why: dict[str, list[str]] = {app: ["AM first"] for app, _ in granted}
+        if snap.min_allocation.fits_in(residual):
+            jobs = self.progress.read(snap)
+            requests = self._task_requests(snap, node, residual, jobs)
+            idle = node.allocated.is_zero() and not any(j.maps_finished() for j in jobs.values())
+            initial = self._initial(requests, residual, snap.min_allocation) if idle else None
+            plan = [(r, n, f"ITA p{r.priority}: {n} of the batch packed by Alg. 1") for r, n in initial] \
+                if initial is not None else \
+                [(r, 1, text) for r, text in real_time_assignment(requests, residual, self.weights, self.beta)]
+            for r, n, text in plan:
+                granted[(r.app_id, r.priority)] = granted.get((r.app_id, r.priority), 0) + n
+                why.setdefault(r.app_id, []).append(text)
+        if not granted:
+            return Decision()
+        return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()),
+                        reasons={app: _summary(texts) for app, texts in why.items()})
+
+    def alignments(self, snap: ClusterSnapshot) -> Mapping[str, float]:
+        """Alignment per app (Eq. 5); HaSTE has none."""
+        return {}
+
+    def save_state(self) -> dict[str, Any]:
+        """The T_i^m seen so far, so a restarted policy server keeps the map progress of running jobs."""
+        return self.progress.save()
+
+    def load_state(self, doc: Mapping[str, Any]) -> None:
+        """Take back what save_state returned."""
+        self.progress.load(doc)
+
+    def _serve_ams(self, snap: ClusterSnapshot, node: Node, granted: dict[tuple[str, int], int]) -> Resources:
+        """Place AM containers in submit order while they fit; return what is left on the node."""
+        residual = node.available
+        for app in snap.iter_pending_apps():
+            for r, _ in placeable(snap.requests[app.id], node)[:1]:  # the AM's is the first priority
+                n = min(r.count, r.capability.times_fit(residual)) if r.priority == AM_PRIORITY else 0
+                if n > 0:
+                    granted[(app.id, AM_PRIORITY)] = n
+                    residual = residual - r.capability * n
+        return residual
+
+    def _task_requests(self, snap: ClusterSnapshot, node: Node, residual: Resources,
+                       jobs: Mapping[str, JobProgress]) -> list[TaskRequest]:
+        """Every map or reduce request that may run on `node` and fits `residual`, with its job's urgency inputs."""
+        aligned = self.alignments(snap)
+        out = []
+        for app in snap.iter_pending_apps():
+            for r, rank in placeable(snap.requests[app.id], node):
+                if r.priority != AM_PRIORITY and r.capability.fits_in(residual):
+                    job, size = jobs[app.id], weighted_size(r.capability, self.weights)
+                    out.append(TaskRequest(app.id, r.priority, r.capability, r.count, size, job,
+                                           job.urgency(r.priority, size), (rank, app.submit_s, app.id, r.priority),
+                                           aligned.get(app.id, 0.0)))
+        return out
+
+    def _initial(self, requests: Sequence[TaskRequest], residual: Resources,
+                 unit: Resources) -> list[tuple[TaskRequest, int]] | None:
+        """ITA's plan for this node (tasks of one size go to requests in tie-break order); None above the work bound."""
+        ordered = sorted(requests, key=attrgetter("order"))
+        sizes: dict[Resources, int] = {}
+        for r in ordered:
+            sizes[r.capability] = sizes.get(r.capability, 0) + r.left
+        if grid_work(len(sizes), residual, unit) > self.config.ita_max_work:
+            return None
+        counts = initial_assignment(list(sizes.items()), residual, unit, partial(weighted_size, w=self.weights))
+        wanted = dict(zip(sizes, counts))
+        plan = []
+        for r in ordered:
+            n = min(r.left, wanted[r.capability])
+            if n > 0:
+                wanted[r.capability] -= n
+                plan.append((r, n))
+        return plan
