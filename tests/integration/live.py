@@ -69,13 +69,13 @@ class Live:
         self.wait_delegating()
         return log
 
-    def start_yarnctl_serve(self, args: list[str], log: Path) -> None:
-        """Start the real `yarnctl serve --policy fifo ARGS` on the shim's port, output to `log`."""
+    def start_yarnctl_serve(self, args: list[str], log: Path, policy: str = "fifo") -> None:
+        """Start the real `yarnctl serve --policy POLICY ARGS` on the shim's port, output to `log`."""
         assert self.info.token_file is not None
         with log.open("w") as out:
             self.serve = subprocess.Popen(
-                [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", str(self.port),
-                 "--token-file", str(self.info.token_file), "--no-decision-log", *args],
+                [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", policy, "--port", str(self.port),
+                 "--token-file", str(self.info.token_file), *args],
                 stdout=out, stderr=subprocess.STDOUT, text=True)
 
     def wait_delegating(self, timeout_s: float = 20) -> None:

@@ -55,8 +55,8 @@ def metrics_serve(cluster: Live, tmp_path: Path) -> Iterator[int]:
     assert cluster.info.token_file is not None
     cluster.stop_serve()
     log = tmp_path / "serve.log"
-    cluster.start_yarnctl_serve(["--no-status-file", "--metrics-port", "0", "--rm", cluster.info.rm_url,
-                                 "--tune-interval", "1"], log)
+    cluster.start_yarnctl_serve(["--no-decision-log", "--no-status-file", "--metrics-port", "0",
+                                 "--rm", cluster.info.rm_url, "--tune-interval", "1"], log)
     # port 0: the startup log line names the port the exporter bound
     m = _wait("serve's metrics line", lambda: re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", log.read_text()),
               30)

@@ -22,8 +22,8 @@ def status_serve(cluster: Live, tmp_path: Path) -> Iterator[Path]:
     """`yarnctl serve --rm RM --tune-interval 1` behind the shim; yields its status file."""
     status = tmp_path / "serve-status.json"
     cluster.stop_serve()
-    cluster.start_yarnctl_serve(["--status-file", str(status), "--rm", cluster.info.rm_url, "--tune-interval", "1"],
-                                tmp_path / "serve.log")
+    cluster.start_yarnctl_serve(["--no-decision-log", "--status-file", str(status), "--rm", cluster.info.rm_url,
+                                 "--tune-interval", "1"], tmp_path / "serve.log")
     try:
         cluster.wait_delegating()
         yield status

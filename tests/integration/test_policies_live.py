@@ -1,0 +1,56 @@
+"""Paper policies behind the shim on the real cluster: real MapReduce jobs placed by `yarnctl serve --policy P`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from live import Live, assigned_by_app
+
+from yarnctl.bridge.decisionlog import LogReader
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def swap_policy(cluster: Live, tmp_path: Path) -> Iterator[object]:
+    """Start `yarnctl serve --policy P` behind the shim (call with P); the fifo test server comes back after."""
+    def start(policy: str, *extra: str) -> Path:
+        dlog = tmp_path / f"{policy}.jsonl"
+        cluster.stop_serve()
+        cluster.start_yarnctl_serve(["--decision-log", str(dlog), "--no-status-file", "--no-state-file", *extra],
+                                    tmp_path / f"{policy}.log", policy=policy)
+        cluster.wait_delegating()
+        return dlog
+
+    try:
+        yield start
+    finally:
+        cluster.stop_serve()
+        cluster.start_serve("fifo")  # the later tests expect a fifo server behind the shim, as up() left it
+
+
+def test_haste_places_two_concurrent_jobs_by_fitness_and_urgency(cluster: Live, swap_policy: object) -> None:
+    """001_cab13f737c1b28a6.txt on real YARN: a SleepJob and pi share the cluster; every container comes from
+    HaSTE's answers, and the decision log says which rule (AM first, ITA, RTA with F/U) chose each app."""
+    dlog = swap_policy("haste")  # type: ignore[operator]
+    before = cluster.shim()
+    sleep = cluster.start(["-m", "6", "-r", "1", "-mt", "3000", "-rt", "1000"], "sleep")
+    pi_app, pi = cluster.run(["pi", "3", "10"])
+    out, _ = sleep.communicate(timeout=300)
+    after = cluster.shim()
+    assert pi.final_status == "SUCCEEDED", pi.diagnostics
+    assert sleep.returncode == 0, out[-3000:]
+    time.sleep(1.5)  # the decision log flushes every second
+    recs = list(LogReader(dlog))
+    assert {r["policy"] for r in recs} == {"haste"}
+    assert after.containers_native == before.containers_native  # nothing fell back to native FIFO
+    assigned = assigned_by_app(recs)
+    assert len(assigned) == 2 and assigned[pi_app] >= 5  # pi: AM, 3 maps, 1 reduce
+    why = [text for r in recs for text in (r.get("why") or {}).values()]
+    assert sum(w == "AM first" for w in why) >= 2
+    rta = [w for w in why if w.startswith("RTA")]
+    assert rta and all("fitness" in w and "urgency" in w and "preference" in w for w in rta), why
+    print("\n".join(sorted(set(w.split(",")[0] for w in why))))
