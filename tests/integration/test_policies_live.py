@@ -54,3 +54,24 @@ def test_haste_places_two_concurrent_jobs_by_fitness_and_urgency(cluster: Live, 
     rta = [w for w in why if w.startswith("RTA")]
     assert rta and all("fitness" in w and "urgency" in w and "preference" in w for w in rta), why
     print("\n".join(sorted(set(w.split(",")[0] for w in why))))
+
+
+def test_haste_a_reads_iteration_tags_from_real_applications(cluster: Live, swap_policy: object) -> None:
+    """HaSTE-A (Eq. 5) on real YARN: a SleepJob tagged as iteration 1 of 2 (`-Dmapreduce.job.tags`) reaches the
+    policy through the shim with its tags, and its placements are explained with its alignment (2 + 0) / sum I."""
+    dlog = swap_policy("haste-a")  # type: ignore[operator]
+    tagged = cluster.start(["-Dmapreduce.job.tags=yarnctl.iterations=2,yarnctl.stage=1",
+                            "-m", "4", "-r", "1", "-mt", "3000", "-rt", "1000"], "sleep")
+    pi_app, pi = cluster.run(["pi", "2", "10"])
+    out, _ = tagged.communicate(timeout=300)
+    assert pi.final_status == "SUCCEEDED" and tagged.returncode == 0, out[-3000:]
+    time.sleep(1.5)
+    recs = list(LogReader(dlog))
+    apps = {row[0]: row[5] for r in recs for row in (r["req"] or {}).get("apps", [])}
+    tagged_app = next(a for a, tags in apps.items() if "yarnctl.iterations=2" in tags)
+    assert "yarnctl.stage=1" in apps[tagged_app] and apps[pi_app] == []
+    explained = [w for r in recs for a, w in (r.get("why") or {}).items() if a == tagged_app and w.startswith("RTA")]
+    assert explained, "no RTA placement of the tagged job"
+    # alignment (Eq. 5) = (2 + 0) / sum of every live job's iterations: 2/2 alone, 2/3 beside pi
+    alignments = {float(w.split("alignment ")[1].split(",")[0]) for w in explained}
+    assert alignments <= {1.0, 0.667}, alignments
