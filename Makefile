@@ -25,7 +25,7 @@ java:
 
 # Python tests, then the integration tests that start a real Hadoop 2.7.7 cluster with the shim
 test: $(STAMP) java
-	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/policies yarnctl/engine.py yarnctl/bridge yarnctl/rm yarnctl/metrics
+	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/bridge yarnctl/rm yarnctl/metrics
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -91,3 +91,56 @@ def test_service_policy_state(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR):
         assert PolicyService(Unserialisable()).policy_state() is None
     assert "failed to save its state" in caplog.text
+
+
+def test_serve_keeps_hmrf_accounting_across_a_restart(tmp_path: Path) -> None:
+    """`yarnctl serve --policy hmrf` saves its QueueTracker on SIGTERM and a restart restores it; a broken file
+    is refused in one line (a raw py4j client stands in for the RM's shim)."""
+    import importlib.util
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    from wirefixtures import ROOT, STATE, text
+
+    spec = importlib.util.spec_from_file_location("_fakeshim", ROOT / "tests" / "bridge" / "test_py4j_roundtrip.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    token = tmp_path / "t"
+    token.write_text("tok\n")
+    token.chmod(0o600)
+    state = tmp_path / "hmrf.json"
+    argv = [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "hmrf", "--port", "0", "--token-file",
+            str(token), "--no-decision-log", "--no-status-file", "--state-file", str(state)]
+
+    def serve() -> tuple[subprocess.Popen[str], int, str]:
+        proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        assert proc.stderr is not None
+        lines = ""
+        while (m := re.search(r"on 127\.0\.0\.1:(\d+) \(token", lines)) is None:
+            line = proc.stderr.readline()
+            assert line, f"serve exited: {lines}"
+            lines += line
+        return proc, int(m.group(1)), lines
+
+    proc, port, _ = serve()
+    shim = mod.FakeShim(port, "tok")
+    for name in STATE:
+        shim.decide(text(name))
+    shim.close()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    saved = json.loads(state.read_text())
+    assert saved["policy"] == "hmrf" and saved["state"]
+
+    proc, _, startup = serve()
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=20)
+    assert f"state restored from {state}" in startup
+
+    state.write_text("{broken")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and f"{state}: not JSON" in done.stderr

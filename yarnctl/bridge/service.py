@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -113,6 +114,8 @@ class PolicyService:
     def tune(self, obs: Observation) -> None:
         """Feed a control-loop observation to the policy, between heartbeats (never during one)."""
         with self._lock:
+            if obs.snapshot is None:  # the RM's REST API has no container start times; the mirror has
+                obs = dataclasses.replace(obs, snapshot=self.last_snapshot)
             if self.engine.tune(obs):
                 self.tuning = self.engine.tuning()
                 log.info("policy %s tuned: %s", self.policy_name,

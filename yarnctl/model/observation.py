@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model.cluster import AppId, ContainerId, NodeId
+from yarnctl.model.cluster import AppId, ClusterSnapshot, ContainerId, NodeId
 from yarnctl.model.resources import ZERO, Resources
 
 
@@ -62,7 +62,9 @@ class Observation:
 
     `usage_measured` is False when no container usage source was read (the NodeManagers'
     container monitor is off, or the simulator has no usage profiles): an empty `containers`
-    then means "unknown", not "idle".
+    then means "unknown", not "idle". `snapshot` is the scheduler's own view at the tick (live: the
+    one the last heartbeat built, with container start times the REST API does not give), so
+    estimators can learn on the control loop's clock rather than on however often they are asked.
     """
 
     at_s: float
@@ -70,10 +72,11 @@ class Observation:
     apps: Mapping[AppId, AppUsage]
     containers: Mapping[ContainerId, ContainerLoad] = field(default_factory=lambda: MappingProxyType({}))
     usage_measured: bool = False
+    snapshot: ClusterSnapshot | None = None
 
     @staticmethod
     def build(at_s: float, nodes: list[NodeLoad], apps: list[AppUsage], containers: list[ContainerLoad] | None = None,
-              usage_measured: bool = False) -> Observation:
+              usage_measured: bool = False, snapshot: ClusterSnapshot | None = None) -> Observation:
         """An observation from lists, keyed by id in a deterministic (sorted) order."""
         return Observation(
             at_s,
@@ -81,6 +84,7 @@ class Observation:
             MappingProxyType({a.app_id: a for a in sorted(apps, key=lambda a: a.app_id)}),
             MappingProxyType({c.container_id: c for c in sorted(containers or (), key=lambda c: c.container_id)}),
             usage_measured,
+            snapshot,
         )
 
     @property

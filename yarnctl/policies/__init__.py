@@ -7,23 +7,33 @@ from typing import Any
 
 from yarnctl.engine import Policy
 from yarnctl.errors import UnknownPolicyError
+from yarnctl.policies.af import Af
 from yarnctl.policies.alignment import HasteA
 from yarnctl.policies.base import parse_config
 from yarnctl.policies.capacity import Capacity
 from yarnctl.policies.drf import Drf
+from yarnctl.policies.dress import Dress
 from yarnctl.policies.fair import Fair
 from yarnctl.policies.ffd_dp import FfdDp
 from yarnctl.policies.fifo import Fifo
 from yarnctl.policies.haste import Haste
+from yarnctl.policies.hmrf import Hmrf
+from yarnctl.policies.lt_af import LtAf
+from yarnctl.policies.lt_drf import LtDrf
 
 REGISTRY: dict[str, Any] = {
     "fifo": Fifo,
     "fair": Fair,
     "drf": Drf,
     "capacity": Capacity,
+    "dress": Dress,
     "ffd-dp": FfdDp,
     "haste": Haste,
     "haste-a": HasteA,
+    "af": Af,
+    "lt-drf": LtDrf,
+    "lt-af": LtAf,
+    "hmrf": Hmrf,
 }
 
 

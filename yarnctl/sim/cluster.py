@@ -34,7 +34,7 @@ from yarnctl.model import (
     Resources,
 )
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
-from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, TICK_DIGITS, Kernel
+from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, TICK_DIGITS, TUNE, Kernel
 from yarnctl.sim.workload import JobSpec, StageSpec, Usage, Workload, normalize
 
 log = logging.getLogger(__name__)
@@ -220,10 +220,11 @@ class SimCluster:
         self.engine = engine
         self.tunable = engine.tunable
         self.tune_interval_s = tune_interval_s
-        self.next_tune_s = 0.0
         self.tuning: list[tuple[float, dict[str, float]]] = []
+        # a time-dependent policy (long-term accounting) learns from every heartbeat it is asked, as it
+        # is live: skipping idle ones would change what it knows, so it is asked at every one
         self.time_dependent = bool(getattr(engine.policy, "time_dependent", False))
-        self.skip_idle = skip_idle
+        self.skip_idle = skip_idle and not self.time_dependent
         self.max_time_s = max_time_s
         self.progress = progress
         self.k = Kernel()
@@ -274,6 +275,8 @@ class SimCluster:
         for spec in self.w.jobs:
             self.future += 1
             self.k.schedule(spec.submit_s, SUBMIT, self._submit, spec)
+        if self.tunable:
+            self.k.schedule(0.0, TUNE, self._tune)
         self.k.run(self.max_time_s)
         for node in self.nodes:
             # containers that finished after the last job ended (a failed job's) are still reported
@@ -339,15 +342,20 @@ class SimCluster:
                                  sum(r.count for r in asks),
                                  int(job.memory_s + mem_s), int(job.vcore_s + vc_s)))
         nodes = [NodeLoad(nd.id, nd.capacity, nd.allocated) for nd in self.nodes]
-        return Observation.build(now, nodes, apps, loads, usage_measured=True)
+        return Observation.build(now, nodes, apps, loads, usage_measured=True, snapshot=self.snapshot())
 
     def _tune(self) -> None:
-        self.next_tune_s = self.k.now + self.tune_interval_s
+        """The control loop's tick: on its own clock, so how often heartbeats are skipped cannot change it."""
+        if self.jobs_left == 0:
+            return
         changed = self.engine.tune(self.observe())
         if changed:
             self.version += 1  # the policy may now accept what it refused at this state
+            self._wake_all()
         if changed or not self.tuning:
             self.tuning.append((self.k.now, self.engine.tuning()))
+        if self.k.pending():  # something else will happen; alone, ticks would keep a stalled run alive
+            self.k.schedule(self.k.now + self.tune_interval_s, TUNE, self._tune)
 
     # ------------------------------------------------------------ heartbeats
 
@@ -384,8 +392,6 @@ class SimCluster:
         if not (room and self.pending_total > 0) and self.skip_idle:
             self.idle.add(node)  # sleeps until a container ends here or new demand arrives
             return
-        if self.tunable and self.k.now >= self.next_tune_s:
-            self._tune()
         if self.skip_idle and not self.time_dependent and node.seen_version == self.version:
             self.stats["skipped"] += 1  # the policy already said no to exactly this state
         else:

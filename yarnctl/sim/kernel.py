@@ -11,9 +11,10 @@ from typing import Any
 TICK_DIGITS = 6
 
 # Priorities of events at the same instant: arrivals, then task ends, then the AMs' own checks,
-# then heartbeats, so a heartbeat at time t sees every container that finished at t (and every
-# job submitted at t). Distinct priorities keep the order independent of insertion order.
-SUBMIT, END, AM, HEARTBEAT = 0, 1, 2, 3
+# then the control loop's tick, then heartbeats, so a heartbeat at time t sees every container that
+# finished at t (and every job submitted at t, and δ tuned at t). Distinct priorities keep the
+# order independent of insertion order.
+SUBMIT, END, AM, TUNE, HEARTBEAT = 0, 1, 2, 3, 4
 
 
 class Kernel:

@@ -126,6 +126,27 @@ def accumulated(runs: Sequence[SimRun], path: Path, title: str, key: str = "user
     return path
 
 
+def sharing_degree(series: Sequence[tuple[str, Sequence[tuple[float, dict[str, tuple[float, float]]]]]],
+                   path: Path, title: str) -> Path:
+    """β_i(t) per user, one panel per policy, with the β = 1 line (004_2125d0a0b0588e58.txt Fig. 8)."""
+    fig, axes = plt.subplots(len(series), 1, figsize=(10, 2.4 * len(series) + 1), squeeze=False,
+                             constrained_layout=True)
+    for ax, (policy, samples) in zip(axes[:, 0], series):
+        users = sorted({u for _, v in samples for u in v})
+        for u in users:
+            ax.plot([t for t, v in samples if u in v], [v[u][0] for _, v in samples if u in v], label=u)
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_ylim(0, 3)
+        ax.set_title(policy, fontsize=9)
+        ax.set_ylabel("β_i(t)")
+        ax.legend(fontsize=7, ncol=4)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def write_all(out: Path, workload: str, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
     """Every figure for a comparison run, into `out`; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,1 @@
+"""Estimators that read cluster history and annotate policy state; they never decide."""

@@ -1,0 +1,238 @@
+"""Long-term accounting of 004_2125d0a0b0588e58.txt: the Queue Tracker of Sec. 6 and Alg. 1 lines 2-7, 20-24.
+
+Per queue (or user) it integrates over time, from the snapshots a policy sees, the allocation
+u_i (accumulated resources ü_i, split as Alg. 1 line 23 into the part within the share S_i of
+Eq. 1 and the part borrowed beyond it) and the allocation it would have without sharing (the
+denominator of Eq. 2), each inside the configured window (Sec. 6). Allocation is piecewise
+constant between snapshots and charged from the policy's own grants on, so while anyone has
+pending demand (every heartbeat is then seen) the integrals are exact to the heartbeat; a
+container that ends while nobody waits is charged until the next snapshot the policy sees.
+
+Accumulated resources are "historical plus currently allocated" (Sec. 5.1): to compare users
+the current allocation is charged ahead for the entity's mean holding time (∫u dt over the
+resources granted, Little's law; everyone's mean for an entity not measured yet, 1 s before any
+time has passed over a grant), which is what makes one
+heartbeat's grants move the balance as Alg. 1 line 23 does after every ALLOC.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from yarnctl.fairness.shares import (
+    ZERO_VECTOR,
+    Vector,
+    add,
+    aggregate,
+    nonsharing_allocation,
+    share_vector,
+    vector,
+)
+from yarnctl.fairness.sharing_degree import sharing_degree
+from yarnctl.fairness.windows import Window, WindowedSum
+from yarnctl.model import ZERO, App, ClusterSnapshot, Resources
+
+QUEUE = "queue"
+USER = "user"
+DEFAULT_HOLDING_S = 1.0  # before any grant: any positive value just orders by current allocation
+
+
+def split_allocation(u: Vector, s: Vector) -> tuple[Vector, Vector]:
+    """Alg. 1 line 23: u = min{u, s} + max{0, u - s}, the part within the share and the part borrowed."""
+    return tuple(min(x, y) for x, y in zip(u, s)), tuple(max(0.0, x - y) for x, y in zip(u, s))
+
+
+@dataclass(slots=True)
+class Account:
+    """One queue's (or user's) running totals; mutable, owned by a QueueTracker."""
+
+    used: WindowedSum  # ∫u dt in the window: accumulated resources ü_i
+    fair: WindowedSum  # ∫ allocation-without-sharing dt in the window (Eq. 2's denominator)
+    borrowed: WindowedSum  # ∫max{0, u - s} dt in the window
+    alloc: Vector = ZERO_VECTOR  # u_i now, including this heartbeat's grants
+    nonsharing: Vector = ZERO_VECTOR
+    pending: bool = False
+    life_used: float = 0.0  # Σ_j ∫u_j/r_j dt since the start (not windowed): holding-time numerator
+    life_granted: float = 0.0  # Σ_j g_j/r_j over every grant since the start, but those made now
+    fresh: float = 0.0  # Σ_j g_j/r_j granted at last_s: no time has passed over them yet
+    last_grant_s: float = -math.inf
+    waiting_since: float = math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """An entity as a policy compares it at one moment: shares, accumulated resources, β, wait."""
+
+    name: str
+    weight: float
+    share: Vector
+    alloc: Vector  # u_i now
+    accumulated: Vector  # windowed ∫u dt plus the current allocation charged ahead
+    fair: Vector  # windowed ∫ allocation without sharing, charged ahead likewise
+    beta: float  # Eq. 3 on the two vectors above
+    borrowed: Vector
+    waiting_s: float  # time since its last grant while it had pending demand (0 if none pending)
+
+
+@dataclass
+class QueueTracker:
+    """Accumulated resources and sharing degree per queue or user, over time (MRYARN's QT, Sec. 6)."""
+
+    window: Window = field(default_factory=Window)
+    entity: str = QUEUE
+    weights: Mapping[str, float] = field(default_factory=dict)
+    accounts: dict[str, Account] = field(default_factory=dict)
+    capacity: Resources = ZERO
+    last_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.entity not in (QUEUE, USER):
+            raise ValueError(f"entity {self.entity!r}: expected {QUEUE} or {USER}")
+
+    def entity_of(self, app: App) -> str:
+        """The queue or user `app` is accounted to."""
+        return app.queue if self.entity == QUEUE else app.user
+
+    def weight(self, name: str) -> float:
+        """w_i: the configured contribution, 1 by default."""
+        return float(self.weights.get(name, 1.0))
+
+    def share(self, name: str) -> Vector:
+        """Eq. 1 over every entity known (configured or seen)."""
+        names = set(self.accounts) | set(self.weights)
+        return share_vector(self.capacity, self.weight(name), sum(self.weight(n) for n in names))
+
+    def _account(self, name: str) -> Account:
+        acc = self.accounts.get(name)
+        if acc is None:
+            acc = self.accounts[name] = Account(WindowedSum(self.window), WindowedSum(self.window),
+                                                WindowedSum(self.window))
+        return acc
+
+    def advance(self, snap: ClusterSnapshot) -> None:
+        """Integrate the state held since the last snapshot up to `snap.now_s`, then read `snap`."""
+        now = snap.now_s
+        if self.last_s is not None and now > self.last_s:
+            for name, acc in self.accounts.items():
+                own, borrowed = split_allocation(acc.alloc, self.share(name))
+                acc.used.add(self.last_s, now, add(own, borrowed))
+                acc.borrowed.add(self.last_s, now, borrowed)
+                acc.fair.add(self.last_s, now, acc.nonsharing)
+                acc.life_used += aggregate(acc.alloc, self.capacity) * (now - self.last_s)
+                acc.life_granted, acc.fresh = acc.life_granted + acc.fresh, 0.0
+        self.last_s = now if self.last_s is None else max(self.last_s, now)
+        self.capacity = snap.capacity
+        held: dict[str, Resources] = {}
+        asked: dict[str, Resources] = {}
+        for app in snap.apps.values():
+            name = self.entity_of(app)
+            self._account(name)
+            held[name] = held.get(name, ZERO) + snap.allocated(app.id)
+            if app.id in snap.requests:
+                asked[name] = asked.get(name, ZERO) + snap.pending(app.id)
+        for name, acc in self.accounts.items():
+            u, p = held.get(name, ZERO), asked.get(name, ZERO)
+            acc.alloc = vector(u)
+            acc.nonsharing = nonsharing_allocation(vector(u + p), self.share(name))
+            pending = not p.is_zero()
+            if pending and not acc.pending:
+                acc.waiting_since = now
+            acc.pending = pending
+
+    def grant(self, name: str, r: Resources, now: float) -> None:
+        """Count a container just given to `name` (Alg. 1 lines 20-24)."""
+        acc = self._account(name)
+        acc.alloc = add(acc.alloc, vector(r))
+        acc.fresh += aggregate(vector(r), self.capacity)
+        acc.last_grant_s = now
+
+    def holding_s(self, name: str) -> float:
+        """Mean time a granted container is held by `name` (all entities' mean until it has had one)."""
+        acc = self.accounts.get(name)
+        # grants made now are left out until time passes over them: counting them at once would
+        # shrink the mean with every container given in one heartbeat
+        if acc is not None and acc.life_used > 0 and acc.life_granted > 0:
+            return acc.life_used / acc.life_granted
+        used = sum(a.life_used for a in self.accounts.values())
+        granted = sum(a.life_granted for a in self.accounts.values())
+        return used / granted if used > 0 and granted > 0 else DEFAULT_HOLDING_S
+
+    def standing(self, name: str, now: float) -> Standing:
+        """How `name` stands at `now`, with its current allocation charged ahead (see the module doc)."""
+        acc = self._account(name)
+        # memoryless (a zero window): all that counts is the allocation now, the same for everyone
+        ahead = self.holding_s(name) if self.window.length_s > 0 else DEFAULT_HOLDING_S
+        used = add(acc.used.value(now), acc.alloc, ahead)
+        fair = add(acc.fair.value(now), acc.nonsharing, ahead)
+        waiting = now - max(acc.last_grant_s, acc.waiting_since) if acc.pending else 0.0
+        return Standing(name, self.weight(name), self.share(name), acc.alloc, used, fair, sharing_degree(used, fair),
+                        acc.borrowed.value(now), max(waiting, 0.0))
+
+    def measured(self, now: float) -> dict[str, tuple[float, Vector]]:
+        """Per entity, β_i(t) (Eq. 3) and the accumulated resources over the window up to `now`, nothing charged ahead."""
+        return {name: (sharing_degree(acc.used.value(now), acc.fair.value(now)), acc.used.value(now))
+                for name, acc in sorted(self.accounts.items())}
+
+    # ------------------------------------------------------------ persistence
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-JSON state (infinities as null), enough to resume after a restart."""
+        return {
+            "window": {"kind": self.window.kind, "length_s": _num(self.window.length_s)},
+            "entity": self.entity,
+            "weights": dict(sorted(self.weights.items())),
+            "capacity": self.capacity.as_dict(),
+            "last_s": self.last_s,
+            "accounts": {name: {
+                "used": a.used.to_json(), "fair": a.fair.to_json(), "borrowed": a.borrowed.to_json(),
+                "alloc": list(a.alloc), "nonsharing": list(a.nonsharing), "pending": a.pending,
+                "life_used": a.life_used, "life_granted": a.life_granted, "fresh": a.fresh,
+                "last_grant_s": _num(a.last_grant_s), "waiting_since": _num(a.waiting_since),
+            } for name, a in sorted(self.accounts.items())},
+        }
+
+    @staticmethod
+    def from_json(d: Mapping[str, Any]) -> QueueTracker:
+        """The tracker `to_json` wrote."""
+        w = d["window"]
+        window = Window(w["kind"], _inf(w["length_s"], math.inf))
+        accounts = {name: Account(
+            WindowedSum.from_json(window, a["used"]), WindowedSum.from_json(window, a["fair"]),
+            WindowedSum.from_json(window, a["borrowed"]), tuple(a["alloc"]), tuple(a["nonsharing"]),
+            bool(a["pending"]), float(a["life_used"]), float(a["life_granted"]), float(a["fresh"]),
+            _inf(a["last_grant_s"], -math.inf), _inf(a["waiting_since"], math.inf),
+        ) for name, a in d["accounts"].items()}
+        return QueueTracker(window, d["entity"], dict(d["weights"]), accounts, Resources(**d["capacity"]),
+                            d["last_s"])
+
+    def save(self, path: Path) -> None:
+        """Write the state to `path` atomically (a temporary file in the same directory, then os.replace)."""
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(self.to_json(), f, sort_keys=True)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    @staticmethod
+    def load(path: Path) -> QueueTracker:
+        """The tracker `save` wrote to `path`."""
+        return QueueTracker.from_json(json.loads(Path(path).read_text()))
+
+
+def _num(x: float) -> float | None:
+    return None if math.isinf(x) else x
+
+
+def _inf(x: float | None, default: float) -> float:
+    return default if x is None else float(x)

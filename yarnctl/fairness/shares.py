@@ -1,0 +1,65 @@
+"""Share vectors of 004_2125d0a0b0588e58.txt: fair shares (Eq. 1), dominant and asset shares, non-sharing allocation.
+
+Vectors are tuples of floats in RESOURCE_TYPES order (memory MB, vcores); an accumulated vector
+is in resource-seconds. Every function is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from yarnctl.model import Resources
+
+Vector = tuple[float, ...]
+ZERO_VECTOR: Vector = (0.0, 0.0)
+
+
+def vector(r: Resources) -> Vector:
+    """`r` as a float vector."""
+    return (float(r.memory_mb), float(r.vcores))
+
+
+def add(a: Vector, b: Vector, k: float = 1.0) -> Vector:
+    """a + k·b, componentwise."""
+    return tuple(x + k * y for x, y in zip(a, b))
+
+
+def total(vs: Iterable[Vector]) -> Vector:
+    """The componentwise sum of `vs`."""
+    out = ZERO_VECTOR
+    for v in vs:
+        out = add(out, v)
+    return out
+
+
+def aggregate(v: Vector, capacity: Resources) -> float:
+    """Σ_j v_j / r_j: a vector's worth with every resource normalised to the cluster (Sec. 3.3)."""
+    return sum(x / r for x, r in zip(v, vector(capacity)) if r > 0)
+
+
+def share_vector(capacity: Resources, weight: float, total_weight: float) -> Vector:
+    """Eq. 1: S_i = R · w_i / Σ_k w_k (weights are the contributions K_i)."""
+    frac = weight / total_weight if total_weight > 0 else 0.0
+    return tuple(r * frac for r in vector(capacity))
+
+
+def dominant_share(acc: Vector, capacity: Resources, weight: float) -> float:
+    """Alg. 1 line 15: the weighted dominant share max_j ü_j / (r_j · w_i)."""
+    w = weight if weight > 0 else 1e-9
+    return max((x / r / w for x, r in zip(acc, vector(capacity)) if r > 0), default=0.0)
+
+
+def asset_share(acc: Vector, capacity: Resources, weight: float) -> float:
+    """Sec. 5.2's aggregate share α_i = Σ_j ü_j / r_j, over the weight (Alg. 1 line 14 with R normalised)."""
+    return aggregate(acc, capacity) / (weight if weight > 0 else 1e-9)
+
+
+def nonsharing_allocation(demand: Vector, share: Vector) -> Vector:
+    """What a user would hold in its own partition S_i: its demand scaled down until it fits.
+
+    Eq. 2's denominator "AllocationWithoutSharing". Taken per resource, min{d_j, s_j} would give
+    Example 4's A at t2 β_{A,cpu} = 55/65 and β_A = 0.846, not Fig. 5's 1.375; tasks need every
+    resource at once, so the partition runs demand·min(1, min_j s_j/d_j), which gives 1.375.
+    """
+    scale = min((s / d for d, s in zip(demand, share) if d > 0), default=1.0)
+    return tuple(d * min(1.0, scale) for d in demand)

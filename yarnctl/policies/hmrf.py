@@ -1,0 +1,174 @@
+"""H-MRF and the long-term family of 004_2125d0a0b0588e58.txt: the Resource Allocator of Sec. 6 over the Queue Tracker.
+
+Every policy here runs Alg. 1's loop (lines 8-28) on the heartbeating node: pick the queue (or
+user) that ranks first, give it one container (its oldest app's highest-priority request that
+fits, as FifoScheduler would), charge it (lines 20-24) and rank again, until nothing fits. They
+differ only in the rank, computed on accumulated resources ü_i (yarnctl/fairness/accounting.py):
+
+    LT-DRF (Sec. 5.1)   max_j ü_ij / (r_j w_i)                       least accumulated dominant share
+    LT-AF  (Sec. 5.2)   Σ_j ü_ij / r_j / w_i, then the dominant share least aggregate share
+    H-MRF  (Alg. 1)     β_i < 1 first, least β (lines 9-11); else LT-AF (lines 12-16)
+    AF     (Sec. 3.3)   LT-AF over a zero window: the allocation now
+
+Sec. 6.1's guards come first: a queue that has waited `timeout_s` since its last grant is served
+before anyone, longest wait first; one that has borrowed `borrow_cap_s` seconds' worth of its
+share in this window gets nothing beyond its share. Ties: the queue's oldest pending app's
+submit time, then the queue name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from yarnctl.errors import ConfigError
+from yarnctl.fairness.accounting import QUEUE, QueueTracker, Standing
+from yarnctl.fairness.comparators import SortKey
+from yarnctl.fairness.shares import add, asset_share, dominant_share, vector
+from yarnctl.fairness.windows import Window
+from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Observation, Resources
+from yarnctl.policies.base import fill_app
+
+
+@dataclass(frozen=True, slots=True)
+class LongTermConfig:
+    """Parameters of the long-term policies; the defaults are the paper's pure long-term fairness."""
+
+    entity: str = QUEUE  # who is the paper's "user": queue (YARN fairness, MRYARN Sec. 6) or user
+    weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))  # K_i, default 1
+    window: str = "tumbling"  # Sec. 6: tumbling or sliding
+    window_s: float = math.inf  # L_t / L_s: inf = pure long-term, 0 = memoryless
+    timeout_s: float = -1.0  # Sec. 6.1 t_timeout; negative: the window length (the paper's default)
+    borrow_cap_s: float = math.inf  # Sec. 6.1: borrowing allowed per window, in seconds of the own share
+
+
+def _q(x: float) -> float:
+    # shares are sums of float products: round so that the paper's exact ties stay ties
+    return round(x, 6)
+
+
+class LongTermPolicy:
+    """The Resource Allocator shared by the family; subclasses give `rank`."""
+
+    name = "long-term"
+    Config = LongTermConfig
+
+    def __init__(self, config: LongTermConfig = LongTermConfig()) -> None:
+        try:
+            window = Window(config.window, config.window_s)
+            self.tracker = QueueTracker(window, config.entity, dict(config.weights))
+        except ValueError as e:
+            raise ConfigError(f"policy {self.name}: {e}") from None
+        self.config = config
+        self.timeout_s = config.timeout_s if config.timeout_s >= 0 else config.window_s
+        # accumulated resources grow with time alone, so the same state may rank differently later
+        self.time_dependent = config.window_s > 0
+
+    def rank(self, st: Standing, capacity: Resources) -> SortKey:
+        """The policy's own order of entities, lowest first."""
+        raise NotImplementedError
+
+    def _key(self, st: Standing, oldest_s: float, capacity: Resources) -> SortKey:
+        # a zero timeout (memoryless window) would call everyone starved: it means no guard
+        starved = 0 < self.timeout_s <= st.waiting_s
+        return ((0, -st.waiting_s) if starved else (1, 0.0)) + self.rank(st, capacity) + (oldest_s, st.name)
+
+    def _pending_by_entity(self, snap: ClusterSnapshot) -> dict[str, list[App]]:
+        out: dict[str, list[App]] = {}
+        for app in snap.iter_pending_apps():
+            out.setdefault(self.tracker.entity_of(app), []).append(app)
+        return out
+
+    def order(self, snap: ClusterSnapshot) -> list[App]:
+        """AppOrdering: apps with outstanding requests, entity by entity in rank order, oldest app first."""
+        self.tracker.advance(snap)
+        by_entity = self._pending_by_entity(snap)
+        ranked = sorted(by_entity, key=lambda n: self._key(self.tracker.standing(n, snap.now_s),
+                                                            by_entity[n][0].submit_s, snap.capacity))
+        return [app for n in ranked for app in by_entity[n]]
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """Alg. 1 on `node_id`: one container at a time to the entity ranked first, re-ranking after each."""
+        t, now = self.tracker, snap.now_s
+        t.advance(snap)
+        node = snap.nodes[node_id]
+        available = node.available
+        waiting = self._pending_by_entity(snap)
+        taken: dict[tuple[str, int], int] = {}
+        while waiting and snap.min_allocation.fits_in(available):
+            name = min(waiting, key=lambda n: self._key(t.standing(n, now), waiting[n][0].submit_s, snap.capacity))
+            got = self._one(snap, node, waiting[name], available, taken)
+            if got is None or self._over_cap(t.standing(name, now), available - got[1]):
+                del waiting[name]  # nothing of it fits here (or may be borrowed): the others go on
+                continue
+            a, left = got
+            taken[(a.app_id, a.priority)] = taken.get((a.app_id, a.priority), 0) + 1
+            t.grant(name, available - left, now)
+            available = left
+        out = tuple(Assignment(app, prio, node_id, n) for (app, prio), n in taken.items())
+        return Decision(out) if out else Decision()
+
+    def _one(self, snap: ClusterSnapshot, node: Node, apps: list[App], available: Resources,
+             taken: dict[tuple[str, int], int]) -> tuple[Assignment, Resources] | None:
+        for app in apps:
+            got, left = fill_app(snap, app, node, available, limit=1, taken=taken)
+            if got:
+                return got[0], left
+        return None
+
+    def _over_cap(self, st: Standing, grant: Resources) -> bool:
+        """True when the entity has used up this window's borrowing and `grant` would take it beyond its share."""
+        cap = self.config.borrow_cap_s
+        if math.isinf(cap) or all(b < cap * s for b, s in zip(st.borrowed, st.share)):
+            return False
+        return any(u > s for u, s in zip(add(st.alloc, vector(grant)), st.share))
+
+    def save_state(self) -> dict[str, Any]:
+        """The accounting (accumulated resources, windows, β terms), so `yarnctl serve` restarts remember it."""
+        return self.tracker.to_json()
+
+    def load_state(self, doc: Mapping[str, Any]) -> None:
+        """Take back what save_state returned."""
+        self.tracker = QueueTracker.from_json(doc)
+
+    def tune(self, obs: Observation) -> None:
+        """No-op: decide() integrates every snapshot; the RM's memory/vcore-seconds are lifetime totals that cannot be windowed."""
+        del obs
+
+    def tuning(self) -> Mapping[str, float]:
+        """β_i (Eq. 3) and accumulated vcore- and MB-seconds per queue (or user), for the metrics exporter."""
+        t = self.tracker
+        label = "queue" if t.entity == QUEUE else "category"
+        out: dict[str, float] = {}
+        for name, (beta, used) in t.measured(t.last_s or 0.0).items():
+            mem, vcores = used
+            out[f'hmrf_sharing_degree{{{label}="{name}"}}'] = round(beta, 6)
+            out[f'hmrf_accumulated_vcore_seconds{{{label}="{name}"}}'] = round(vcores, 3)
+            out[f'hmrf_accumulated_memory_mb_seconds{{{label}="{name}"}}'] = round(mem, 3)
+        return out
+
+
+def lt_drf_rank(st: Standing, capacity: Resources) -> SortKey:
+    """LT-DRF (Sec. 5.1): the least accumulated weighted dominant share."""
+    return (_q(dominant_share(st.accumulated, capacity, st.weight)),)
+
+
+def lt_af_rank(st: Standing, capacity: Resources) -> SortKey:
+    """LT-AF (Sec. 5.2): the least aggregate accumulated share; ties by dominant share (Alg. 1 line 15)."""
+    return (_q(asset_share(st.accumulated, capacity, st.weight)),) + lt_drf_rank(st, capacity)
+
+
+class Hmrf(LongTermPolicy):
+    """H-MRF (Alg. 1): sharing-loss users first (least β), then the least accumulated, DRF among equals."""
+
+    name = "hmrf"
+
+    def rank(self, st: Standing, capacity: Resources) -> SortKey:
+        """Lines 9-11 when β_i < 1, else lines 13-16."""
+        beta = _q(st.beta)
+        if beta < 1.0:
+            return (0, beta, 0.0)
+        return (1,) + lt_af_rank(st, capacity)
