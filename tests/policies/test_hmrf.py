@@ -147,7 +147,7 @@ def test_tuning_reports_beta_and_accumulated_per_queue():
     values = p.tuning()
     assert values['hmrf_sharing_degree{queue="B"}'] == pytest.approx(1.4)
     assert values['hmrf_accumulated_vcore_seconds{queue="B"}'] == pytest.approx(70 * 9.9)
-    assert values['hmrf_accumulated_memory_mb_seconds{queue="A"}'] == pytest.approx(15 * 2048 * 9.9)
+    assert values['hmrf_accumulated_memory_byte_seconds{queue="A"}'] == pytest.approx(15 * 2048 * 9.9 * (1 << 20))
     assert p.time_dependent and not make_policy("af").time_dependent
 
 

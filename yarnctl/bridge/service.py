@@ -116,8 +116,10 @@ class PolicyService:
         with self._lock:
             if obs.snapshot is None:  # the RM's REST API has no container start times; the mirror has
                 obs = dataclasses.replace(obs, snapshot=self.last_snapshot)
-            if self.engine.tune(obs):
-                self.tuning = self.engine.tuning()
+            changed = self.engine.tune(obs)
+            # read every tick: values may also move in decide() (H-MRF's accounting), not only in tune()
+            self.tuning = self.engine.tuning()
+            if changed:
                 log.info("policy %s tuned: %s", self.policy_name,
                          ", ".join(f"{k}={v:g}" for k, v in sorted(self.tuning.items())))
 

@@ -45,6 +45,9 @@ class LongTermConfig:
     borrow_cap_s: float = math.inf  # Sec. 6.1: borrowing allowed per window, in seconds of the own share
 
 
+MIB = 1 << 20
+
+
 def _q(x: float) -> float:
     # shares are sums of float products: round so that the paper's exact ties stay ties
     return round(x, 6)
@@ -139,7 +142,7 @@ class LongTermPolicy:
         del obs
 
     def tuning(self) -> Mapping[str, float]:
-        """β_i (Eq. 3) and accumulated vcore- and MB-seconds per queue (or user), for the metrics exporter."""
+        """β_i (Eq. 3) and accumulated vcore- and byte-seconds per queue (or user), for the metrics exporter."""
         t = self.tracker
         label = "queue" if t.entity == QUEUE else "category"
         out: dict[str, float] = {}
@@ -147,7 +150,8 @@ class LongTermPolicy:
             mem, vcores = used
             out[f'hmrf_sharing_degree{{{label}="{name}"}}'] = round(beta, 6)
             out[f'hmrf_accumulated_vcore_seconds{{{label}="{name}"}}'] = round(vcores, 3)
-            out[f'hmrf_accumulated_memory_mb_seconds{{{label}="{name}"}}'] = round(mem, 3)
+            # base units, as every yarnctl_ metric: bytes, not MB
+            out[f'hmrf_accumulated_memory_byte_seconds{{{label}="{name}"}}'] = round(mem * MIB, 3)
         return out
 
 
