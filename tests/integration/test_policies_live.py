@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +77,46 @@ def test_haste_a_reads_iteration_tags_from_real_applications(cluster: Live, swap
     # alignment (Eq. 5) = (2 + 0) / sum of every live job's iterations: 2/2 alone, 2/3 beside pi
     alignments = {float(w.split("alignment ")[1].split(",")[0]) for w in explained}
     assert alignments <= {1.0, 0.667}, alignments
+
+
+def test_hmrf_accounts_two_queues_in_its_metrics(cluster: Live, swap_policy: object) -> None:
+    """004_2125d0a0b0588e58.txt Sec. 7.1 on real YARN: a memory-heavy job in queue a and a cpu-heavy one in queue b
+    run side by side under `hmrf`; β and the accumulated resources of both queues reach /metrics and grow, and
+    both queues end with β >= 1 (each got more than its half would have given it alone, as Fig. 7)."""
+    dlog = swap_policy("hmrf", "--rm", cluster.info.rm_url, "--tune-interval", "1", "--metrics-port", "0")  # type: ignore[operator]
+    m = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", dlog.with_suffix(".log").read_text())
+    assert m, "serve did not say where its metrics are"
+    url = f"http://127.0.0.1:{m.group(1)}/metrics"
+    memory = cluster.start(["-Dmapreduce.job.queuename=a", "-Dmapreduce.map.memory.mb=1536",
+                            "-Dmapreduce.map.java.opts=-Xmx256m", "-m", "4", "-r", "1", "-mt", "8000", "-rt", "500"],
+                           "sleep")
+    cpu = cluster.start(["-Dmapreduce.job.queuename=b", "-Dmapreduce.map.cpu.vcores=2",
+                         "-m", "4", "-r", "1", "-mt", "8000", "-rt", "500"], "sleep")
+    samples = []
+    while memory.poll() is None or cpu.poll() is None:
+        samples.append(_gauges(url))
+        time.sleep(2)
+    for p in (memory, cpu):
+        out, _ = p.communicate()
+        assert p.returncode == 0, out[-3000:]
+    time.sleep(2)  # one more control-loop tick
+    final = _gauges(url)
+    print({k: v for k, v in final.items() if "queue" in k})
+    for q in ("a", "b"):
+        assert final[f'yarnctl_hmrf_sharing_degree{{queue="{q}"}}'] > 0
+        grown = [s.get(f'yarnctl_hmrf_accumulated_vcore_seconds{{queue="{q}"}}', 0.0) for s in samples] + \
+            [final[f'yarnctl_hmrf_accumulated_vcore_seconds{{queue="{q}"}}']]
+        assert grown[-1] > 0 and grown == sorted(grown), (q, grown)
+        assert final[f'yarnctl_hmrf_accumulated_memory_byte_seconds{{queue="{q}"}}'] > 0
+        assert final[f'yarnctl_hmrf_sharing_degree{{queue="{q}"}}'] >= 1.0  # Fig. 7: both gain from sharing
+    # the memory-heavy queue accumulated more memory, the cpu-heavy one more vcores
+    acc = {(r, q): final[f'yarnctl_hmrf_accumulated_{r}_seconds{{queue="{q}"}}'] for r in ("memory_byte", "vcore")
+           for q in ("a", "b")}
+    assert acc[("memory_byte", "a")] > acc[("memory_byte", "b")] and acc[("vcore", "b")] > acc[("vcore", "a")]
+
+
+def _gauges(url: str) -> dict[str, float]:
+    """The yarnctl_hmrf_ samples of one scrape, keyed as exposed (name{labels})."""
+    with urllib.request.urlopen(url, timeout=10) as r:
+        body = r.read().decode()
+    return {k: float(v) for k, v in re.findall(r"^(yarnctl_hmrf_\S+) (\S+)$", body, re.M)}
