@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from yarnctl.engine import Engine
+from yarnctl.model import Resources
 from yarnctl.policies import REGISTRY, make_policy
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import parse_workload
@@ -82,7 +83,9 @@ def test_random_workloads_keep_the_invariants(text, policy):
     for c in run.containers:
         events[c.node].append((c.start_s, 1, c.memory_mb, c.vcores))
         events[c.node].append((c.released_s, 0, -c.memory_mb, -c.vcores))
-    caps = {n.id: n.capacity for n in sim.nodes}
+    # a policy that rescales nodes (feedback) may offer up to max_overcommit x the configured capacity
+    k = getattr(getattr(sim.engine.policy, "config", None), "max_overcommit", 1.0)
+    caps = {s.id: Resources(int(s.capacity.memory_mb * k), int(s.capacity.vcores * k)) for s in sim.w.cluster.nodes}
     for node, evs in events.items():
         mem = vc = 0
         for _, _, dm, dv in sorted(evs):

@@ -14,6 +14,7 @@ from yarnctl.policies.capacity import Capacity
 from yarnctl.policies.drf import Drf
 from yarnctl.policies.dress import Dress
 from yarnctl.policies.fair import Fair
+from yarnctl.policies.feedback import Feedback
 from yarnctl.policies.ffd_dp import FfdDp
 from yarnctl.policies.fifo import Fifo
 from yarnctl.policies.haste import Haste
@@ -34,6 +35,7 @@ REGISTRY: dict[str, Any] = {
     "lt-drf": LtDrf,
     "lt-af": LtAf,
     "hmrf": Hmrf,
+    "feedback": Feedback,
 }
 
 

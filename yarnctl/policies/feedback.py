@@ -1,0 +1,159 @@
+"""Usage feedback (003_cb1d976b8ae19aa9.txt, Sec. IV and VI-A): schedule against estimated, not reserved, room.
+
+The estimator (yarnctl/estimation/feedback.py, Eq. 1-4) learns each node's usage at every
+control-loop tick; its availability min(AR − ACU, NC − RU) (Eq. 5-6) is, as in the paper's YARN
+prototype (Sec. VI-A), "only used to rescale the node total resource capacity as presented to Yarn
+scheduling": on a node's heartbeat the policy returns a NodeResize of that node to
+
+    allocated + max(available, 0)        per resource, rounded down,
+
+bounded below by what is allocated (a capacity under the allocation would only make YARN's
+free space negative) and above by `max_overcommit` × AR (default 2.0: a bad estimate can at most
+double what a node offers), then lets an ordinary ordering policy (`ordering`, default fifo, as the
+paper keeps FIFO/Fair/Capacity "as is") fill the resized node. Hadoop 2.7 has no opportunistic
+containers, so rescaling through the shim is the only way to allocate past the requests.
+
+AR (allowance) is the node's configured capacity: the capacity a node is first seen with, or has
+again when someone else changed it (a capacity that is not the last one this policy set), or
+`allowance` when given. NC (the node's real capacity, Sec. VI-A) is not reported by YARN 2.7:
+`node_capacity` gives it, a zero component meaning "the allowance's" (no safety margin).
+
+Scaling down: the node offered is at least min(AR, allocated + minimum allocation) per resource,
+while the ordering policy only fills the estimated capacity. That minimum-allocation sliver is
+never used by this policy; it keeps a scaled-down node asking for work (the simulator does not ask
+a node without room until a container ends on it, so a node holding only a waiting AM would never
+be offered its estimate's decay). Live, only the shim's native fallback could fill it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from yarnctl.engine import Policy, Tunable, is_tunable
+from yarnctl.errors import ConfigError
+from yarnctl.estimation.feedback import Usage, UsageEstimator
+from yarnctl.model import ZERO, ClusterSnapshot, Decision, Node, NodeId, NodeResize, Observation, Resources
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackConfig:
+    """Usage-feedback parameters with the paper's defaults (Sec. V-C, VI-B: α = 0.125)."""
+
+    alpha: float = 0.125  # damping factor of Eq. 1
+    ordering: str = "fifo"  # the registry policy that fills the resized node
+    max_overcommit: float = 2.0  # a node never offers more than this times its allowance AR
+    allowance: Resources = ZERO  # AR for every node; zero: each node's configured capacity
+    node_capacity: Resources = ZERO  # NC for every node; zero components: the allowance's
+
+
+def resized(allocated: Resources, available: Usage, ceiling: Resources) -> Resources:
+    """The capacity to offer: allocated + available (rounded down, not below 0), at most `ceiling`, at least allocated."""
+    mem = allocated.memory_mb + max(0, math.floor(available.memory_mb))
+    vc = allocated.vcores + max(0, math.floor(available.vcores))
+    return Resources(max(allocated.memory_mb, min(mem, ceiling.memory_mb)),
+                     max(allocated.vcores, min(vc, ceiling.vcores)))
+
+
+class Feedback:
+    """Rescales each heartbeating node to its estimated room (Eq. 5-6) and lets `ordering` fill it."""
+
+    name = "feedback"
+    Config = FeedbackConfig
+    # the room it offers a node moves with each tick and each resize, not only with what the node
+    # holds: the simulator must ask it at every heartbeat, as the shim does live
+    time_dependent = True
+
+    def __init__(self, config: FeedbackConfig = FeedbackConfig()) -> None:
+        from yarnctl.policies import make_policy  # the registry imports this module
+
+        if not 0.0 <= config.alpha <= 1.0:
+            raise ConfigError(f"policy feedback: alpha must be in [0, 1], got {config.alpha}")
+        if config.max_overcommit < 1.0:
+            raise ConfigError(f"policy feedback: max_overcommit must be at least 1, got {config.max_overcommit}")
+        if config.ordering == self.name:
+            raise ConfigError("policy feedback: ordering cannot be feedback itself")
+        self.config = config
+        self.inner: Policy = make_policy(config.ordering)
+        self.estimator = UsageEstimator(config.alpha)
+        self.allowances: dict[NodeId, Resources] = {}
+        self.offered: dict[NodeId, Resources] = {}  # the last capacity this policy set per node
+        self.available_total = Usage()
+
+    def allowance(self, node: Node) -> Resources:
+        """AR: the configured capacity of `node` (see the module docstring)."""
+        if not self.config.allowance.is_zero():
+            return self.config.allowance
+        if self.offered.get(node.id) != node.capacity or node.id not in self.allowances:
+            self.allowances[node.id] = node.capacity  # new, or resized by someone else
+            self.offered.pop(node.id, None)
+        return self.allowances[node.id]
+
+    def node_capacity(self, allowance: Resources) -> Resources:
+        """NC: the configured real capacity, component by component falling back to the allowance."""
+        nc = self.config.node_capacity
+        return Resources(nc.memory_mb or allowance.memory_mb, nc.vcores or allowance.vcores)
+
+    def capacity_for(self, snap: ClusterSnapshot, node: Node) -> Resources:
+        """The capacity `node` should offer now: allocated + Eq. 5-6's room, within [allocated, max_overcommit × AR]."""
+        ar = self.allowance(node)
+        avail = self.estimator.available(node.id, ar, self.node_capacity(ar), snap.node_containers.get(node.id, ()))
+        k = self.config.max_overcommit
+        return resized(node.allocated, avail, Resources(math.floor(ar.memory_mb * k), math.floor(ar.vcores * k)))
+
+    # ------------------------------------------------------------ control loop
+
+    def tune(self, obs: Observation) -> None:
+        """Learn the tick's usage (Eq. 1-4) and total up the estimated room; tune the ordering policy too."""
+        self.estimator.observe(obs)
+        total = Usage()
+        if obs.snapshot is not None:
+            for nid in sorted(obs.snapshot.nodes):
+                node = obs.snapshot.nodes[nid]
+                ar = self.allowance(node)
+                a = self.estimator.available(nid, ar, self.node_capacity(ar), obs.snapshot.node_containers.get(nid, ()))
+                total = total + Usage(max(a.memory_mb, 0.0), max(a.vcores, 0.0))
+        self.available_total = total
+        if is_tunable(self.inner):
+            inner: Tunable = self.inner  # type: ignore[assignment]
+            inner.tune(obs)
+
+    def tuning(self) -> Mapping[str, float]:
+        """Cluster totals of the usage estimate and of the estimated room, plus the ordering policy's values."""
+        est = self.estimator.total()
+        out = {
+            "feedback_estimated_used_bytes": est.memory_mb * MB,
+            "feedback_estimated_used_vcores": est.vcores,
+            "feedback_available_bytes": self.available_total.memory_mb * MB,
+            "feedback_available_vcores": self.available_total.vcores,
+        }
+        if is_tunable(self.inner):
+            out.update(self.inner.tuning())  # type: ignore[attr-defined]
+        return out
+
+    # ------------------------------------------------------------ heartbeats
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """Resize `node_id` to its estimated room and fill it with the ordering policy's choice."""
+        node = snap.nodes[node_id]
+        cap = self.capacity_for(snap, node)
+        ar = self.allowance(node)
+        # the offer keeps one minimum allocation of room below AR (never used by this policy: the
+        # ordering policy fills `cap`), so a node scaled down still heartbeats for work (see module doc)
+        floor = Resources(min(ar.memory_mb, node.allocated.memory_mb + snap.min_allocation.memory_mb),
+                          min(ar.vcores, node.allocated.vcores + snap.min_allocation.vcores))
+        offer = cap.componentwise_max(floor)
+        view = snap
+        if cap != node.capacity:
+            nodes = dict(snap.nodes)
+            nodes[node_id] = Node(node.id, node.rack, cap, node.allocated)
+            view = replace(snap, nodes=MappingProxyType(nodes), capacity=snap.capacity - node.capacity + cap)
+        inner = self.inner.decide(view, node_id)
+        if offer == node.capacity:
+            return inner
+        self.offered[node_id] = offer
+        return Decision(inner.assignments, inner.kills, (NodeResize(node_id, offer),), inner.reasons)
