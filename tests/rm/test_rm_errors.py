@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,14 @@ def test_real_connection_refused_reads_well() -> None:
         nm.info()
     assert f"http://127.0.0.1:{port}: connection failed ([Errno 111] Connection refused)" in str(e.value)
     assert "no NodeManager answered GET /ws/v1/node/info" in str(e.value)
+
+
+@pytest.mark.parametrize("url, words", [
+    ("ftp://rm1:8088", "is not an http(s)://host:port address"),
+    ("http://:8088", "is not an http(s)://host:port address"),
+    ("rm1:80x88", "has a bad port"),
+    ("  ", "empty ResourceManager/NodeManager address"),
+], ids=["not-http", "no-host", "bad-port", "empty"])
+def test_bad_addresses_are_refused_before_any_call(url: str, words: str) -> None:
+    with pytest.raises(RMConfigError, match=re.escape(words)):
+        ResourceManager([url])

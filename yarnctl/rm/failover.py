@@ -47,8 +47,12 @@ def normalise_base(url: str) -> str:
     if "://" not in url:
         url = "http://" + url
     parts = urlsplit(url)
-    if not parts.hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RMConfigError(f"{url!r} is not an http(s)://host:port address")
+    try:
+        parts.port  # noqa: B018 (urlsplit checks the port only when asked)
+    except ValueError:
+        raise RMConfigError(f"{url!r} has a bad port; expected http(s)://host:port") from None
     return url
 
 
