@@ -1,4 +1,5 @@
-"""A real HTTP server answering the RM paths `yarnctl status` and the control loop read, from tests/rm/fixtures."""
+"""Real HTTP servers in threads for RM client tests: a stub base, and one answering the RM paths `yarnctl status`
+and the control loop read from tests/rm/fixtures (recorded from a live 2.7.7 RM)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,21 @@ FIXTURES = Path(__file__).resolve().parent / "rm" / "fixtures"
 ROUTES = {"/ws/v1/cluster/nodes": "nodes_running", "/ws/v1/cluster/apps": "apps_running", "/jmx": "rm_jmx_shim",
           "/ws/v1/cluster/info": "cluster_info", "/ws/v1/cluster/metrics": "cluster_metrics_running",
           "/ws/v1/cluster/scheduler": "scheduler_running"}
+JSON = {"Content-Type": "application/json"}
 
 
-class FixtureRM:
-    """Serves ROUTES on 127.0.0.1 (`port` 0: any free port); `stop()` makes it unreachable, as a dead RM."""
+class HttpStub:
+    """Serves GETs on 127.0.0.1 (`port` 0: any free port) with `answer`; `stop()` makes it unreachable."""
 
     def __init__(self, port: int = 0) -> None:
+        stub = self
+
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                name = ROUTES.get(self.path.split("?")[0])
-                body = (FIXTURES / f"{name}.json").read_bytes() if name else b"{}"
-                self.send_response(200 if name else 404)
-                self.send_header("Content-Type", "application/json")
+                status, headers, body = stub.answer(self.path)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -35,6 +39,18 @@ class FixtureRM:
         self.url = f"http://127.0.0.1:{self.port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers and body for a GET of `path` (query string included)."""
+        raise NotImplementedError
+
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class FixtureRM(HttpStub):
+    """An RM that answers ROUTES with the recorded responses and 404 otherwise."""
+
+    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        name = ROUTES.get(path.split("?")[0])
+        return (200, JSON, (FIXTURES / f"{name}.json").read_bytes()) if name else (404, JSON, b"{}")

@@ -3,14 +3,13 @@ process, which the local cluster does not run), then real HTTP servers in thread
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from fixturerm import HttpStub
 from rmfakes import FakeTransport, fixture, info, ok, standby_redirect
 from yarnctl.rm import HttpSettings, Reply, ResourceManager, RMUnreachable, TransportFailure
 
@@ -113,45 +112,25 @@ def test_backoff(round_no: int, expected: float) -> None:
 # ---------------------------------------------------------------- real HTTP servers
 
 
-class FakeRM:
+class FakeRM(HttpStub):
     """A real HTTP server in a thread that answers like an active or a standby Hadoop 2.7 RM."""
 
     def __init__(self) -> None:
         self.mode = "active"          # active | standby
         self.redirect_to = ""
         self.hits: list[str] = []
-        me = self
+        super().__init__()
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                me.hits.append(self.path)
-                if me.mode == "standby" and not self.path.startswith("/ws/v1/cluster/info"):
-                    body = f"This is standby RM. The redirect url is: {me.redirect_to}{self.path}\n".encode()
-                    self.send_response(307)
-                    self.send_header("Location", me.redirect_to + self.path)
-                else:
-                    name = {"/ws/v1/cluster/info": "cluster_info"}.get(self.path.split("?")[0], "cluster_metrics")
-                    doc = json.loads(fixture(name))
-                    if name == "cluster_info":
-                        doc["clusterInfo"]["haState"] = me.mode.upper()
-                    body = json.dumps(doc).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        self.hits.append(path)
+        if self.mode == "standby" and not path.startswith("/ws/v1/cluster/info"):
+            body = f"This is standby RM. The redirect url is: {self.redirect_to}{path}\n".encode()
+            return 307, {"Location": self.redirect_to + path}, body
+        name = {"/ws/v1/cluster/info": "cluster_info"}.get(path.split("?")[0], "cluster_metrics")
+        doc = json.loads(fixture(name))
+        if name == "cluster_info":
+            doc["clusterInfo"]["haState"] = self.mode.upper()
+        return 200, {"Content-Type": "application/json"}, json.dumps(doc).encode()
 
 
 @pytest.fixture
