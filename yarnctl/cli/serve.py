@@ -175,8 +175,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
         loop = ControlLoop(observer, service.tune, args.tune_interval)
     elif service.engine.tunable:
-        log.warning("policy %s tunes itself from the cluster but no --rm/--yarn-site was given: it keeps its "
-                    "initial values", policy.name)
+        log.warning("policy %s takes control-loop observations but no --rm/--yarn-site was given: it runs "
+                    "without them", policy.name)
     metrics = None
     try:
         port = server.start()

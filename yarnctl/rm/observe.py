@@ -208,4 +208,4 @@ class ControlLoop:
 
 def _one_line(e: BaseException) -> str:
     text = " ".join(str(e).split()) or type(e).__name__
-    return text[:300]
+    return text[:1000]  # long enough for an HA pair's RMUnreachable, short enough for a status file
