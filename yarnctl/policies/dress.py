@@ -100,6 +100,9 @@ class Dress:
 
     name = "dress"
     Config = DressConfig
+    # what it may grant moves with δ and with each pool's use on the control loop's clock, not only with
+    # what the heartbeating node sees: the simulator asks it at every heartbeat, as the shim does live
+    time_dependent = True
 
     def __init__(self, config: DressConfig = DressConfig()) -> None:
         if config.measure not in ("dominant", "memory"):
