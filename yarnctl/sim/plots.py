@@ -21,6 +21,7 @@ from yarnctl.sim.report import (  # noqa: E402
 )
 
 _MAX_BARS = 40  # beyond this many jobs, bars are unreadable: plot distributions instead
+_MAX_PANELS = 8  # tuning values plotted (H-MRF has one per queue and resource)
 
 
 def _slug(name: str) -> str:
@@ -147,6 +148,35 @@ def sharing_degree(series: Sequence[tuple[str, Sequence[tuple[float, dict[str, t
     return path
 
 
+def tuning(runs: Sequence[SimRun], path: Path, title: str) -> Path | None:
+    """Each tunable policy's tuning values over time as steps (e.g. DRESS's δ(t)), one panel per value."""
+    series: dict[str, list[tuple[str, list[float], list[float]]]] = {}
+    for run in runs:
+        if not run.tuning:
+            continue
+        end = run.end_s if run.end_s > run.tuning[-1][0] else run.tuning[-1][0]
+        for key in sorted({k for _, vals in run.tuning for k in vals}):
+            pts = [(t, vals[key]) for t, vals in run.tuning if key in vals]
+            xs, ys = [t for t, _ in pts] + [end], [v for _, v in pts] + [pts[-1][1]]
+            series.setdefault(key, []).append((run.policy, xs, ys))
+    if not series:
+        return None  # no tunable policy in this comparison
+    keys = sorted(series)[:_MAX_PANELS]
+    fig, axes = plt.subplots(len(keys), 1, figsize=(11, 2.2 * len(keys) + 1), squeeze=False,
+                             constrained_layout=True)
+    for ax, key in zip(axes[:, 0], keys):
+        for policy, xs, ys in series[key]:
+            ax.step(xs, ys, where="post", label=policy)
+        ax.set_title(key, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def write_all(out: Path, workload: str, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
     """Every figure for a comparison run, into `out`; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
@@ -158,6 +188,9 @@ def write_all(out: Path, workload: str, results: Sequence[PolicyResult], runs: S
     if len({r.queue for r in runs[0].jobs}) > 1:
         paths.append(accumulated(runs, out / "accumulated-queues.png",
                                  f"{workload}: accumulated memory per queue", key="queue"))
+    tuned = tuning(runs, out / "tuning.png", f"{workload}: tuning values over time (control-loop ticks)")
+    if tuned is not None:
+        paths.append(tuned)
     for run in runs:
         paths.append(allocation_per_job(run, out / f"allocation-{_slug(run.policy)}.png",
                                         f"{workload} under {run.policy}: memory allocated per job"))

@@ -173,7 +173,7 @@ def to_json(workload: str, seed: int, results: Sequence[PolicyResult]) -> dict[s
 
 
 def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
-    """summary.csv, jobs.csv, utilization.csv and accumulated.csv in `out`; returns the paths written."""
+    """summary.csv, jobs.csv, utilization.csv, accumulated.csv and (for tunable policies) tuning.csv in `out`; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     summary, jobs, util = out / "summary.csv", out / "jobs.csv", out / "utilization.csv"
     with summary.open("w", newline="") as f:
@@ -215,4 +215,15 @@ def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]
                     for i, t in enumerate(times):
                         w.writerow([run.policy, by, name, round(float(t), 3), round(float(mem[name][i]), 1),
                                     round(float(vc[name][i]), 1)])
-    return [summary, jobs, util, accumulated]
+    written = [summary, jobs, util, accumulated]
+    if any(run.tuning for run in runs):
+        tuning = out / "tuning.csv"
+        with tuning.open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["policy", "t_s", "key", "value"])  # one row per value each time the policy's values changed
+            for run in runs:
+                for t, values in run.tuning:
+                    for key in sorted(values):
+                        w.writerow([run.policy, round(t, 3), key, values[key]])
+        written.append(tuning)
+    return written
