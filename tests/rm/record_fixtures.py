@@ -144,6 +144,8 @@ def record_fifo(tmp: Path) -> None:
         write("rm_jmx", get(rm + "/jmx?qry=Hadoop:service=ResourceManager,name=*")[1])
         assert info.history is not None
         write("history_info", get(info.history.url + "/ws/v1/history/info")[1])
+        job = app_id.replace("application_", "job_")
+        write("history_tasks", get(f"{info.history.url}/ws/v1/history/mapreduce/jobs/{job}/tasks")[1])
         status, body = get(f"{rm}/ws/v1/cluster/apps/{UNKNOWN_APP}")
         write("app_not_found", {"status": status, "body": body})
         print(f"final {final.state} {final.final_status}; NM fixtures from {nm_url}",

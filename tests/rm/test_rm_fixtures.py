@@ -179,3 +179,14 @@ def test_nm_container_usage_beans() -> None:
     # a container whose record the NM has not published yet: present, no stats
     late = usage["container_1795326552648_0001_01_000004"]
     assert (late.pmem_mb, late.cpu_percent, late.milli_vcores, late.pid) == (None, None, None, None)
+
+
+def test_history_tasks_of_a_finished_sleep_job() -> None:
+    """A SleepJob of 2 maps and 1 reduce, as the JobHistoryServer reports it (what `yarnctl bench` reads)."""
+    job = "job_1795342470864_0001"
+    tasks = jhs_with(f"/ws/v1/history/mapreduce/jobs/{job}/tasks", "history_tasks").job_tasks(
+        "application_1795342470864_0001")
+    assert sorted(t.type for t in tasks) == ["MAP", "MAP", "REDUCE"]
+    assert all(t.state == "SUCCEEDED" and 0 < t.start_time_ms < t.finish_time_ms for t in tasks)
+    reduce = next(t for t in tasks if t.type == "REDUCE")
+    assert (reduce.id, reduce.start_time_ms) == ("task_1795342470864_0001_r_000000", 1795342492782)

@@ -28,6 +28,7 @@ from yarnctl.rm.models import (
     ResourceRequestInfo,
     SchedulerInfo,
     ShimMetrics,
+    TaskReport,
     UsageStat,
 )
 from yarnctl.rm.transport import HttpSettings, HttpTransport, Reply, Transport, TransportFailure
@@ -38,5 +39,6 @@ __all__ = [
     "FifoSchedulerInfo", "HistoryInfo", "HistoryServer", "HttpSettings", "HttpTransport", "JmxBean", "NMContainer",
     "NMInfo", "NodeManager", "NodeReport", "QueueInfo", "RMConfigError", "RMError", "RMHTTPError", "RMParseError",
     "RMUnreachable", "Reply", "ResourceManager", "ResourceRequestInfo", "SHIM_BEAN", "SchedulerInfo", "ShimMetrics",
+    "TaskReport",
     "Transport", "TransportFailure", "UsageStat", "rm_urls_from_yarn_site",
 ]

@@ -31,6 +31,7 @@ from yarnctl.rm.models import (
     NodeReport,
     SchedulerInfo,
     ShimMetrics,
+    TaskReport,
 )
 from yarnctl.rm.transport import HttpSettings, HttpTransport, Reply, Transport
 from yarnctl.rm.yarnsite import rm_urls_from_yarn_site
@@ -218,6 +219,13 @@ class HistoryServer(_Client):
         """/ws/v1/history/info: start time and Hadoop version of the server."""
         reply = self._get("/ws/v1/history/info")
         return parse.history_info(parse.root(reply.text, reply.url, "historyInfo"))
+
+    def job_tasks(self, app_or_job_id: str) -> tuple[TaskReport, ...]:
+        """/ws/v1/history/mapreduce/jobs/{job}/tasks of a finished MapReduce job (an application id is accepted)."""
+        job = app_or_job_id.replace("application_", "job_", 1)
+        reply = self._get(f"/ws/v1/history/mapreduce/jobs/{job}/tasks")
+        return tuple(parse.task_report(t) for t in parse.Fields(parse.load(reply.text, reply.url), reply.url)
+                     .items("tasks", "task"))
 
 
 def _remote_message(text: str) -> str:

@@ -194,6 +194,17 @@ class HistoryInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskReport:
+    """One task of /ws/v1/history/mapreduce/jobs/{job}/tasks: its type, state and times (ms since the epoch)."""
+
+    id: str
+    type: str                  # MAP | REDUCE
+    state: str                 # SUCCEEDED, FAILED, KILLED, ...
+    start_time_ms: int         # 0 or -1 when it never started
+    finish_time_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class NMInfo:
     """/ws/v1/node/info: the NodeManager's resources for containers, checks and health."""
 

@@ -25,6 +25,7 @@ from yarnctl.rm.models import (
     ResourceRequestInfo,
     SchedulerInfo,
     ShimMetrics,
+    TaskReport,
     UsageStat,
 )
 
@@ -272,6 +273,11 @@ def history_info(f: Fields) -> HistoryInfo:
         started_on_ms=f.integer("startedOn"), hadoop_version=f.string("hadoopVersion"),
         hadoop_build_version=f.string("hadoopBuildVersion", ""),
         hadoop_version_built_on=f.string("hadoopVersionBuiltOn", ""))
+
+
+def task_report(f: Fields) -> TaskReport:
+    return TaskReport(id=f.string("id"), type=f.string("type"), state=f.string("state"),
+                      start_time_ms=f.integer("startTime"), finish_time_ms=f.integer("finishTime"))
 
 
 def nm_container(f: Fields) -> NMContainer:

@@ -172,10 +172,10 @@ def to_json(workload: str, seed: int, results: Sequence[PolicyResult]) -> dict[s
     return {"workload": workload, "seed": seed, "results": {r.policy: r.to_json() for r in results}}
 
 
-def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
-    """summary.csv, jobs.csv, utilization.csv, accumulated.csv and (for tunable policies) tuning.csv in `out`; returns the paths written."""
+def write_results_csv(out: Path, results: Sequence[PolicyResult]) -> list[Path]:
+    """summary.csv and jobs.csv in `out` (simulated or measured runs alike); returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    summary, jobs, util = out / "summary.csv", out / "jobs.csv", out / "utilization.csv"
+    summary, jobs = out / "summary.csv", out / "jobs.csv"
     with summary.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["policy", "makespan_s", "avg_wait_s", "median_wait_s", "avg_completion_s",
@@ -193,6 +193,13 @@ def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]
             for j in r.jobs:
                 w.writerow([r.policy, j.id, j.name, j.user, j.queue, j.type, j.tasks, j.submit_s, j.start_s,
                             j.finish_s, j.wait_s, j.completion_s, j.kills, j.state])
+    return [summary, jobs]
+
+
+def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
+    """summary.csv, jobs.csv, utilization.csv, accumulated.csv and (for tunable policies) tuning.csv in `out`; returns the paths written."""
+    summary, jobs = write_results_csv(out, results)
+    util = out / "utilization.csv"
     with util.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["policy", "t_s", "alloc_cpu", "alloc_memory", "used_cpu", "used_memory"])

@@ -231,6 +231,9 @@ _STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "
 _DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations"}
 
 
+Reader = _Reader  # public name for other YAML formats (bench specs) that report errors the same way
+
+
 class _Parser:
     def __init__(self, source: str, seed: int) -> None:
         self.r = _Reader(source)

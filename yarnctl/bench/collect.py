@@ -1,0 +1,102 @@
+"""Per-app records of a real run, read back from the RM and the JobHistoryServer, as `simulate`'s report."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from yarnctl.errors import RMError
+from yarnctl.rm import AppInfo, HistoryServer, ResourceManager
+from yarnctl.sim.report import JobResult, PolicyResult
+
+_STATES = {"SUCCEEDED": "succeeded", "FAILED": "failed", "KILLED": "killed"}
+
+
+@dataclass(frozen=True, slots=True)
+class AppRecord:
+    """One bench job as the cluster saw it; times in ms since the epoch, 0 when unknown."""
+
+    job_id: str
+    program: str
+    app_id: str
+    user: str
+    queue: str
+    submit_ms: int
+    first_task_ms: int  # earliest task start (JobHistoryServer); the AM's start when the JHS has no record
+    finish_ms: int
+    final_status: str   # SUCCEEDED | FAILED | KILLED | UNDEFINED | MISSING (no application was found)
+    tasks: int
+    memory_seconds: int
+    vcore_seconds: int
+    start_source: str   # "history" | "am" | "" : where first_task_ms came from
+
+    def to_json(self) -> dict[str, Any]:
+        """This record as a JSON object."""
+        return asdict(self)
+
+
+def missing(job_id: str, program: str, submit_ms: int) -> AppRecord:
+    """The record of a job whose client never produced an application (it is reported failed)."""
+    return AppRecord(job_id, program, "", "", "", submit_ms, 0, 0, "MISSING", 0, 0, 0, "")
+
+
+def record(job_id: str, program: str, app: AppInfo, rm: ResourceManager, history: HistoryServer | None) -> AppRecord:
+    """Read one finished application's times: tasks from the JobHistoryServer, else its AM attempt's start."""
+    first, tasks, source = 0, 0, ""
+    if history is not None and app.application_type == "MAPREDUCE":
+        try:
+            reports = history.job_tasks(app.id)
+            starts = [t.start_time_ms for t in reports if t.start_time_ms > 0]
+            first, tasks, source = (min(starts), len(reports), "history") if starts else (0, len(reports), "")
+        except RMError:
+            pass  # no history (failed early, or not an MR job): fall back to the AM below
+    if not first:
+        try:
+            attempts = rm.app_attempts(app.id)
+            if attempts:
+                first, source = min(a.start_time_ms for a in attempts), "am"
+        except RMError:
+            pass
+    return AppRecord(job_id, program, app.id, app.user, app.queue, app.started_time_ms, first, app.finished_time_ms,
+                     app.final_status, tasks, app.memory_seconds, app.vcore_seconds, source)
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
+def _median(xs: Sequence[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def result(label: str, records: Sequence[AppRecord], capacity_mb: int, capacity_vcores: int,
+           stats: dict[str, float] | None = None) -> PolicyResult:
+    """The same summary `simulate` prints; a job that did not succeed counts as failed, never in the averages."""
+    t0 = min((r.submit_ms for r in records if r.submit_ms), default=0)
+
+    def sec(ms: int) -> float:
+        return (ms - t0) / 1000.0
+    jobs = []
+    for r in records:
+        state = _STATES.get(r.final_status, "failed")
+        start = sec(r.first_task_ms) if r.first_task_ms else None
+        finish = sec(r.finish_ms) if r.finish_ms else None
+        submit = sec(r.submit_ms) if r.submit_ms else 0.0
+        jobs.append(JobResult(r.job_id, r.program, r.user, r.queue, "mapreduce", r.tasks, submit, start, finish,
+                              None if start is None else start - submit,
+                              None if finish is None or state != "succeeded" else finish - submit, 0, state))
+    ok = [j for j in jobs if j.state == "succeeded"]
+    waits = [j.wait_s for j in jobs if j.wait_s is not None]
+    comps = [j.completion_s for j in ok if j.completion_s is not None]
+    finished = [j.finish_s for j in jobs if j.finish_s is not None]
+    makespan = max(finished) - min(j.submit_s for j in jobs) if finished and len(ok) == len(jobs) else None
+    span = makespan or (max(finished) if finished else 0.0)
+    mem_s, vc_s = sum(r.memory_seconds for r in records), sum(r.vcore_seconds for r in records)
+    alloc = {"cpu": vc_s / (capacity_vcores * span) if span and capacity_vcores else 0.0,
+             "memory": mem_s / (capacity_mb * span) if span and capacity_mb else 0.0}
+    return PolicyResult(label, makespan, _mean(waits), _median(waits), _mean(comps), _median(comps), alloc,
+                        {"cpu": float("nan"), "memory": float("nan")}, tuple(jobs),
+                        sum(j.finish_s is None for j in jobs), sum(j.state != "succeeded" for j in jobs),
+                        dict(stats or {}))

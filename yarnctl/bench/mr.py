@@ -1,0 +1,157 @@
+"""The `mr` backend: a bench spec's Hadoop example jobs on a local cluster, one cluster per scheduler."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+from yarnctl.bench.collect import AppRecord, missing, record
+from yarnctl.bench.spec import PROGRAMS, TAG_PREFIX, BenchJob, BenchSpec, TextInput
+from yarnctl.cluster.local import TERMINAL_STATES, LocalCluster, app_ids
+from yarnctl.errors import ClusterError, RMError
+from yarnctl.rm import AppInfo, HistoryServer, HttpSettings, ResourceManager
+
+NATIVE_PREFIX = "native-"  # `native-capacity` runs the stock CapacityScheduler, anything else the shim + that policy
+_PROBE = HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1)
+_WORDS = ("yarn", "container", "queue", "node", "heartbeat", "map", "reduce", "shuffle", "fair", "share",
+          "reserve", "small", "large", "job", "task", "memory", "vcore", "policy", "decision", "delta")
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class MrRun:
+    """One scheduler's run of a bench: the records and what the cluster offered."""
+
+    label: str
+    records: tuple[AppRecord, ...]
+    capacity_mb: int
+    capacity_vcores: int
+    wall_s: float
+
+
+def scheduler_of(label: str) -> tuple[str | None, str | None]:
+    """(native scheduler, shim policy) for a label like `native-capacity` or `dress`."""
+    return (label[len(NATIVE_PREFIX):], None) if label.startswith(NATIVE_PREFIX) else (None, label)
+
+
+def command_args(job: BenchJob, work: Path) -> list[str]:
+    """The client's arguments: the example's name, the tag and user/queue -D options, then the job's own args."""
+    _, example = PROGRAMS[job.program]
+    opts = [f"-Dmapreduce.job.tags={TAG_PREFIX}{job.id}"]
+    if job.queue:
+        opts.append(f"-Dmapreduce.job.queuename={job.queue}")
+    args = [a.replace("{work}", str(work)).replace("{id}", job.id) for a in job.args]
+    return [*([example] if example else []), *opts, *args]
+
+
+def write_text(inp: TextInput, work: Path, seed: int = 0) -> None:
+    """Write `inp` as `files` text files of about `mb` MB together (deterministic words)."""
+    d = work / inp.path
+    d.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    per_file = int(inp.mb * (1 << 20) / inp.files)
+    for i in range(inp.files):
+        with (d / f"part-{i:05d}.txt").open("w") as f:
+            written = 0
+            while written < per_file:
+                line = " ".join(rng.choice(_WORDS) for _ in range(12)) + "\n"
+                f.write(line)
+                written += len(line)
+
+
+def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_args: Sequence[str] = (),
+        timeout_s: float = 1800.0, say: Say = lambda s: None) -> MrRun:
+    """Start a cluster for `label`, submit the spec's jobs on schedule, wait for all, read them back, stop it."""
+    native, policy = scheduler_of(label)
+    lc = LocalCluster(cluster_dir)
+    started = time.monotonic()
+    say(f"{label}: starting a local cluster ({spec.nodes} x {spec.nm_memory_mb} MB / {spec.nm_vcores} vcores)")
+    info = lc.up(nodes=spec.nodes, policy=policy, native=native, nm_memory_mb=spec.nm_memory_mb,
+                 nm_vcores=spec.nm_vcores, serve_args=serve_args)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        for inp in spec.inputs:
+            write_text(inp, work)
+        records = _submit_and_wait(lc, spec, label, work, timeout_s, say)
+    finally:
+        lc.down()
+    return MrRun(label, tuple(records), spec.nodes * info.nm_memory_mb, spec.nodes * info.nm_vcores,
+                 time.monotonic() - started)
+
+
+def _submit_and_wait(lc: LocalCluster, spec: BenchSpec, label: str, work: Path, timeout_s: float,
+                     say: Say) -> list[AppRecord]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
+    logs = work / "clients"
+    logs.mkdir(parents=True, exist_ok=True)
+    procs: dict[str, tuple[subprocess.Popen[bytes], Path, int]] = {}
+    t0 = time.monotonic()
+    for job in spec.jobs:
+        delay = t0 + job.submit_s - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        log = logs / f"{job.id}.log"
+        alias, _ = PROGRAMS[job.program]
+        with log.open("wb") as client_out:
+            proc = subprocess.Popen(lc.client_command(command_args(job, work), alias), env=env, cwd=work,
+                                    stdout=client_out, stderr=subprocess.STDOUT)
+        procs[job.id] = (proc, log, int(time.time() * 1000))
+        say(f"{label}: t={time.monotonic() - t0:5.1f} s submitted {job.id} ({job.program})")
+    deadline = t0 + timeout_s
+    for job_id, (proc, _, _) in procs.items():
+        try:
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            say(f"{label}: {job_id}'s client did not finish in {timeout_s:.0f} s; killed")
+    info = lc.info()
+    history = HistoryServer(info.history.url, settings=_PROBE) if info.history else None
+    out: list[AppRecord] = []
+    with closing(lc.rm(_PROBE)) as rm:
+        by_tag = {t[len(TAG_PREFIX):]: a for a in rm.apps() for t in a.application_tags if t.startswith(TAG_PREFIX)}
+        for job in spec.jobs:
+            proc, log, submit_ms = procs[job.id]
+            app = by_tag.get(job.id)
+            if app is None:  # the tag did not reach the RM: fall back to the id the client printed
+                ids = app_ids(log.read_text(errors="replace"))
+                app = _app(rm, ids[-1]) if ids else None
+            if app is None:
+                say(f"{label}: {job.id}: no application (client exit {proc.returncode}, see {log})")
+                out.append(missing(job.id, job.program, submit_ms))
+                continue
+            if app.state not in TERMINAL_STATES:
+                app = lc.wait_app(app.id, timeout_s=max(1.0, deadline - time.monotonic()))
+            rec = record(job.id, job.program, app, rm, history)
+            if rec.final_status != "SUCCEEDED":
+                say(f"{label}: {job.id} ({app.id}) ended {rec.final_status}; client log {log}")
+            out.append(rec)
+    return out
+
+
+def _app(rm: ResourceManager, app_id: str) -> AppInfo | None:
+    try:
+        return rm.app(app_id)
+    except RMError:
+        return None
+
+
+def check_labels(labels: Sequence[str]) -> None:
+    """Refuse unknown schedulers before any cluster starts."""
+    from yarnctl.cluster.conf import NATIVE_SCHEDULERS
+    from yarnctl.policies import REGISTRY
+
+    for label in labels:
+        native, policy = scheduler_of(label)
+        if native is not None and native not in NATIVE_SCHEDULERS:
+            raise ClusterError(f"unknown stock scheduler {label!r}; valid: "
+                               + ", ".join(NATIVE_PREFIX + n for n in NATIVE_SCHEDULERS))
+        if policy is not None and policy not in REGISTRY:
+            raise ClusterError(f"unknown policy {policy!r}; valid: {', '.join(sorted(REGISTRY))} or "
+                               + ", ".join(NATIVE_PREFIX + n for n in NATIVE_SCHEDULERS))

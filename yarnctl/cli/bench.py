@@ -1,0 +1,210 @@
+"""`yarnctl bench`: real jobs on a real cluster under several schedulers, reported like `yarnctl simulate`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from yarnctl.errors import ConfigError
+
+EPILOG = """\
+examples:
+  # 8 real MapReduce jobs, 5 s apart, under the stock CapacityScheduler and under the shim running dress
+  yarnctl bench mr --spec mr-mix --scheduler native-capacity,dress --out /tmp/bench
+  # HiBench on an existing cluster (run once per scheduler, then merge the JSON files)
+  yarnctl bench hibench --home ~/HiBench --workloads micro/wordcount,micro/sort --rm http://rm:8088 \\
+      --label capacity --out /tmp/hb-capacity
+  yarnctl bench report /tmp/hb-capacity/bench.json /tmp/hb-dress/bench.json --out /tmp/hb
+"""
+
+
+def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add `bench` and its backends to `sub`; return the handler."""
+    b = sub.add_parser("bench", help="run real jobs on a cluster under several schedulers and compare them",
+                       description="Submit real jobs on a schedule, wait for them, read each application back from "
+                                   "the ResourceManager and the JobHistoryServer, and report makespan, waiting and "
+                                   "completion times like `yarnctl simulate` (table, JSON, CSV, plots). A job that "
+                                   "fails is reported as failed, never averaged in.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    bs = b.add_subparsers(dest="backend", metavar="BACKEND")
+    mr = bs.add_parser("mr", help="Hadoop MapReduce examples on a local cluster, one cluster per scheduler",
+                       description="Start a local Hadoop 2.7.7 cluster for each scheduler in turn (`native-fifo`, "
+                                   "`native-capacity`, `native-fair` for the stock ones, any yarnctl policy for the "
+                                   "shim), run the bench spec's jobs on their schedule, and compare.")
+    mr.add_argument("--spec", default="mr-mix", metavar="NAME|FILE",
+                    help="built-in bench spec or YAML file (default mr-mix: 8 jobs, 5 s apart)")
+    mr.add_argument("--scheduler", "-s", default="native-capacity,dress", metavar="S[,S...]",
+                    help="schedulers to compare (default native-capacity,dress)")
+    mr.add_argument("--seed", type=int, default=0, help="seed of a random submission schedule (default 0)")
+    mr.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
+                    help="where the local clusters live (default ~/.yarnctl/bench-cluster)")
+    mr.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
+                    help="extra argument for `yarnctl serve` under the shim (repeatable), e.g. --serve-arg=--tune-interval=1")
+    mr.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS",
+                    help="give up on a scheduler's run after this long (default 1800)")
+    _common(mr)
+    for name, what in (("hibench", "HiBench"), ("tpcds", "hive-testbench TPC-DS")):
+        s = bs.add_parser(name, help=f"drive a {what} checkout against an existing cluster",
+                          description=f"Run {what} benchmarks on a schedule against a running cluster and read "
+                                      "each one's YARN applications from the RM (their final status decides "
+                                      "success, not the suite's own report). Run once per scheduler with "
+                                      "--label, then merge with `yarnctl bench report`.")
+        s.add_argument("--home", type=Path, required=True, metavar="DIR", help=f"the {what} checkout")
+        if name == "hibench":
+            s.add_argument("--workloads", required=True, metavar="CAT/WL[,...]",
+                           help="HiBench workloads, e.g. micro/wordcount,micro/sort")
+            s.add_argument("--framework", default="hadoop", choices=("hadoop", "spark"),
+                           help="which run script (default hadoop)")
+            s.add_argument("--skip-prepare", action="store_true", help="do not run prepare.sh first")
+        else:
+            s.add_argument("--queries", required=True, metavar="N[,N...]", help="TPC-DS query numbers, e.g. 3,7,19")
+            s.add_argument("--database", required=True, help="the Hive database hive-testbench loaded")
+            s.add_argument("--hive", default="hive", help="the Hive CLI (default hive)")
+        s.add_argument("--interval", type=float, default=5.0, metavar="SECONDS",
+                       help="submission gap (default 5, the DRESS paper's)")
+        r = s.add_mutually_exclusive_group(required=True)
+        r.add_argument("--rm", action="append", default=[], metavar="URL", help="ResourceManager web address")
+        r.add_argument("--yarn-site", type=Path, metavar="FILE", help="read the RM address from this yarn-site.xml")
+        s.add_argument("--history", metavar="URL", help="MapReduce JobHistoryServer web address (task start times)")
+        s.add_argument("--label", required=True, help="name of the scheduler this cluster runs, for the report")
+        _common(s)
+    rep = bs.add_parser("report", help="merge bench.json files of separate runs into one comparison")
+    rep.add_argument("files", nargs="+", type=Path, metavar="BENCH.JSON")
+    _common(rep)
+    return {"bench": _cmd_bench}
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, metavar="DIR", help="write bench.json, CSV files and plots into DIR")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument("--no-plots", action="store_true", help="with --out, write no PNG")
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.backend is None:
+        raise ConfigError("bench: give a backend: mr, hibench, tpcds or report (see yarnctl bench --help)")
+    runs: list[dict[str, Any]] = {"mr": _mr, "hibench": _suite, "tpcds": _suite, "report": _merge}[args.backend](args)
+    return _report(args, runs)
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from yarnctl.bench import mr
+    from yarnctl.bench.spec import load_spec
+
+    spec = load_spec(args.spec, args.seed)
+    labels = [s.strip() for s in args.scheduler.split(",") if s.strip()]
+    if not labels or len(set(labels)) != len(labels):
+        raise ConfigError("--scheduler: give distinct schedulers, e.g. native-capacity,dress")
+    mr.check_labels(labels)
+    root = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
+    runs = []
+    for label in labels:
+        work = (args.out or root) / "work" / label
+        done = mr.run(spec, label, root, work, serve_args=args.serve_arg, timeout_s=args.timeout, say=_say)
+        runs.append({"label": label, "spec": spec.name, "capacity_mb": done.capacity_mb,
+                     "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
+                     "records": [r.to_json() for r in done.records]})
+    return runs
+
+
+def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from contextlib import closing
+
+    from yarnctl.bench import suites
+    from yarnctl.cli.rmopts import resource_manager
+    from yarnctl.rm import HistoryServer, HttpSettings
+
+    if args.backend == "hibench":
+        jobs = suites.hibench_jobs(args.home, _split(args.workloads), args.framework, args.interval,
+                                   prepare=not args.skip_prepare)
+    else:
+        jobs = suites.tpcds_jobs(args.home, _split(args.queries), args.database, args.hive, args.interval)
+    settings = HttpSettings()
+    rm = resource_manager(args, settings)
+    assert rm is not None  # the group is required
+    history = HistoryServer(args.history, settings=settings) if args.history else None
+    started = time.monotonic()
+    with closing(rm):
+        m = rm.metrics()  # fails early, in one line, when the RM is unreachable
+        records = suites.run(jobs, rm, history, (args.out or Path.home() / ".yarnctl" / "bench") / "logs" / args.label,
+                             program=args.backend, say=_say)
+    return [{"label": args.label, "spec": args.backend, "capacity_mb": m.total.memory_mb, "capacity_vcores": m.total.vcores,
+             "wall_s": time.monotonic() - started, "records": [r.to_json() for r in records]}]
+
+
+def _merge(args: argparse.Namespace) -> list[dict[str, Any]]:
+    runs: list[dict[str, Any]] = []
+    for f in args.files:
+        try:
+            doc = json.loads(f.read_text())
+            got = doc["runs"]
+            if not isinstance(got, list) or not all(isinstance(r, dict) and "label" in r for r in got):
+                raise KeyError("runs")
+        except OSError as e:
+            raise ConfigError(f"{f}: cannot read: {e.strerror or e}") from None
+        except (ValueError, KeyError, TypeError):
+            raise ConfigError(f"{f}: not a bench.json written by `yarnctl bench --out`") from None
+        runs += got
+    labels = [r["label"] for r in runs]
+    if len(set(labels)) != len(labels):
+        raise ConfigError(f"the same label appears twice across the files: {labels}")
+    return runs
+
+
+def _split(text: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise ConfigError(f"expected a comma-separated list, got {text!r}")
+    return items
+
+
+def results_of(runs: Sequence[dict[str, Any]]) -> list[Any]:
+    """One PolicyResult per run, in the runs' order."""
+    from yarnctl.bench.collect import AppRecord, result
+
+    out = []
+    for run in runs:
+        records = [AppRecord(**r) for r in run["records"]]
+        out.append(result(run["label"], records, run["capacity_mb"], run["capacity_vcores"], {"wall_s": run["wall_s"]}))
+    return out
+
+
+def _report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> int:
+    from yarnctl.cli import output
+
+    results = results_of(runs)
+    if args.json:
+        json.dump({"runs": runs, "results": {r.policy: r.to_json() for r in results}}, sys.stdout, indent=1,
+                  default=str)
+        sys.stdout.write("\n")
+    else:
+        output.print_summary(results, 0.0, measured=True)
+        if len({tuple(j.id for j in r.jobs) for r in results}) == 1:  # the per-job table lines runs up by position
+            output.print_jobs(results)
+    if args.out:
+        from yarnctl.sim.report import write_results_csv
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        bench_json = args.out / "bench.json"
+        bench_json.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
+        written = [bench_json, *write_results_csv(args.out, results)]
+        if not args.no_plots:
+            from yarnctl.sim import plots
+
+            written.append(plots.job_times(results, args.out / "jobs.png",
+                                           f"{runs[0]['spec']}: per-job waiting and completion time (measured)"))
+        if not args.json:
+            output.print_written(written)
+    failed = sum(r.failed for r in results)
+    if failed:
+        print(f"warning: {failed} job(s) did not succeed (state in jobs.csv / the per-job table)", file=sys.stderr)
+    return 0
