@@ -123,3 +123,20 @@ def test_simulated_day_start_validates():
     run = SimCluster(w, engine, max_time_s=1800).run()
     assert engine.stats["rejections"] == 0 and engine.stats["tunes"] > 0
     assert run.stats["assigned"] > 0
+
+
+def test_a_capacity_seen_late_is_still_this_policys_own():
+    """Live, the RM state lags the shim's applying a resize: the policy may see an earlier offer of its own
+    after a newer one. Taking that for an admin's change made AR (and the max_overcommit ceiling) ratchet up
+    on a real cluster (nodes of 4 GB grew to 108 GB, tests/integration/test_feedback_live.py)."""
+    snap = snapshot(NODES, APPS, ASK, FULL)
+    p = Feedback(FeedbackConfig(alpha=1.0))
+    p.tune(obs(snap, idle_loads(FULL, 512.0, 0.5)))
+    first = p.decide(snap, "n1").resizes[0].capacity
+    grown = snapshot([("n1", first), ("n2", GB(8, 8))], APPS, ASK, FULL)
+    p.tune(obs(grown, idle_loads(FULL, 0.0, 0.0)))
+    second = p.decide(grown, "n1").resizes[0].capacity
+    assert second != first
+    late = snapshot([("n1", first), ("n2", GB(8, 8))], APPS, ASK, FULL)  # the older offer, seen after the newer
+    assert p.allowance(late.nodes["n1"]) == GB(8, 8)
+    assert p.capacity_for(late, late.nodes["n1"]).memory_mb <= 2 * 8192

@@ -14,7 +14,7 @@ paper keeps FIFO/Fair/Capacity "as is") fill the resized node. Hadoop 2.7 has no
 containers, so rescaling through the shim is the only way to allocate past the requests.
 
 AR (allowance) is the node's configured capacity: the capacity a node is first seen with, or has
-again when someone else changed it (a capacity that is not the last one this policy set), or
+again when someone else changed it (a capacity that is none of the last ones this policy set), or
 `allowance` when given. NC (the node's real capacity, Sec. VI-A) is not reported by YARN 2.7:
 `node_capacity` gives it, a zero component meaning "the allowance's" (no safety margin).
 
@@ -38,6 +38,7 @@ from yarnctl.estimation.feedback import Usage, UsageEstimator
 from yarnctl.model import ZERO, ClusterSnapshot, Decision, Node, NodeId, NodeResize, Observation, Resources
 
 MB = 1 << 20
+RECENT_OFFERS = 16  # offers remembered per node: more than the resizes that can be in flight between two looks
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +82,16 @@ class Feedback:
         self.inner: Policy = make_policy(config.ordering)
         self.estimator = UsageEstimator(config.alpha)
         self.allowances: dict[NodeId, Resources] = {}
-        self.offered: dict[NodeId, Resources] = {}  # the last capacity this policy set per node
+        # the capacities this policy set per node, newest last: live, the RM state the policy sees lags the
+        # shim's applying them, so a capacity it set a few heartbeats ago is still its own, not an admin's
+        self.offered: dict[NodeId, tuple[Resources, ...]] = {}
         self.available_total = Usage()
 
     def allowance(self, node: Node) -> Resources:
         """AR: the configured capacity of `node` (see the module docstring)."""
         if not self.config.allowance.is_zero():
             return self.config.allowance
-        if self.offered.get(node.id) != node.capacity or node.id not in self.allowances:
+        if node.capacity not in self.offered.get(node.id, ()) or node.id not in self.allowances:
             self.allowances[node.id] = node.capacity  # new, or resized by someone else
             self.offered.pop(node.id, None)
         return self.allowances[node.id]
@@ -155,5 +158,5 @@ class Feedback:
         inner = self.inner.decide(view, node_id)
         if offer == node.capacity:
             return inner
-        self.offered[node_id] = offer
+        self.offered[node_id] = (*self.offered.get(node_id, ())[-(RECENT_OFFERS - 1):], offer)
         return Decision(inner.assignments, inner.kills, (NodeResize(node_id, offer),), inner.reasons)
