@@ -8,7 +8,8 @@ On each heartbeat of node S_j:
    when it heartbeated and no job has finished a map yet, AssignTask(j, T) fills it. Alg. 1's
    loop over the m servers thus runs one server per heartbeat; a node that drains later is
    refilled by RTA, which knows the jobs' progress. When the DP's grid cells x distinct task
-   sizes exceed `ita_max_work`, RTA fills the node instead.
+   sizes exceed `ita_max_work`, RTA fills the node instead. Identical empty nodes met one after
+   the other reuse the DP's result (cached in ita.py).
 3. Otherwise RTA (Sec. 3.4): score every request that fits the residual capacity by fitness F
    (Eq. 1, `ffd_dp.fitness`) and urgency U (Eq. 2-3, urgency.py, which also says how their
    terms are read from a snapshot), add the min-max normalised scores (Eq. 4), place one
@@ -30,12 +31,13 @@ from operator import attrgetter
 from typing import Any
 
 from yarnctl.errors import ConfigError
-from yarnctl.model import AM_PRIORITY, ANY, Assignment, ClusterSnapshot, Decision, Node, NodeId, Request, Resources
+from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Request, Resources
 from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
 from yarnctl.policies.ita import grid_work, initial_assignment
 from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
 
 Beta = tuple[float, float, float]  # weights of the normalised fitness, urgency and alignment (Eq. 6)
+Places = list[tuple[App, list[tuple[Request, int]]]]  # pending apps in submit order, each with `placeable`
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +46,7 @@ class HasteConfig:
 
     memory_weight: float = 1.0
     vcores_weight: float = 1.0
-    ita_max_work: int = 20_000  # Alg. 1 grid cells x distinct task sizes (a few ms in CPython)
+    ita_max_work: int = 20_000  # Alg. 1 grid cells x distinct task sizes (about 0.8 ms cold there, bench.py)
 
 
 @dataclass(slots=True)
@@ -57,7 +59,7 @@ class TaskRequest:
     left: int
     size: float  # R_i of one task (urgency.weighted_size)
     job: JobProgress
-    urgency: float  # job.urgency(priority, size), kept current as the heartbeat places tasks
+    urgency: float  # job.urgency(priority, size) once RTA runs, kept current as the heartbeat places tasks
     order: tuple[int, float, str, int]  # tie-break: locality rank on the node, submit time, app id, priority
     alignment: float = 0.0  # Eq. 5 (HaSTE-A)
 
@@ -143,14 +145,18 @@ class Haste:
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """AM requests first, then ITA on an empty node of an idle cluster, else RTA, until nothing fits."""
         node = snap.nodes[node_id]
+        places = [(app, placeable(snap.requests[app.id], node)) for app in snap.iter_pending_apps()]
         granted: dict[tuple[str, int], int] = {}
-        residual = self._serve_ams(snap, node, granted)
+        residual = self._serve_ams(places, residual=node.available, granted=granted)
         why: dict[str, list[str]] = {app: ["AM first"] for app, _ in granted}
         if snap.min_allocation.fits_in(residual):
             jobs = self.progress.read(snap)
-            requests = self._task_requests(snap, node, residual, jobs)
+            requests = self._task_requests(snap, places, residual, jobs)
             idle = node.allocated.is_zero() and not any(j.maps_finished() for j in jobs.values())
             initial = self._initial(requests, residual, snap.min_allocation) if idle else None
+            if initial is None:
+                for r in requests:  # only RTA weighs urgency
+                    r.urgency = r.job.urgency(r.priority, r.size)
             plan = [(r, n, f"ITA p{r.priority}: {n} of the batch packed by Alg. 1") for r, n in initial] \
                 if initial is not None else \
                 [(r, 1, text) for r, text in real_time_assignment(requests, residual, self.weights, self.beta)]
@@ -174,45 +180,47 @@ class Haste:
         """Take back what save_state returned."""
         self.progress.load(doc)
 
-    def _serve_ams(self, snap: ClusterSnapshot, node: Node, granted: dict[tuple[str, int], int]) -> Resources:
-        """Place AM containers in submit order while they fit; return what is left on the node."""
-        residual = node.available
-        for app in snap.iter_pending_apps():
-            for r, _ in placeable(snap.requests[app.id], node)[:1]:  # the AM's is the first priority
+    def _serve_ams(self, places: Places, residual: Resources, granted: dict[tuple[str, int], int]) -> Resources:
+        """Place AM containers in submit order while they fit; return what is left of `residual`."""
+        for app, fitting in places:
+            for r, _ in fitting[:1]:  # the AM's is the first priority
                 n = min(r.count, r.capability.times_fit(residual)) if r.priority == AM_PRIORITY else 0
                 if n > 0:
                     granted[(app.id, AM_PRIORITY)] = n
                     residual = residual - r.capability * n
         return residual
 
-    def _task_requests(self, snap: ClusterSnapshot, node: Node, residual: Resources,
+    def _task_requests(self, snap: ClusterSnapshot, places: Places, residual: Resources,
                        jobs: Mapping[str, JobProgress]) -> list[TaskRequest]:
-        """Every map or reduce request that may run on `node` and fits `residual`, with its job's urgency inputs."""
+        """Every map or reduce request in `places` that fits `residual`, with its job's urgency inputs (urgency 0)."""
         aligned = self.alignments(snap)
         out = []
-        for app in snap.iter_pending_apps():
-            for r, rank in placeable(snap.requests[app.id], node):
+        for app, fitting in places:
+            for r, rank in fitting:
                 if r.priority != AM_PRIORITY and r.capability.fits_in(residual):
-                    job, size = jobs[app.id], weighted_size(r.capability, self.weights)
-                    out.append(TaskRequest(app.id, r.priority, r.capability, r.count, size, job,
-                                           job.urgency(r.priority, size), (rank, app.submit_s, app.id, r.priority),
-                                           aligned.get(app.id, 0.0)))
+                    out.append(TaskRequest(app.id, r.priority, r.capability, r.count,
+                                           weighted_size(r.capability, self.weights), jobs[app.id], 0.0,
+                                           (rank, app.submit_s, app.id, r.priority), aligned.get(app.id, 0.0)))
         return out
 
     def _initial(self, requests: Sequence[TaskRequest], residual: Resources,
                  unit: Resources) -> list[tuple[TaskRequest, int]] | None:
         """ITA's plan for this node (tasks of one size go to requests in tie-break order); None above the work bound."""
         ordered = sorted(requests, key=attrgetter("order"))
-        sizes: dict[Resources, int] = {}
+        pending: dict[Resources, list[int]] = {}  # tasks pending per size, sizes in the order Alg. 1 tries them
         for r in ordered:
-            sizes[r.capability] = sizes.get(r.capability, 0) + r.left
-        if grid_work(len(sizes), residual, unit) > self.config.ita_max_work:
+            if (left := pending.get(r.capability)) is None:
+                pending[r.capability] = [r.left]
+            else:
+                left[0] += r.left
+        if grid_work(len(pending), residual, unit) > self.config.ita_max_work:
             return None
-        counts = initial_assignment(list(sizes.items()), residual, unit, partial(weighted_size, w=self.weights))
-        wanted = dict(zip(sizes, counts))
+        counts = initial_assignment([(size, n) for size, (n,) in pending.items()], residual, unit,
+                                    partial(weighted_size, w=self.weights))
+        wanted = {size: n for size, n in zip(pending, counts) if n}
         plan = []
-        for r in ordered:
-            n = min(r.left, wanted[r.capability])
+        for r in ordered if wanted else ():
+            n = min(r.left, wanted.get(r.capability, 0))
             if n > 0:
                 wanted[r.capability] -= n
                 plan.append((r, n))

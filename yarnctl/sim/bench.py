@@ -7,7 +7,8 @@ build machines are shared and noisy.
 
 `--policy-cost` measures instead what one heartbeat's decision costs each policy on a busy
 cluster with 200 pending (app, priority) requests (goal for `haste`: under 1 ms median), on a
-node with some room and on an empty node (where HaSTE runs its ITA knapsack).
+node with some room and on an empty node (where HaSTE runs its ITA knapsack, timed cold and with
+its result cached), and Alg. 1 alone at HaSTE's work bound.
 """
 
 from __future__ import annotations
@@ -21,13 +22,19 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import yaml
 
 from yarnctl.engine import Engine
 from yarnctl.model import App, ClusterSnapshot, Container, Node, Request, Resources
-from yarnctl.policies import make_policy
+from yarnctl.policies import ita, make_policy
+from yarnctl.policies.ffd_dp import FfdDpConfig
+from yarnctl.policies.haste import Haste, HasteConfig
+from yarnctl.policies.ita import grid_work, initial_assignment
+from yarnctl.policies.urgency import weighted_size
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import Workload, load_workload, parse_workload
 
@@ -100,7 +107,9 @@ def cost_snapshot(requests: int = 200, seed: int = 0) -> ClusterSnapshot:
     room = {f"n{i:03d}": capacity for i in range(50)}  # what running containers may take on each node
     room["n000"] = capacity - Resources(6 * 1024, 5)
     room["n049"] = Resources()
-    apps, asks, containers = {}, {}, {}
+    apps: dict[str, App] = {}
+    asks: dict[str, tuple[Request, ...]] = {}
+    containers: dict[str, Container] = {}
     for i in range(requests // 2):
         app = f"app{i:04d}"
         apps[app] = App(app, submit_s=float(i))
@@ -125,8 +134,39 @@ def cost_snapshot(requests: int = 200, seed: int = 0) -> ClusterSnapshot:
     return ClusterSnapshot.build(0.0, nodes, apps, asks, containers, held)
 
 
+def _median_ms(call: Callable[[], object], repeat: int, before: Callable[[], None] | None = None) -> float:
+    times = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def ita_at_bound(repeat: int = 51) -> dict[str, Any]:
+    """Alg. 1 alone, cold, on a grid whose cells x sizes is just under HaSTE's default `ita_max_work`.
+
+    A <64 GB, 32 vcores> node in steps of <1 GB, 1 vcore> (65 x 33 cells) and 9 task sizes.
+    """
+    unit, residual = Resources(1024, 1), Resources(64 * 1024, 32)
+    tasks = [(Resources(m * 1024, v), 1000) for m in (1, 3, 5) for v in (1, 2, 4)]
+    value = partial(weighted_size, w=FfdDpConfig())
+    work = grid_work(len(tasks), residual, unit)
+    median_ms = _median_ms(lambda: initial_assignment(tasks, residual, unit, value), repeat, ita.cache_clear)
+    print(f"Alg. 1 alone at {work:,} grid cells x sizes (bound {HasteConfig().ita_max_work:,}): "
+          f"median {median_ms:7.3f} ms", file=sys.stderr)
+    return {"work": work, "bound": HasteConfig().ita_max_work, "median_ms": round(median_ms, 3)}
+
+
 def policy_cost(policies: tuple[str, ...], requests: int = 200, repeat: int = 301) -> dict[str, Any]:
-    """The median time each policy takes to decide one heartbeat of `cost_snapshot`."""
+    """The median time each policy takes to decide one heartbeat of `cost_snapshot`.
+
+    ITA's results are cached (ita.py), and this loop asks the same question again and again, so the
+    empty node is timed cold (cache emptied before each call: the first empty node of a batch) and,
+    for HaSTE, warm too (the identical empty nodes that follow it).
+    """
     snap = cost_snapshot(requests)
     out: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "system": platform.platform(),
@@ -135,18 +175,18 @@ def policy_cost(policies: tuple[str, ...], requests: int = 200, repeat: int = 30
         "containers": len(snap.containers), "nodes": len(snap.nodes), "cases": [],
     }
     for policy in policies:
-        for node, case in (("n000", "node with room"), ("n049", "empty node")):
+        p = make_policy(policy)
+        cases = [("n000", "node with room", True), ("n049", "empty node", True)]
+        if isinstance(p, Haste):
+            cases.append(("n049", "empty, ITA cached", False))
+        for node, case, cold in cases:
             decide = make_policy(policy).decide
             placed = decide(snap, node).containers()  # warms up any state the policy keeps
-            times = []
-            for _ in range(repeat):
-                start = time.perf_counter()
-                decide(snap, node)
-                times.append(time.perf_counter() - start)
-            median_ms = statistics.median(times) * 1000
-            out["cases"].append({"policy": policy, "case": case, "containers_placed": placed,
+            median_ms = _median_ms(partial(decide, snap, node), repeat, ita.cache_clear if cold else None)
+            out["cases"].append({"policy": policy, "case": case, "cold": cold, "containers_placed": placed,
                                  "median_ms": round(median_ms, 3)})
-            print(f"{policy:8s} {case:15s} {placed:3d} containers  median {median_ms:7.3f} ms", file=sys.stderr)
+            print(f"{policy:8s} {case:17s} {placed:3d} containers  median {median_ms:7.3f} ms", file=sys.stderr)
+    out["ita_at_bound"] = ita_at_bound()
     return out
 
 
