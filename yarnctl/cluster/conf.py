@@ -33,7 +33,8 @@ SHIM_SCHEDULER = "io.yarnctl.shim.YarnctlScheduler"
 # every container JVM YARN lets us configure (MR AM and tasks) gets these; see docker/bin/yarnctl-daemon
 CONTAINER_JAVA_OPTS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "
                        "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.net.preferIPv4Stack=true")
-CONF_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml", "log4j.properties")
+CONF_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml", "fair-scheduler.xml",
+              "log4j.properties")
 
 
 def render(template: str, values: Mapping[str, str], source: str = "template") -> str:
@@ -127,6 +128,10 @@ class ClusterConf:
     jhs_port: int = 10020
     jhs_webapp_port: int = 19888
     jhs_admin_port: int = 10033
+    # where each daemon lives: all `host` on the local cluster, one host per daemon in docker/
+    rm_host: str | None = None
+    jhs_host: str | None = None
+    nm_host: str | None = None   # the NodeManager's own host name (its conf dir only)
 
     @property
     def scheduler_class(self) -> str:
@@ -139,7 +144,8 @@ class ClusterConf:
 
     def values(self) -> dict[str, str]:
         return {
-            "CLUSTER_DIR": str(self.dir), "HOST": self.host,
+            "CLUSTER_DIR": str(self.dir), "HOST": self.host, "RM_HOST": self.rm_host or self.host,
+            "JHS_HOST": self.jhs_host or self.host, "NM_HOST": self.nm_host or self.host,
             "RM_PORT": str(self.rm_port), "RM_SCHEDULER_PORT": str(self.rm_scheduler_port),
             "RM_TRACKER_PORT": str(self.rm_tracker_port), "RM_ADMIN_PORT": str(self.rm_admin_port),
             "RM_WEBAPP_PORT": str(self.rm_webapp_port),
@@ -154,7 +160,7 @@ class ClusterConf:
 
 
 def render_conf_dir(templates: Path, out: Path, conf: ClusterConf, nm: NodeManagerConf | None = None) -> Path:
-    """Write core/yarn/mapred-site.xml, capacity-scheduler.xml and log4j.properties into `out`.
+    """Write core/yarn/mapred-site.xml, capacity/fair-scheduler.xml and log4j.properties into `out`.
 
     With `nm`, the NodeManager's ports and dirs (yarn-site.nodemanager.xml,
     mapred-site.nodemanager.xml) are merged in: its own conf dir. Without, the result is the

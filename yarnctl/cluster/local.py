@@ -313,11 +313,12 @@ class LocalCluster:
                      deadline: float) -> ClusterInfo:
         logs = self.dir / "logs"
         assert info.token_file and info.decision_log and info.status_file
-        cmd = [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", policy, "--port", str(port),
+        # through the daemon script, as the Docker image does; it execs this interpreter's yarnctl
+        cmd = [str(self.daemon_script), "serve", "--policy", policy, "--port", str(port),
                "--token-file", str(info.token_file), "--decision-log", str(info.decision_log),
                "--status-file", str(info.status_file), "--rm", info.rm_url, *extra]
         self._say(f"starting the policy server: yarnctl serve --policy {policy} --port {port}")
-        proc = procs.spawn(cmd, os.environ, logs / "serve.log", cwd=self.dir)
+        proc = procs.spawn(cmd, {**os.environ, "YARNCTL_PYTHON": sys.executable}, logs / "serve.log", cwd=self.dir)
         d = DaemonInfo("serve", proc.pid, logs / "serve.log", logs / "serve.log", "", {"py4j": port})
         info = dataclasses.replace(info, serve=d)
         self._save(info)
