@@ -110,7 +110,7 @@ def test_out_no_plots_writes_csv_only(tmp_path: Path, capsys: pytest.CaptureFixt
                         "--no-plots", "--json")
     assert code == 0, err
     assert sorted(p.name for p in out_dir.iterdir()) == [
-        "accumulated.csv", "jobs.csv", "summary.csv", "utilization.csv"]
+        "accumulated.csv", "containers-fifo.csv", "jobs.csv", "summary.csv", "utilization.csv"]
 
 
 

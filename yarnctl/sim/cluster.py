@@ -134,7 +134,8 @@ class _Task:
 
 class _Container:
     __slots__ = ("id", "job", "task", "node", "resource", "start", "frozen", "work", "since",
-                 "token", "waiting", "cpu", "mem", "usage", "step", "end", "done", "seq")
+                 "token", "waiting", "cpu", "mem", "usage", "step", "end", "done", "seq",
+                 "cpu_s", "mem_s", "acc_at")
 
     def __init__(self, cid: str, job: _Job, task: _Task | None, node: _Node, resource: Resources,
                  start: float) -> None:
@@ -151,6 +152,9 @@ class _Container:
         self.step = 0
         self.end: float | None = None
         self.done = False  # finished, waiting for its node to report it
+        self.cpu_s = 0.0  # vcore-seconds actually served (demand x its node's rate) until acc_at
+        self.mem_s = 0.0  # MB-seconds actually used until acc_at
+        self.acc_at = start
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +173,8 @@ class ContainerRecord:
     vcores: int
     outcome: str  # done | killed | oom | preempted
     released_s: float  # when the RM freed it (a finished container: its node's next heartbeat)
+    used_memory_mb_s: float = 0.0  # MB-seconds actually used over [start_s, end_s], from its usage profile
+    used_vcore_s: float = 0.0  # vcore-seconds actually served (slowed down with its node's cpu)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +204,7 @@ class SimRun:
     containers: list[ContainerRecord]
     # step series of cluster totals: (t, allocated MB, allocated vcores, used cpu, used MB)
     usage: list[tuple[float, float, float, float, float]]
-    capacity: Resources
+    capacity: Resources  # the configured capacity (the workload's nodes), whatever a policy resized them to
     physical: Resources
     end_s: float
     stats: dict[str, float] = field(default_factory=dict)
@@ -236,6 +242,7 @@ class SimCluster:
         self.by_id = {nd.id: nd for nd in self.nodes}
         self.frozen_nodes: dict[str, Node] = {nd.id: nd.frozen() for nd in self.nodes}
         self.capacity = sum((nd.capacity for nd in self.nodes), Resources(0, 0))
+        self.configured = self.capacity  # what utilisation is measured against; node resizes change only `capacity`
         self.physical = sum((nd.physical for nd in self.nodes), Resources(0, 0))
         self.jobs: dict[str, _Job] = {}
         self.apps: dict[str, App] = {}
@@ -298,7 +305,7 @@ class SimCluster:
         if self.progress:
             self.progress(self.tasks_done, self.tasks_total, self.k.now)
         return SimRun(self.w, self.engine.policy.name, self.job_records, self.records, self.usage,
-                      self.capacity, self.physical, self.k.now, self.stats, stuck, self.tuning)
+                      self.configured, self.physical, self.k.now, self.stats, stuck, self.tuning)
 
     def snapshot(self) -> ClusterSnapshot:
         """A read-only copy of the state the RM would hand a policy now."""
@@ -594,9 +601,17 @@ class SimCluster:
         c.node.finished.append(c)
         self._wake(c.node)
 
+    def _accrue(self, c: _Container) -> None:
+        """Add a container's use since its last change to its totals (for the container usage trace)."""
+        now = self.k.now
+        c.cpu_s += c.cpu * c.node.rate * (now - c.acc_at)
+        c.mem_s += c.mem * (now - c.acc_at)
+        c.acc_at = now
+
     def _set_usage(self, c: _Container, cpu: float, mem: float) -> None:
         """Change a container's actual use; enforce its node's physical limits."""
         node = c.node
+        self._accrue(c)
         node.used_cpu += cpu - c.cpu
         node.used_mem += mem - c.mem
         self.used_mem += mem - c.mem
@@ -620,6 +635,8 @@ class SimCluster:
                        if x.task is not None and not x.waiting and not x.done and x.end is not None]
             for x in ticking:
                 self._progress(x)
+            for x in node.running.values():
+                self._accrue(x)  # each was served at the old rate until now
             node.rate = rate
             for x in ticking:
                 self.future -= 1  # _run re-times it; the old END event becomes stale
@@ -658,7 +675,7 @@ class SimCluster:
         end = c.end if outcome == "done" and c.end is not None else self.k.now
         self.records.append(ContainerRecord(c.id, job.spec.id, job.spec.user, job.spec.queue, node.id, c.task is None,
                                             c.start, end, c.resource.memory_mb, c.resource.vcores, outcome,
-                                            self.k.now))
+                                            self.k.now, c.mem_s, c.cpu_s))
 
     def _kill(self, c: _Container, outcome: str, requeue: bool = True) -> None:
         """Kill a live container now; its task goes back to the front of its request (or is held)."""

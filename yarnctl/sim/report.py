@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from yarnctl.sim.cluster import ContainerRecord, SimRun
+from yarnctl.trace.usage import ContainerUsage, write_trace
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +197,26 @@ def write_results_csv(out: Path, results: Sequence[PolicyResult]) -> list[Path]:
     return [summary, jobs]
 
 
+def container_usage(records: Iterable[ContainerRecord]) -> list[ContainerUsage]:
+    """Each container's allocation and its mean actual use over [start_s, end_s], as a usage trace (yarnctl/trace/usage.py)."""
+    out = []
+    for r in sorted(records, key=lambda r: (r.start_s, r.id)):
+        d = r.end_s - r.start_s
+        out.append(ContainerUsage(r.id, r.job, r.user, float(r.memory_mb), float(r.vcores), r.start_s, r.end_s,
+                                  r.used_memory_mb_s / d if d > 0 else 0.0, r.used_vcore_s / d if d > 0 else 0.0,
+                                  r.is_am))
+    return out
+
+
+def write_containers(path: Path, run: SimRun) -> Path:
+    """The run's container usage trace (means layout) with queue, node and outcome as extra columns."""
+    records = sorted(run.containers, key=lambda r: (r.start_s, r.id))
+    return write_trace(path, container_usage(records), ("queue", "node", "outcome"),
+                       [(r.queue, r.node, r.outcome) for r in records])
+
+
 def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]) -> list[Path]:
-    """summary.csv, jobs.csv, utilization.csv, accumulated.csv and (for tunable policies) tuning.csv in `out`; returns the paths written."""
+    """summary.csv, jobs.csv, utilization.csv, accumulated.csv, containers-<policy>.csv and (for tunable policies) tuning.csv in `out`; returns the paths written."""
     summary, jobs = write_results_csv(out, results)
     util = out / "utilization.csv"
     with util.open("w", newline="") as f:
@@ -223,6 +242,9 @@ def write_csv(out: Path, results: Sequence[PolicyResult], runs: Sequence[SimRun]
                         w.writerow([run.policy, by, name, round(float(t), 3), round(float(mem[name][i]), 1),
                                     round(float(vc[name][i]), 1)])
     written = [summary, jobs, util, accumulated]
+    for run in runs:
+        slug = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in run.policy)
+        written.append(write_containers(out / f"containers-{slug}.csv", run))
     if any(run.tuning for run in runs):
         tuning = out / "tuning.csv"
         with tuning.open("w", newline="") as f:
