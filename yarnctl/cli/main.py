@@ -18,6 +18,7 @@ from yarnctl import __version__
 from yarnctl.cli import bench as bench_cli
 from yarnctl.cli import cluster as cluster_cli
 from yarnctl.cli import serve as serve_cli
+from yarnctl.cli import sls as sls_cli
 from yarnctl.cli import status as status_cli
 from yarnctl.cli import trace as trace_cli
 from yarnctl.errors import ConfigError, YarnctlError
@@ -78,7 +79,7 @@ def _build_parser() -> argparse.ArgumentParser:
     w.add_argument("--json", action="store_true", help="print JSON")
     pol = sub.add_parser("policies", help="list the policies and their parameters")
     pol.add_argument("--json", action="store_true", help="print JSON")
-    for module in (serve_cli, cluster_cli, status_cli, bench_cli, trace_cli):
+    for module in (serve_cli, cluster_cli, status_cli, bench_cli, trace_cli, sls_cli):
         COMMANDS.update(module.add_parsers(sub))
     return p
 
