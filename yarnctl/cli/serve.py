@@ -51,7 +51,9 @@ With --rm (or --yarn-site) a control loop polls the ResourceManager every --tune
 each NodeManager's per-container usage beans, and feeds the observation to policies that tune
 themselves (DRESS' reserve ratio, usage estimates). When the RM cannot be read the last good
 observation is kept and marked stale in the log, the status file and the metrics; the server keeps
-deciding. `yarnctl status` shows the status file next to the cluster.
+deciding. `yarnctl status` shows the status file next to the cluster. Without --rm a tunable policy
+still ticks every --tune-interval seconds, on what the shim reported (allocations and asks; no
+usage, no memorySeconds): DRESS's δ moves, usage-based policies keep the reservation model.
 
 Every call is appended to the decision log (default ~/.yarnctl/decisions.jsonl; it is not rotated),
 which `yarnctl replay` reads. SIGTERM or Ctrl-C flushes the log and stops the server.
@@ -175,8 +177,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
         loop = ControlLoop(observer, service.tune, args.tune_interval)
     elif service.engine.tunable:
-        log.warning("policy %s takes control-loop observations but no --rm/--yarn-site was given: it runs "
-                    "without them", policy.name)
+        from yarnctl.bridge.mirrorsource import MirrorSource
+        from yarnctl.rm.observe import ControlLoop
+
+        # ticks from what the shim reports: pending demand and allocations move δ; usage and
+        # memorySeconds need --rm, and the policy is told they are missing (usage_measured False)
+        loop = ControlLoop(MirrorSource(service), service.tune, args.tune_interval)
+        log.warning("policy %s takes control-loop observations but no --rm/--yarn-site was given: it ticks on "
+                    "the shim's reports only (no container usage, no accumulated memorySeconds)", policy.name)
     metrics = None
     try:
         port = server.start()
@@ -200,8 +208,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
              token_path, dlog.path if dlog else "off")
     if loop is not None:
         loop.start()
-        log.info("control loop polling %s every %g s (container usage %s)", ", ".join(loop.observer.rm.urls),
-                 args.tune_interval, "off" if args.no_usage else "on")
+        log.info("control loop polling %s every %g s (container usage %s)", loop.observer.where,
+                 args.tune_interval, "off" if args.no_usage or observer is None else "on")
     status_file = None if args.no_status_file else args.status_file.expanduser()
     calls = deque([(time.monotonic(), 0)])
     last_save = time.monotonic()
@@ -288,6 +296,11 @@ def _observer(args: argparse.Namespace) -> Any:
     return None if rm is None else ClusterObserver(rm, usage=not args.no_usage)
 
 
+def _polled(source: Any) -> str:
+    rm = getattr(source, "rm", None)
+    return str(source.where) if rm is None else str(rm.active_url or rm.urls[0])
+
+
 def loop_status(loop: Any, now: float) -> dict[str, Any]:
     """The control loop's state as plain JSON for the status file."""
     st = loop.state
@@ -295,7 +308,7 @@ def loop_status(loop: Any, now: float) -> dict[str, Any]:
     obs = reading.observation if reading else None
     age = st.age_s(now)
     return {
-        "rm": loop.observer.rm.active_url or loop.observer.rm.urls[0], "interval_s": st.interval_s,
+        "rm": _polled(loop.observer), "interval_s": st.interval_s,
         "stale": st.stale, "error": st.error, "age_s": None if age is None else round(age, 1),
         "polls": st.polls, "failures": st.failures, "feed_errors": st.feed_errors, "poll_s": round(st.poll_s, 3),
         "nodes": len(obs.nodes) if obs else None, "apps": len(obs.apps) if obs else None,

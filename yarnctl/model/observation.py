@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model.cluster import AppId, ClusterSnapshot, ContainerId, NodeId
+from yarnctl.model.cluster import ANY, AppId, ClusterSnapshot, ContainerId, NodeId
 from yarnctl.model.resources import ZERO, Resources
 
 
@@ -73,6 +73,14 @@ class Observation:
     containers: Mapping[ContainerId, ContainerLoad] = field(default_factory=lambda: MappingProxyType({}))
     usage_measured: bool = False
     snapshot: ClusterSnapshot | None = None
+
+    @staticmethod
+    def from_snapshot(snap: ClusterSnapshot) -> Observation:
+        """What the scheduler's own state says (no usage, no accumulated seconds): the tick without an RM API."""
+        nodes = [NodeLoad(n.id, n.capacity, n.allocated) for n in snap.nodes.values()]
+        apps = [AppUsage(a.id, a.queue, a.user, snap.allocated(a.id), snap.pending(a.id),
+                         sum(r.count for r in snap.requests.get(a.id, ()) if r.resource_name == ANY), 0, 0) for a in snap.apps.values()]
+        return Observation.build(snap.now_s, nodes, apps, snapshot=snap)
 
     @staticmethod
     def build(at_s: float, nodes: list[NodeLoad], apps: list[AppUsage], containers: list[ContainerLoad] | None = None,

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from yarnctl.errors import RMError
 from yarnctl.model import ANY, AppUsage, ContainerLoad, NodeLoad, Observation
@@ -51,6 +52,11 @@ class ClusterObserver:
         self.node_manager = node_manager or (lambda url: NodeManager(url, settings=NM_SETTINGS))
         self.clock = clock
         self._nms: dict[str, NodeManager] = {}
+
+    @property
+    def where(self) -> str:
+        """The RM address(es) polled."""
+        return ", ".join(self.rm.urls)
 
     def read(self) -> Reading:
         """Poll once; RMError when the RM cannot be read (a NodeManager that cannot is only counted)."""
@@ -130,10 +136,27 @@ class LoopState:
         return None if self.ok_at is None else max(0.0, now - self.ok_at)
 
 
+class Source(Protocol):
+    """Where a control loop reads the cluster from: the RM and NodeManagers, or the shim's own reports."""
+
+    @property
+    def where(self) -> str:
+        """What is read, for the log."""
+        ...
+
+    def read(self) -> Reading:
+        """Poll once; RMError when the cluster cannot be read."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
 class ControlLoop:
     """Polls `observer` every `interval_s` on a daemon thread and feeds each observation to `feed`."""
 
-    def __init__(self, observer: ClusterObserver, feed: Callable[[Observation], None], interval_s: float = 5.0,
+    def __init__(self, observer: Source, feed: Callable[[Observation], None], interval_s: float = 5.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.observer = observer
         self.feed = feed

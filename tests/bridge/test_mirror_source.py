@@ -1,0 +1,53 @@
+"""`yarnctl serve` without --rm: a tunable policy ticks on the shim's own reports (MirrorSource)."""
+
+from __future__ import annotations
+
+from snapshots import GB, running, snapshot
+
+from yarnctl.bridge.mirrorsource import MirrorSource
+from yarnctl.bridge.service import PolicyService
+from yarnctl.model import App, Observation, Request
+from yarnctl.policies import make_policy
+from yarnctl.rm.observe import ControlLoop
+
+NODES = [("n1", GB(8, 8)), ("n2", GB(8, 8))]
+APPS = [App("big", submit_s=0.0), App("small", submit_s=1.0)]
+HELD = [running("c1", "big", "n1", GB(1), is_am=True), running("c2", "big", "n1", GB(7, 7)),
+        running("c3", "big", "n2", GB(6, 6)), running("c4", "small", "n2", GB(1), is_am=True)]
+ASKS = [Request("big", 20, GB(1), 10), Request("small", 20, GB(1), 1)]
+
+
+def test_observation_from_snapshot_carries_allocations_and_asks_but_no_usage() -> None:
+    snap = snapshot(NODES, APPS, ASKS, HELD)
+    obs = Observation.from_snapshot(snap)
+    assert obs.snapshot is snap and not obs.usage_measured and obs.containers == {}
+    assert obs.apps["big"].allocated == GB(14, 14) and obs.apps["big"].pending_containers == 10
+    assert obs.apps["small"].pending == GB(1) and obs.apps["small"].memory_seconds == 0
+    assert obs.nodes["n2"].allocated == GB(7, 7)
+
+
+def test_dress_moves_delta_from_the_mirror_alone() -> None:
+    service = PolicyService(make_policy("dress"))
+    loop = ControlLoop(MirrorSource(service), service.tune, 1.0)
+    assert loop.poll().reading is not None  # before any heartbeat: an empty observation, nothing changes
+    assert service.tuning["dress_reserve_ratio"] == 0.1
+    service.last_snapshot = snapshot(NODES, APPS, ASKS, HELD)
+    state = loop.poll()
+    assert not state.stale and state.feed_errors == 0
+    # "small" asks for one slot (SD), the cluster is nearly full (A_c = 2 of 16 vcores) and big waits for 10:
+    # Alg. 3 moves δ; with the mirror alone it did not tick at all before
+    assert service.tuning["dress_reserve_ratio"] != 0.1
+    assert "small" in service.engine.policy.categories  # type: ignore[attr-defined]
+
+
+def test_feedback_is_told_usage_is_unknown_and_does_not_resize() -> None:
+    service = PolicyService(make_policy("feedback"))
+    service.last_snapshot = snapshot(NODES, APPS, ASKS, HELD)
+    ControlLoop(MirrorSource(service), service.tune, 1.0).poll()
+    policy = service.engine.policy
+    snap = service.last_snapshot
+    # no measurement: every container is estimated at its allocation (Eq. 2), so no node is offered more than
+    # it is configured with; a mirror tick must never read as "idle"
+    assert policy.estimator.total().memory_mb == 15 * 1024  # type: ignore[attr-defined]
+    for nid in ("n1", "n2"):
+        assert policy.capacity_for(snap, snap.nodes[nid]).memory_mb <= 8 * 1024  # type: ignore[attr-defined]

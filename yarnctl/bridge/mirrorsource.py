@@ -1,0 +1,30 @@
+"""Control-loop observations from the shim's own reports, for `yarnctl serve` without an RM address."""
+
+from __future__ import annotations
+
+from yarnctl.bridge.service import PolicyService
+from yarnctl.model import Observation
+from yarnctl.rm.observe import Reading
+
+
+class MirrorSource:
+    """Observations built from the last snapshot the shim sent: allocations and asks, no usage, no seconds.
+
+    Without --rm a tunable policy still ticks (DRESS moves δ from pending demand and releases), but
+    what needs the RM's REST API or the NodeManagers (H-MRF's memorySeconds, measured usage for
+    feedback/opera) stays unknown, and the observation says so (`usage_measured` False).
+    """
+
+    where = "the shim's heartbeats (no RM REST API)"
+
+    def __init__(self, service: PolicyService) -> None:
+        self.service = service
+
+    def read(self) -> Reading:
+        """The last decided call's snapshot as an observation (an empty one before the first heartbeat)."""
+        snap = self.service.last_snapshot
+        obs = Observation.build(0.0, [], []) if snap is None else Observation.from_snapshot(snap)
+        return Reading(obs, None)
+
+    def close(self) -> None:
+        """Nothing to close: the mirror belongs to the service."""
