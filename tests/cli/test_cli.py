@@ -14,7 +14,7 @@ from yarnctl.cli.main import main
 from yarnctl.sim.workload import builtin_names
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-POLICIES = {"fifo", "fair", "drf", "capacity", "ffd-dp", "haste", "haste-a", "dress", "af", "lt-drf", "lt-af", "hmrf", "feedback"}
+POLICIES = {"fifo", "fair", "drf", "capacity", "ffd-dp", "haste", "haste-a", "dress", "af", "lt-drf", "lt-af", "hmrf", "feedback", "opera"}
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

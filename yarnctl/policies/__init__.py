@@ -21,6 +21,7 @@ from yarnctl.policies.haste import Haste
 from yarnctl.policies.hmrf import Hmrf
 from yarnctl.policies.lt_af import LtAf
 from yarnctl.policies.lt_drf import LtDrf
+from yarnctl.policies.opera import Opera
 
 REGISTRY: dict[str, Any] = {
     "fifo": Fifo,
@@ -36,6 +37,7 @@ REGISTRY: dict[str, Any] = {
     "lt-af": LtAf,
     "hmrf": Hmrf,
     "feedback": Feedback,
+    "opera": Opera,
 }
 
 

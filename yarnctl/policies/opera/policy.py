@@ -1,0 +1,331 @@
+"""OPERA (002_09dd669584f5ac37.txt): lend the idle part of running containers to short pending tasks.
+
+Implements Sec. III: the task classifier (Sec. III-B, Eq. 1-3, yarnctl/estimation/classifier.py),
+the NodeManager monitor with CRes and the AGGRESSIVE / NEUTRAL / PRESERVE relief policies
+(Sec. III-C, Alg. 1, Eq. 4; relief.py), guaranteed and opportunistic availability (Eq. 6-7;
+availability.py), normal-then-opportunistic assignment (Alg. 2) and strict or multi-chance
+reservation (Alg. 3-4; reservation.py) over the Fair task queue (queue.py).
+
+Approximations for YARN 2.7, which has neither opportunistic containers nor usage in heartbeats:
+- Usage TU_t is what the control loop reads at each tick (live: NodeManager JMX; simulator:
+  SimCluster.observe()); a container launched since the last tick counts its whole demand D_t.
+- Opportunistic allocation rescales the node: each heartbeat offers C_i + Σ_{t ∈ OT_i} D_t (plus
+  this heartbeat's opportunistic grants) through a NodeResize, so YARN's own free space is GA_i.
+  C_i is the node's configured capacity (the one it was first seen with, or has again when
+  someone else changed it); a node never offers more than `max_overcommit` × C_i.
+- The policy remembers which containers it placed opportunistically: grants are matched to the
+  containers that appear on the node for the same app and priority, in launch order, by the
+  node's next heartbeat (a grant unmatched by then was refused, or its container died at launch).
+- The monitor runs at every control-loop tick (its MonitorInterval) and a relief kill is sent
+  through Decision.kills at the node's next heartbeat; its own kills are not learned from.
+- The classifier learns at ticks: a container gone since the last tick ended, by estimate, half
+  way between the two ticks. Tasks the RM killed or preempted are indistinguishable from
+  finished ones in a snapshot and are learned as such.
+- AM containers are never opportunistic (an AM lives as long as its job).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from yarnctl.errors import ConfigError
+from yarnctl.estimation.classifier import (
+    Confusion, FinishedTask, TaskClassifier, TaskFeatures, app_name, category, demand,
+)
+from yarnctl.estimation.feedback import Usage
+from yarnctl.model import (
+    AM_PRIORITY, Assignment, ClusterSnapshot, Container, ContainerKind, Decision, Kill, NodeId, NodeResize,
+    Observation, Resources,
+)
+from yarnctl.policies.opera.availability import guaranteed, opportunistic
+from yarnctl.policies.opera.queue import FairQueue, Task
+from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
+from yarnctl.policies.opera.reservation import Reserved, Room, multi_chance, strict
+
+log = logging.getLogger(__name__)
+
+MB = 1 << 20
+RECENT_OFFERS = 16
+HISTORY = 100_000  # finished tasks kept for reports
+
+
+@dataclass(frozen=True, slots=True)
+class OperaConfig:
+    """OPERA's parameters: the paper's ρ, threshold and α; the rest are assumed (see relief.py)."""
+
+    relief: str = "preserve"  # aggressive | neutral | preserve (Alg. 1)
+    reservation: str = "multi-chance"  # strict (Alg. 3) | multi-chance (Alg. 4)
+    rho: float = 0.95  # CRes threshold (Sec. III-C)
+    threshold_s: float = 60.0  # short/long task threshold (Sec. III-B: "e.g., 1 minute")
+    alpha: float = 2.0  # PRESERVE's growth factor of BR_i, BT_i (Sec. III-C: "double")
+    block: Resources = Resources(1024, 2)  # initial and least BR_i (assumed; Fig. 12 starts at 2 vCores)
+    block_time_s: float = 30.0  # initial and least BT_i (assumed)
+    max_block_time_s: float = 480.0  # largest BT_i (assumed)
+    max_reserved: int = 3  # ε_r (assumed)
+    max_skips: int = 3  # ε_s (assumed)
+    max_overcommit: float = 2.0  # a node never offers more than this times its configured capacity
+
+
+@dataclass(slots=True)
+class _Grant:
+    app_id: str
+    priority: int
+    kind: ContainerKind
+    features: TaskFeatures
+    predicted: str
+    at_s: float
+
+
+@dataclass(slots=True)
+class _Tracked:
+    features: TaskFeatures
+    kind: ContainerKind
+    start_s: float
+    predicted: str | None
+
+
+@dataclass(slots=True)
+class _NodeState:
+    configured: Resources
+    offered: deque[Resources] = field(default_factory=lambda: deque(maxlen=RECENT_OFFERS))
+    grants: list[_Grant] = field(default_factory=list)
+    reserved: list[Reserved] = field(default_factory=list)
+    block: Block | None = None
+    kill: str | None = None
+    stale: bool = False  # a grant died at launch: usage is out of date until the next tick
+
+
+class Opera:
+    """Normal, then opportunistic assignment of short tasks; contention relieved by killing opportunistic ones."""
+
+    name = "opera"
+    Config = OperaConfig
+    # what it offers a node moves with each tick (usage, blocks, kills), not only with the node's containers
+    time_dependent = True
+
+    def __init__(self, config: OperaConfig = OperaConfig()) -> None:
+        try:
+            self.relief = Relief(config.relief)
+        except ValueError:
+            raise ConfigError(f"policy opera: relief must be one of {', '.join(r.value for r in Relief)}, "
+                              f"got {config.relief!r}") from None
+        if config.reservation not in ("strict", "multi-chance"):
+            raise ConfigError(f"policy opera: reservation must be strict or multi-chance, got {config.reservation!r}")
+        if not 0.0 < config.rho <= 1.0 or config.alpha <= 1.0 or config.threshold_s <= 0:
+            raise ConfigError("policy opera: need 0 < rho <= 1, alpha > 1 and threshold_s > 0")
+        if config.max_overcommit < 1.0 or config.max_reserved < 0 or config.max_skips < 0:
+            raise ConfigError("policy opera: need max_overcommit >= 1 and non-negative max_reserved, max_skips")
+        self.config = config
+        self.classifier = TaskClassifier(config.threshold_s)
+        self.nodes: dict[NodeId, _NodeState] = {}
+        self.tracked: dict[str, _Tracked] = {}
+        self.usage: dict[str, Usage] = {}  # TU_t at the last tick
+        self.killed: set[str] = set()
+        self.kills = 0
+        self.last_tick_s: float | None = None
+        self.confusion = Confusion()  # online predictions (at grant) against what the task turned out to be
+        self.finished: deque[FinishedTask] = deque(maxlen=HISTORY)
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _node(self, snap: ClusterSnapshot, node_id: NodeId) -> _NodeState:
+        node = snap.nodes[node_id]
+        st = self.nodes.get(node_id)
+        if st is None or node.capacity not in st.offered and node.capacity != st.configured:
+            st = self.nodes[node_id] = _NodeState(node.capacity)  # new, or resized by someone else
+        if st.block is None:
+            st.block = Block(Usage.of(self.config.block), self.config.block_time_s, snap.now_s)
+        return st
+
+    def features(self, snap: ClusterSnapshot, app_id: str, priority: int, size: Resources) -> TaskFeatures:
+        """F_t, A_t, S_t, P_t, D_t of a task of `app_id` at `priority` (see yarnctl/estimation/classifier.py)."""
+        app = snap.apps.get(app_id)
+        others = any(r.priority not in (priority, AM_PRIORITY) for r in snap.any_requests(app_id))
+        if not others:
+            others = any(c.app_id == app_id and not c.is_am and c.priority != priority
+                         for c in snap.containers.values())
+        return TaskFeatures((app.type if app else "").lower(), app_name(app.name if app else "", app_id),
+                            "am" if priority == AM_PRIORITY else str(priority), "overlap" if others else "alone",
+                            demand(size.memory_mb, size.vcores))
+
+    def _match(self, snap: ClusterSnapshot, node_id: NodeId, st: _NodeState, heartbeat: bool) -> None:
+        """Label the node's new containers with the grants that made them (in launch order).
+
+        On the node's own heartbeat, grants still unmatched are dropped: the containers of the last
+        heartbeat's decision are visible by then, so those were refused or died at launch (an OOM kill:
+        the node uses more than its last measurement says, so it gets no opportunistic grant until the
+        next tick measures it again).
+        """
+        new = sorted((c for c in snap.node_containers.get(node_id, ()) if c.id not in self.tracked),
+                     key=lambda c: (c.start_s, c.id))
+        for c in new:
+            g = next((g for g in st.grants if g.app_id == c.app_id and g.priority == c.priority
+                      and c.start_s >= g.at_s - 1e-6), None)
+            if g is not None:
+                st.grants.remove(g)
+                kind = ContainerKind.OPPORTUNISTIC if c.kind is ContainerKind.OPPORTUNISTIC else g.kind
+                self.tracked[c.id] = _Tracked(g.features, kind, c.start_s, g.predicted)
+            else:  # not placed by this policy (a restart, the shim's fallback)
+                self.tracked[c.id] = _Tracked(self.features(snap, c.app_id, c.priority, c.resource), c.kind,
+                                              c.start_s, None)
+        if heartbeat:
+            st.stale = st.stale or bool(st.grants)
+            st.grants.clear()
+
+    def is_opportunistic(self, cid: str) -> bool:
+        """True when this policy placed container `cid` on opportunistic resources."""
+        t = self.tracked.get(cid)
+        return t is not None and t.kind is ContainerKind.OPPORTUNISTIC
+
+    def task_usage(self, c: Container) -> Usage:
+        """TU_t: the usage measured at the last tick, or the demand of a container not measured yet."""
+        return self.usage.get(c.id) or Usage.of(c.resource)
+
+    # ------------------------------------------------------------ control loop: NodeManager monitor (Alg. 1)
+
+    def tune(self, obs: Observation) -> None:
+        """Learn finished tasks, read usage, and run Alg. 1 on every node."""
+        snap = obs.snapshot
+        if snap is None:
+            return
+        mid = obs.at_s if self.last_tick_s is None else (self.last_tick_s + obs.at_s) / 2
+        for nid in sorted(snap.nodes):
+            self._match(snap, nid, self._node(snap, nid), heartbeat=False)
+        for cid in sorted(set(self.tracked) - set(snap.containers)):
+            t = self.tracked.pop(cid)
+            self.usage.pop(cid, None)
+            if cid in self.killed:
+                self.killed.discard(cid)
+                continue
+            end = max(mid, t.start_s)
+            actual = self.classifier.learn(t.features, end - t.start_s)
+            if t.predicted is not None:
+                self.confusion = self.confusion.add(actual, t.predicted)
+            self.finished.append(FinishedTask(cid, t.features, t.start_s, end))
+        self.last_tick_s = obs.at_s
+        if not obs.usage_measured:
+            return  # nothing measured: an empty table means unknown, not idle
+        self.usage = {cid: Usage(ld.memory_mb, ld.vcores) for cid, ld in obs.containers.items()
+                      if cid in snap.containers}
+        for nid in sorted(snap.nodes):
+            self.nodes[nid].stale = False
+            self._monitor(snap, nid, obs.at_s)
+
+    def _monitor(self, snap: ClusterSnapshot, nid: NodeId, now_s: float) -> None:
+        st = self._node(snap, nid)
+        cs = snap.node_containers.get(nid, ())
+        opp = {c.id for c in cs if self.is_opportunistic(c.id) and c.id not in self.killed}
+        used = Usage()
+        for x in cs:
+            used = used + self.task_usage(x)
+        c = cres(used, st.configured, self.config.rho) if opp else Contention.NONE
+        if kills(self.relief, c):
+            v = victim(cs, opp)
+            st.kill = v.id if v is not None else None
+        if self.relief is Relief.PRESERVE and st.block is not None:
+            st.block = relieve(st.block, c, now_s, self.config.alpha,
+                               Block(Usage.of(self.config.block), self.config.block_time_s, now_s),
+                               st.configured, self.config.max_block_time_s)
+
+    def tuning(self) -> Mapping[str, float]:
+        """Opportunistic containers running, PRESERVE's blocked resources, relief kills so far."""
+        blocked = Usage()
+        if self.relief is Relief.PRESERVE:
+            for st in self.nodes.values():
+                if st.block is not None:
+                    blocked = blocked + st.block.blocked
+        return {
+            "opera_opportunistic_containers": float(sum(self.is_opportunistic(c) for c in self.tracked)),
+            "opera_blocked_vcores": blocked.vcores,
+            "opera_blocked_bytes": blocked.memory_mb * MB,
+            "opera_relief_kills_total": float(self.kills),
+        }
+
+    # ------------------------------------------------------------ heartbeats: Alg. 2-4
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        """Relief kill if one is due, then Alg. 3 or 4 on the node's GA_i and OA_i, and the capacity that admits them."""
+        st = self._node(snap, node_id)
+        self._match(snap, node_id, st, heartbeat=True)
+        cs = list(snap.node_containers.get(node_id, ()))
+        doomed: list[Kill] = []
+        if st.kill is not None and st.kill in snap.containers:
+            doomed.append(Kill(st.kill, f"opera {self.relief.value}: contention"))
+            cs = [c for c in cs if c.id != st.kill]
+        st.kill = None
+        c_i = st.configured
+        blocked = st.block.blocked if self.relief is Relief.PRESERVE and st.block is not None else Usage()
+        k = self.config.max_overcommit
+        ceiling = Resources(math.floor(c_i.memory_mb * k), math.floor(c_i.vcores * k))
+        oa = opportunistic(c_i, (self.task_usage(c) for c in cs), blocked) if not st.stale else Usage()
+        room = Room(guaranteed(c_i, (c.resource for c in cs if not self.is_opportunistic(c.id))), oa,
+                    Usage.of(ceiling) - Usage.of(c_i) - self._held(cs))
+        queue = FairQueue(snap)
+
+        def eligible(t: Task) -> bool:
+            return t.priority != AM_PRIORITY and self.classifier.is_short(
+                self.features(snap, t.app_id, t.priority, t.demand))
+
+        if self.config.reservation == "strict":
+            out = strict(room, queue, st.reserved, eligible)
+        else:
+            out = multi_chance(room, queue, st.reserved, eligible, self.config.max_reserved, self.config.max_skips)
+        st.reserved = out.reserved
+        if any(kind is ContainerKind.NORMAL for _, kind in out.grants):
+            for v in self._guarantee(cs, [t.demand for t, _ in out.grants], c_i):
+                doomed.append(Kill(v.id, f"opera {self.relief.value}: guaranteed memory"))
+                cs.remove(v)
+        self.killed.update(kl.container_id for kl in doomed)
+        self.kills += len(doomed)
+        counts: dict[tuple[str, int, ContainerKind], int] = {}
+        opp_new = Usage()
+        for t, kind in out.grants:
+            counts[(t.app_id, t.priority, kind)] = counts.get((t.app_id, t.priority, kind), 0) + 1
+            f = self.features(snap, t.app_id, t.priority, t.demand)
+            st.grants.append(_Grant(t.app_id, t.priority, kind, f, self.classifier.classify(f), snap.now_s))
+            if kind is ContainerKind.OPPORTUNISTIC:
+                opp_new = opp_new + Usage.of(t.demand)
+        # normal grants first: the simulator and the RM launch them in this order, as _match expects
+        order = sorted(counts, key=lambda key: key[2] is ContainerKind.OPPORTUNISTIC)
+        assignments = tuple(Assignment(a, p, node_id, counts[(a, p, kd)], kd) for a, p, kd in order)
+        held = self._held(cs) + opp_new
+        cap = Resources(c_i.memory_mb + round(held.memory_mb), c_i.vcores + round(held.vcores))
+        resizes: tuple[NodeResize, ...] = ()
+        if cap != snap.nodes[node_id].capacity:
+            st.offered.append(cap)
+            resizes = (NodeResize(node_id, cap),)
+        if not (assignments or doomed or resizes):
+            return Decision()
+        return Decision(assignments, tuple(doomed), resizes)
+
+    def _held(self, cs: list[Container]) -> Usage:
+        """Σ_{t ∈ OT_i} D_t: what the node's opportunistic containers were granted."""
+        held = Usage()
+        for c in cs:
+            if self.is_opportunistic(c.id):
+                held = held + Usage.of(c.resource)
+        return held
+
+    def _guarantee(self, cs: list[Container], granted: list[Resources], capacity: Resources) -> list[Container]:
+        """Opportunistic containers to kill so that the memory of this heartbeat's grants is really there.
+
+        Sec. III-A: resources assigned as guaranteed are available throughout the task's lifetime.
+        With usage read only at ticks, a normal grant can land on memory that opportunistic tasks use
+        (OA_i < 0 after Alg. 2 line 10); Alg. 1 would find that memory contention only at the next
+        tick, after the memory ran out, so the heartbeat applies its memory rule (every relief policy
+        kills the most recently launched opportunistic task on memory contention) at once.
+        """
+        used = sum((self.task_usage(c).memory_mb for c in cs), 0.0) + sum(d.memory_mb for d in granted)
+        opp = {c.id for c in cs if self.is_opportunistic(c.id)}
+        out: list[Container] = []
+        while used > capacity.memory_mb and opp:
+            v = victim(cs, opp)
+            assert v is not None
+            opp.discard(v.id)
+            out.append(v)
+            used -= self.task_usage(v).memory_mb
+        return out
