@@ -76,9 +76,9 @@ def test_spike_shrinks_to_allocated_never_below():
     p = Feedback()
     p.tune(obs(snap, idle_loads(FULL, 3000.0, 2.0)))  # 12000 MB used of 8 GB allowance: Eq. 3 and Eq. 5 < 0
     d = p.decide(snap, "n1")
-    # the paper scales the node down (Sec. VI-A): the estimate leaves no room, so nothing is assigned and
-    # the node is offered exactly its allocation (8 GB / 4 vcores), no sliver of room on top
-    assert d.resizes == (NodeResize("n1", Resources(8192, 4)),) and d.containers() == 0
+    # the paper scales the node down (Sec. VI-A): the estimate leaves no room, so nothing is assigned; the
+    # offer is the allocation (8 GB / 4 vcores) plus one minimum allocation below AR: 8 GB / 5 vcores
+    assert d.resizes == (NodeResize("n1", Resources(8192, 5)),) and d.containers() == 0
     assert validate(snap, d, "n1").rejected == ()
 
 
