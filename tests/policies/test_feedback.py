@@ -10,6 +10,7 @@ from yarnctl.errors import ConfigError
 from yarnctl.estimation.feedback import Usage
 from yarnctl.model import App, ContainerLoad, NodeLoad, NodeResize, Observation, Request, Resources
 from yarnctl.policies import make_policy
+from yarnctl.policies.base import Offers
 from yarnctl.policies.feedback import Feedback, FeedbackConfig, resized
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import load_workload
@@ -43,9 +44,11 @@ def idle_loads(containers, mem=256.0, cpu=0.25):
 def test_no_feedback_yet_is_the_reservation_model():
     snap = snapshot(NODES, APPS, ASK, FULL)
     p = Feedback()
-    assert p.decide(snap, "n1").is_empty()  # RU = allocated: no room on the full node
+    full = p.decide(snap, "n1")  # RU = allocated: no room on the full node, only the sliver that keeps it asked
+    assert full.containers() == 0 and full.resizes == (NodeResize("n1", Resources(8192 + 1024, 8)),)
     d = p.decide(snap, "n2")
-    assert d.resizes == () and d.containers() == 4  # AR = 8 GB: four 2 GB containers, as fifo
+    # AR = 8 GB: four 2 GB containers, as fifo; the offer only adds the sliver above them
+    assert d.containers() == 4 and d.resizes == (NodeResize("n2", Resources(8192 + 1024, 8)),)
 
 
 def test_low_usage_rescales_the_node_and_fills_it():
@@ -66,7 +69,9 @@ def test_resize_capped_by_max_overcommit():
     p = Feedback(FeedbackConfig(alpha=1.0, max_overcommit=1.5))
     p.tune(obs(snap, idle_loads(FULL, 0.0, 0.0)))  # α = 1, nothing used: the node looks empty
     d = p.decide(snap, "n1")
-    assert d.resizes == (NodeResize("n1", Resources(12288, 12)),)  # 1.5 x AR, not 8 GB + 8 GB
+    # the policy fills 1.5 x AR (12 GB, not 8 GB + 8 GB); the offer adds one minimum allocation above what the node
+    # then holds (8 GB + two 2 GB containers), so the shim keeps asking about it
+    assert d.resizes == (NodeResize("n1", Resources(12288 + 1024, 12)),)
     assert d.containers() == 2
     assert validate(snap, d, "n1").rejected == ()
 
@@ -77,8 +82,8 @@ def test_spike_shrinks_to_allocated_never_below():
     p.tune(obs(snap, idle_loads(FULL, 3000.0, 2.0)))  # 12000 MB used of 8 GB allowance: Eq. 3 and Eq. 5 < 0
     d = p.decide(snap, "n1")
     # the paper scales the node down (Sec. VI-A): the estimate leaves no room, so nothing is assigned; the
-    # offer is the allocation (8 GB / 4 vcores) plus one minimum allocation below AR: 8 GB / 5 vcores
-    assert d.resizes == (NodeResize("n1", Resources(8192, 5)),) and d.containers() == 0
+    # offer is the allocation (8 GB / 4 vcores) plus one minimum allocation: 9 GB / 5 vcores
+    assert d.resizes == (NodeResize("n1", Resources(9216, 5)),) and d.containers() == 0
     assert validate(snap, d, "n1").rejected == ()
 
 
@@ -140,3 +145,16 @@ def test_a_capacity_seen_late_is_still_this_policys_own():
     late = snapshot([("n1", first), ("n2", GB(8, 8))], APPS, ASK, FULL)  # the older offer, seen after the newer
     assert p.allowance(late.nodes["n1"]) == GB(8, 8)
     assert p.capacity_for(late, late.nodes["n1"]).memory_mb <= 2 * 8192
+
+
+
+def test_offers_are_remembered_far_back_and_stay_bounded():
+    """Live, a node's capacity as the policy sees it may be an offer from many heartbeats ago (16 was too few:
+    tests/integration/test_feedback_live.py once saw a 4 GB node offered 9.6 GB under a 2x cap)."""
+    o = Offers(limit=1000)
+    for i in range(1000):
+        o.add(Resources(4096 + i, 4))
+    assert Resources(4096, 4) in o and o.latest == Resources(5095, 4)
+    o.add(Resources(4096, 4))  # offered again: now the newest, so the oldest left is 4097
+    o.add(Resources(9999, 8))
+    assert Resources(4096, 4) in o and Resources(4097, 4) not in o and Resources(4098, 4) in o

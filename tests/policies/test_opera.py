@@ -108,7 +108,7 @@ def contended(relief: str, cpu: float, mem: float):
     p.decide(snap, "n1")
     opp = [Container("new_1", "new", "n1", 20, Resources(1024, 4), 10.0),
            Container("new_2", "new", "n1", 20, Resources(1024, 4), 10.5)]
-    later = snap_with(MAPS + opp, now=15.0, requests=[], capacity=p.nodes["n1"].offered[-1])  # as it offered
+    later = snap_with(MAPS + opp, now=15.0, requests=[], capacity=p.nodes["n1"].offered.latest)  # as it offered
     p.tune(observe(later, {c: (mem, cpu) for c in MAPS + opp}))
     return p, later
 
@@ -209,7 +209,7 @@ def test_grant_that_died_at_launch_stops_opportunistic_grants_until_the_next_tic
     p.tune(observe(snap, {c: (400.0, 1.0) for c in MAPS}))
     assert p.decide(snap, "n1").containers() == 3
     # next heartbeat: none of the three containers exists (OOM-killed at launch), the tasks are asked again
-    again = snap_with(MAPS, now=11.0, capacity=p.nodes["n1"].offered[-1])
+    again = snap_with(MAPS, now=11.0, capacity=p.nodes["n1"].offered.latest)
     d = p.decide(again, "n1")
     assert d.assignments == () and d.resizes == (NodeResize("n1", CAP),)
     p.tune(observe(again, {c: (400.0, 1.0) for c in MAPS}))  # measured again

@@ -18,15 +18,14 @@ again when someone else changed it (a capacity that is none of the last ones thi
 `allowance` when given. NC (the node's real capacity, Sec. VI-A) is not reported by YARN 2.7:
 `node_capacity` gives it, a zero component meaning "the allowance's" (no safety margin).
 
-Scaling down: the node offered is at least min(AR, allocated + minimum allocation) per resource,
-while the ordering policy only fills the estimated capacity. That minimum-allocation sliver is
-never used by this policy; it keeps a scaled-down node asking for work (the simulator does not ask
-a node without room until a container ends on it, so a node holding only a waiting AM would never
-be offered its estimate's decay). Live it is needed as much: the shim calls Python only for a node
-with room for the smallest container (`yarnctl.shim.call-when-full` false), so a node offered exactly
-its allocation would not be asked again until a container ends on it (removing the sliver, the
-live test tests/integration/test_feedback_live.py ran 8 containers at most, as fifo; with it 10).
-Only the shim's native fallback could fill the sliver.
+Room to be asked: the node offered is at least what it holds after the heartbeat plus one minimum
+allocation per resource, while the ordering policy only fills the estimated capacity. That sliver
+is never used by this policy; it keeps the node asking for work. Live, the shim calls Python only
+for a node with room for a minimum allocation (`yarnctl.shim.call-when-full` false), so a node
+filled to its estimate would not be asked again until a container ended on it, and neither a grown
+estimate nor a shrunk one would reach it (tests/integration/test_feedback_live.py: 8 containers at
+most, as fifo, when the sliver stopped at AR); the simulator likewise does not ask a node without
+room. Only the shim's native fallback could fill the sliver.
 """
 
 from __future__ import annotations
@@ -40,9 +39,9 @@ from yarnctl.engine import Policy, Tunable, is_tunable
 from yarnctl.errors import ConfigError
 from yarnctl.estimation.feedback import Usage, UsageEstimator
 from yarnctl.model import ZERO, ClusterSnapshot, Decision, Node, NodeId, NodeResize, Observation, Resources
+from yarnctl.policies.base import Offers
 
 MB = 1 << 20
-RECENT_OFFERS = 16  # offers remembered per node: more than the resizes that can be in flight between two looks
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +53,15 @@ class FeedbackConfig:
     max_overcommit: float = 2.0  # a node never offers more than this times its allowance AR
     allowance: Resources = ZERO  # AR for every node; zero: each node's configured capacity
     node_capacity: Resources = ZERO  # NC for every node; zero components: the allowance's
+
+
+def placed(snap: ClusterSnapshot, decision: Decision) -> Resources:
+    """What `decision`'s assignments add to their node: count × the capability each app asked for at that priority."""
+    total = ZERO
+    for a in decision.assignments:
+        ask = next((r.capability for r in snap.any_requests(a.app_id) if r.priority == a.priority), ZERO)
+        total = total + ask * a.count
+    return total
 
 
 def resized(allocated: Resources, available: Usage, ceiling: Resources) -> Resources:
@@ -88,14 +96,14 @@ class Feedback:
         self.allowances: dict[NodeId, Resources] = {}
         # the capacities this policy set per node, newest last: live, the RM state the policy sees lags the
         # shim's applying them, so a capacity it set a few heartbeats ago is still its own, not an admin's
-        self.offered: dict[NodeId, tuple[Resources, ...]] = {}
+        self.offered: dict[NodeId, Offers] = {}
         self.available_total = Usage()
 
     def allowance(self, node: Node) -> Resources:
         """AR: the configured capacity of `node` (see the module docstring)."""
         if not self.config.allowance.is_zero():
             return self.config.allowance
-        if node.capacity not in self.offered.get(node.id, ()) or node.id not in self.allowances:
+        if node.id not in self.allowances or node.capacity not in self.offered.get(node.id, ()):
             self.allowances[node.id] = node.capacity  # new, or resized by someone else
             self.offered.pop(node.id, None)
         return self.allowances[node.id]
@@ -148,19 +156,18 @@ class Feedback:
         """Resize `node_id` to its estimated room and fill it with the ordering policy's choice."""
         node = snap.nodes[node_id]
         cap = self.capacity_for(snap, node)
-        ar = self.allowance(node)
-        # the offer keeps one minimum allocation of room below AR (never used by this policy: the
-        # ordering policy fills `cap`), so a node scaled down still heartbeats for work (see module doc)
-        floor = Resources(min(ar.memory_mb, node.allocated.memory_mb + snap.min_allocation.memory_mb),
-                          min(ar.vcores, node.allocated.vcores + snap.min_allocation.vcores))
-        offer = cap.componentwise_max(floor)
         view = snap
         if cap != node.capacity:
             nodes = dict(snap.nodes)
             nodes[node_id] = Node(node.id, node.rack, cap, node.allocated)
             view = replace(snap, nodes=MappingProxyType(nodes), capacity=snap.capacity - node.capacity + cap)
         inner = self.inner.decide(view, node_id)
+        # the offer keeps one minimum allocation of room above what the node holds after this heartbeat
+        # (never used by this policy: the ordering policy fills `cap`), so the node keeps being asked and
+        # a changed estimate reaches it at its next heartbeat (see the module docstring)
+        floor = node.allocated + placed(snap, inner) + snap.min_allocation
+        offer = cap.componentwise_max(floor)
         if offer == node.capacity:
             return inner
-        self.offered[node_id] = (*self.offered.get(node_id, ())[-(RECENT_OFFERS - 1):], offer)
+        self.offered.setdefault(node_id, Offers()).add(offer)
         return Decision(inner.assignments, inner.kills, (NodeResize(node_id, offer),), inner.reasons)

@@ -10,7 +10,9 @@ Approximations for YARN 2.7, which has neither opportunistic containers nor usag
 - Usage TU_t is what the control loop reads at each tick (live: NodeManager JMX; simulator:
   SimCluster.observe()); a container launched since the last tick counts its whole demand D_t.
 - Opportunistic allocation rescales the node: each heartbeat offers C_i + Σ_{t ∈ OT_i} D_t (plus
-  this heartbeat's opportunistic grants) through a NodeResize, so YARN's own free space is GA_i.
+  this heartbeat's opportunistic grants) through a NodeResize, so YARN's own free space is GA_i,
+  and at least one minimum allocation more than the node then holds (never granted by OPERA: the
+  shim only asks Python about nodes with room for one, and a full node must hear of new OA_i).
   C_i is the node's configured capacity (the one it was first seen with, or has again when
   someone else changed it); a node never offers more than `max_overcommit` × C_i.
 - The policy remembers which containers it placed opportunistically: grants are matched to the
@@ -41,6 +43,7 @@ from yarnctl.model import (
     AM_PRIORITY, Assignment, ClusterSnapshot, Container, ContainerKind, Decision, Kill, NodeId, NodeResize,
     Observation, Resources,
 )
+from yarnctl.policies.base import Offers
 from yarnctl.policies.opera.availability import guaranteed, opportunistic
 from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
@@ -49,7 +52,6 @@ from yarnctl.policies.opera.reservation import Reserved, Room, multi_chance, str
 log = logging.getLogger(__name__)
 
 MB = 1 << 20
-RECENT_OFFERS = 16
 HISTORY = 100_000  # finished tasks kept for reports
 
 
@@ -91,7 +93,7 @@ class _Tracked:
 @dataclass(slots=True)
 class _NodeState:
     configured: Resources
-    offered: deque[Resources] = field(default_factory=lambda: deque(maxlen=RECENT_OFFERS))
+    offered: Offers = field(default_factory=Offers)
     grants: list[_Grant] = field(default_factory=list)
     reserved: list[Reserved] = field(default_factory=list)
     block: Block | None = None
@@ -294,9 +296,14 @@ class Opera:
         assignments = tuple(Assignment(a, p, node_id, counts[(a, p, kd)], kd) for a, p, kd in order)
         held = self._held(cs) + opp_new
         cap = Resources(c_i.memory_mb + round(held.memory_mb), c_i.vcores + round(held.vcores))
+        # one minimum allocation of room above what the node holds after this heartbeat (never granted by
+        # OPERA): live, the shim asks Python only about nodes with room for one, and a full node must still
+        # hear about new OA_i at its next heartbeat (as feedback.py does)
+        after = sum((c.resource for c in cs), Resources(0, 0)) + sum((t.demand for t, _ in out.grants), Resources(0, 0))
+        cap = cap.componentwise_max(after + snap.min_allocation)
         resizes: tuple[NodeResize, ...] = ()
         if cap != snap.nodes[node_id].capacity:
-            st.offered.append(cap)
+            st.offered.add(cap)
             resizes = (NodeResize(node_id, cap),)
         if not (assignments or doomed or resizes):
             return Decision()
