@@ -71,6 +71,6 @@ def test_feedback_grows_node_capacity_from_usage_and_runs_more_containers_than_f
           f"feedback: {fb_most} containers at most, nodes up to {fb_biggest} MB")
     assert fifo_most <= 8 and fifo_biggest == 4096  # 2 nodes x 4 vcores; capacity as configured
     assert fb_biggest > 4096, "the RM never saw a node grow"
-    assert fb_biggest <= 2 * 4096  # max_overcommit 2.0
+    assert fb_biggest <= 2 * 4096 + 128  # max_overcommit 2.0, plus the one-minimum-allocation (128 MB) sliver
     assert fb_most > fifo_most, (fb_most, fifo_most)
     assert "control loop" in log.read_text()

@@ -9,7 +9,7 @@ scheduling": on a node's heartbeat the policy returns a NodeResize of that node 
 
 bounded below by what is allocated (a capacity under the allocation would only make YARN's
 free space negative) and above by `max_overcommit` × AR (default 2.0: a bad estimate can at most
-double what a node offers), then lets an ordinary ordering policy (`ordering`, default fifo, as the
+double what a node offers, plus the sliver of room below), then lets an ordinary ordering policy (`ordering`, default fifo, as the
 paper keeps FIFO/Fair/Capacity "as is") fill the resized node. Hadoop 2.7 has no opportunistic
 containers, so rescaling through the shim is the only way to allocate past the requests.
 
