@@ -10,7 +10,7 @@ def GB(n: float, vcores: int = 1) -> Resources:
 
 
 def snapshot(nodes, apps, requests=(), containers=(), min_allocation=Resources(1024, 1)):
-    """nodes: [(id, capacity)], apps: [App], requests: [Request], containers: [Container]."""
+    """nodes: [(id, capacity) or (id, capacity, registered)], apps: [App], requests: [Request], containers: [Container]."""
     node_alloc: dict[str, Resources] = {}
     app_alloc: dict[str, Resources] = {a.id: Resources(0, 0) for a in apps}
     for c in containers:
@@ -21,7 +21,7 @@ def snapshot(nodes, apps, requests=(), containers=(), min_allocation=Resources(1
         by_app.setdefault(r.app_id, []).append(r)
     return ClusterSnapshot.build(
         0.0,
-        {n: Node(n, "r1", cap, node_alloc.get(n, Resources(0, 0))) for n, cap in nodes},
+        {n: Node(n, "r1", cap, node_alloc.get(n, Resources(0, 0)), *reg) for n, cap, *reg in nodes},
         {a.id: a for a in apps},
         {a: tuple(rs) for a, rs in by_app.items()},
         {c.id: c for c in containers},

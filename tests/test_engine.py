@@ -118,3 +118,19 @@ def test_engine_survives_bad_policies_and_counts_them(policy, counter, caplog):
     assert result.accepted.is_empty()
     assert engine.stats[counter] == 1
     assert caplog.records, "the failure is logged"
+
+
+def test_a_node_left_rescaled_is_restored_for_a_policy_that_does_not_resize():
+    """A node an earlier policy grew (registered 4 GB, capacity 9 GB) gets its registered size back before fifo
+    places anything on it; a policy that rescales nodes itself (feedback) is left to decide on the grown node."""
+    from yarnctl.policies import make_policy
+
+    grown = snapshot([("n1", GB(9, 8), GB(4, 8)), ("n2", GB(8, 8))], APPS, REQS)
+    fifo = Engine(make_policy("fifo"))
+    first = fifo.decide(grown, "n1").accepted
+    assert first == Decision(resizes=(NodeResize("n1", GB(4, 8)),)) and fifo.stats["restores"] == 1
+    assert fifo.decide(grown, "n2").accepted.containers() > 0  # a node at its registered size: decided as ever
+    restored = snapshot([("n1", GB(4, 8), GB(4, 8)), ("n2", GB(8, 8))], APPS, REQS)
+    assert fifo.decide(restored, "n1").accepted.containers() > 0 and fifo.stats["restores"] == 1
+    feedback = Engine(make_policy("feedback"))
+    assert feedback.decide(grown, "n1").accepted.containers() > 0 and feedback.stats["restores"] == 0

@@ -186,6 +186,11 @@ class Stateful(Protocol):
         ...
 
 
+def resizes_nodes(policy: object) -> bool:
+    """True when `policy` rescales nodes itself (class attribute `resizes_nodes`, as feedback and opera)."""
+    return bool(getattr(policy, "resizes_nodes", False))
+
+
 def is_stateful(policy: object) -> bool:
     """True when `policy` can save and load its state."""
     return callable(getattr(policy, "save_state", None)) and callable(getattr(policy, "load_state", None))
@@ -240,6 +245,13 @@ class Engine:
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Validation:
         """The validated decision for `node_id`'s heartbeat; a failing policy yields an empty one."""
         self.stats["decisions"] += 1
+        node = snap.nodes.get(node_id)
+        if node is not None and node.capacity != node.configured and not resizes_nodes(self.policy):
+            # an earlier policy (feedback, OPERA, a restarted server) left this node rescaled and this one does
+            # not manage capacity: give the node back its registered size before placing anything on it, so
+            # a policy that knows nothing of resizes never fills room nobody means to offer any more
+            self.stats["restores"] += 1
+            return Validation(Decision(resizes=(NodeResize(node_id, node.configured),)))
         for e in self.estimators:
             e.observe(snap)
         try:

@@ -42,25 +42,25 @@ def _state(snap: ClusterSnapshot) -> dict[str, object]:
 
 EXPECTED = {
     "full": {
-        "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(3072, 2)),
-                  "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(0, 0))},
+        "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(3072, 2), R(8192, 8)),
+                  "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(0, 0), R(8192, 8))},
         "apps": [ALICE, BOB],
         "requests": {APP1: APP1_REQS, APP2: (Request(APP2, 0, R(1024, 1), 1),)},
         "containers": {"n1:45454": (CONT1, CONT2)},
         "app_allocated": {APP1: R(3072, 2)}, "min": R(1024, 1), "capacity": R(16384, 16),
     },
     "full+delta": {
-        "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(3072, 2)),
-                  "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(1024, 1))},
+        "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(3072, 2), R(8192, 8)),
+                  "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(1024, 1), R(8192, 8))},
         "apps": [ALICE, BOB],
         "requests": {APP1: APP1_REQS, APP2: (Request(APP2, 0, R(1024, 2), 3),)},
         "containers": {"n1:45454": (CONT1, CONT2), "n2:45454": (CONT3,)},
         "app_allocated": {APP1: R(3072, 2), APP2: R(1024, 1)}, "min": R(1024, 1), "capacity": R(16384, 16),
     },
     "full+delta+delta-2": {
-        "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(0, 0)),
-                  "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(1024, 1)),
-                  "n3:45454": Node("n3:45454", "/r1", R(4096, 4), R(0, 0))},
+        "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(0, 0), R(8192, 8)),
+                  "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(1024, 1), R(8192, 8)),
+                  "n3:45454": Node("n3:45454", "/r1", R(4096, 4), R(0, 0), R(4096, 4))},
         "apps": [BOB],
         "requests": {APP2: (Request(APP2, 0, R(1024, 2), 3),)},
         "containers": {"n2:45454": (CONT3,)},

@@ -68,7 +68,7 @@ def test_policy_failure_answers_err_and_keeps_serving(policy: Any, message: str)
         ("[1, 2, 3]", 1, "expected a JSON object"),
         (compact({**doc("request-full.json"), "v": 2}), 1, "v: expected wire version 1"),
         (compact({**doc("request-full.json"), "seq": 12, "nodes": [["n1:45454", "/r1", "8G", 8]]}), 12,
-         "nodes[0]: expected [id, rack, MB, vcores]"),
+         "nodes[0]: expected [id, rack, MB, vcores, registered MB, registered vcores]"),
         (compact({**doc("request-delta.json"), "base": None}), 2, "base: required when full is false"),
         (compact({**doc("request-full.json"), "extra": 1}), 1, "extra: unknown key"),
         (compact({**doc("request-full.json"), "used": [1, True, 1]}), 1, "used: expected [MB, vcores, containers]"),

@@ -21,6 +21,18 @@ def test_full_request_rows() -> None:
     assert req.apps[1].tags == ("yarnctl.iterations=3",) and not req.lost and not req.done
 
 
+def test_node_rows_carry_the_registered_size() -> None:
+    """A resized node keeps the size it registered with beside its capacity; a 4-item row is registered as is."""
+    base = '{"v":1,"seq":1,"full":true,"t":0,"node":"n1","used":[0,0,0],"min":[128,1],"nodes":[%s]}'
+    [resized] = parse_request(base % '["n1","/r1",9216,6,4096,4]').nodes
+    assert (resized.memory_mb, resized.vcores, resized.registered_mb, resized.registered_vcores) == (9216, 6, 4096, 4)
+    [plain] = parse_request(base % '["n1","/r1",4096,4]').nodes
+    assert (plain.registered_mb, plain.registered_vcores) == (4096, 4)
+    for bad in ('["n1","/r1",4096,4,-1,4]', '["n1","/r1",4096,4,4096]', '["n1","/r1",4096,4,4096,4,1]'):
+        with pytest.raises(WireError, match="nodes"):
+            parse_request(base % bad)
+
+
 @pytest.mark.parametrize(
     "decision, expected",
     [

@@ -48,6 +48,7 @@ class ResizeOnce:
     """fifo, and once, set the first node's capacity to 3072 MB / 3 vcores."""
 
     name = "resize"
+    resizes_nodes = True  # else the engine would give the node its registered size back
 
     def __init__(self) -> None:
         self.fifo, self.done = make_policy("fifo"), False

@@ -23,7 +23,7 @@ ASK = [Request("new", 20, Resources(1024, 4), 10)]
 
 
 def snap_with(containers, now=10.0, requests=ASK, capacity=CAP):
-    s = snapshot([("n1", capacity)], APPS, requests, containers)
+    s = snapshot([("n1", capacity, CAP)], APPS, requests, containers)  # registered at CAP, as the shim says
     return s.__class__(now, s.nodes, s.apps, s.requests, s.node_containers, s.app_allocated, s.min_allocation,
                        s.capacity)
 
@@ -105,10 +105,10 @@ def contended(relief: str, cpu: float, mem: float):
     snap = snap_with(MAPS)
     p = trained(OperaConfig(relief=relief))
     p.tune(observe(snap, {c: (400.0, 1.0) for c in MAPS}))
-    p.decide(snap, "n1")
+    offer = p.decide(snap, "n1").resizes[0].capacity
     opp = [Container("new_1", "new", "n1", 20, Resources(1024, 4), 10.0),
            Container("new_2", "new", "n1", 20, Resources(1024, 4), 10.5)]
-    later = snap_with(MAPS + opp, now=15.0, requests=[], capacity=p.nodes["n1"].offered.latest)  # as it offered
+    later = snap_with(MAPS + opp, now=15.0, requests=[], capacity=offer)  # as it offered
     p.tune(observe(later, {c: (mem, cpu) for c in MAPS + opp}))
     return p, later
 
@@ -207,9 +207,10 @@ def test_grant_that_died_at_launch_stops_opportunistic_grants_until_the_next_tic
     snap = snap_with(MAPS)
     p = trained(OperaConfig(relief="neutral"))
     p.tune(observe(snap, {c: (400.0, 1.0) for c in MAPS}))
-    assert p.decide(snap, "n1").containers() == 3
+    first = p.decide(snap, "n1")
+    assert first.containers() == 3
     # next heartbeat: none of the three containers exists (OOM-killed at launch), the tasks are asked again
-    again = snap_with(MAPS, now=11.0, capacity=p.nodes["n1"].offered.latest)
+    again = snap_with(MAPS, now=11.0, capacity=first.resizes[0].capacity)
     d = p.decide(again, "n1")
     assert d.assignments == () and d.resizes == (NodeResize("n1", CAP),)
     p.tune(observe(again, {c: (400.0, 1.0) for c in MAPS}))  # measured again

@@ -74,7 +74,7 @@ class Mirror:
         # order matters: rows describe events since the last call, so an app or container may both
         # arrive and leave in one request; arrivals first, then what uses them, then departures
         for n in req.nodes:
-            self._put_node(n.id, n.rack, Resources(n.memory_mb, n.vcores))
+            self._put_node(n.id, n.rack, Resources(n.memory_mb, n.vcores), Resources(n.registered_mb, n.registered_vcores))
         if req.apps:
             for a in req.apps:
                 self._apps[a.id] = App(a.id, a.queue, a.user, a.type, a.name, a.tags, a.submit_ms / 1000)
@@ -95,13 +95,13 @@ class Mirror:
         self._check_used(req)
         self.seq = req.seq
 
-    def _put_node(self, node_id: NodeId, rack: str, cap: Resources) -> None:
+    def _put_node(self, node_id: NodeId, rack: str, cap: Resources, registered: Resources) -> None:
         old = self._nodes.get(node_id)
         if old is not None:
             self.capacity = self.capacity - old.capacity
-            self._nodes[node_id] = Node(node_id, rack, cap, old.allocated)
+            self._nodes[node_id] = Node(node_id, rack, cap, old.allocated, registered)
         else:
-            self._nodes[node_id] = Node(node_id, rack, cap)
+            self._nodes[node_id] = Node(node_id, rack, cap, registered=registered)
             self._node_cs[node_id] = {}
             self._node_views[node_id] = ()
         self.capacity = self.capacity + cap
@@ -137,7 +137,7 @@ class Mirror:
             raise MirrorMismatch(f"alloc: container {c.id} allocated twice")
         self._containers[c.id] = c
         self._node_cs[c.node_id][c.id] = c
-        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated + c.resource)
+        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated + c.resource, node.registered)
         self._dirty.add(c.node_id)
         self._app_cids.setdefault(c.app_id, set()).add(c.id)
         self._app_alloc[c.app_id] = self._app_alloc.get(c.app_id, ZERO) + c.resource
@@ -146,7 +146,7 @@ class Mirror:
         del self._containers[c.id]
         del self._node_cs[c.node_id][c.id]
         node = self._nodes[c.node_id]
-        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated - c.resource)
+        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated - c.resource, node.registered)
         self._dirty.add(c.node_id)
         cids = self._app_cids[c.app_id]
         cids.discard(c.id)

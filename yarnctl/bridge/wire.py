@@ -30,6 +30,8 @@ class NodeRow:
     rack: str
     memory_mb: int
     vcores: int
+    registered_mb: int  # the size it joined with or an admin set: a policy's resizes never change it
+    registered_vcores: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +126,11 @@ def is_id(x: Any) -> bool:
 
 
 def _node(r: Any) -> NodeRow:
-    i, rack, mem, vc = r
-    if not (is_id(i) and type(rack) is str and _nat(mem) and _nat(vc)):
+    i, rack, mem, vc, *registered = r
+    reg_mem, reg_vc = registered or (mem, vc)  # a 4-item row: registered at its capacity
+    if not (is_id(i) and type(rack) is str and _nat(mem) and _nat(vc) and _nat(reg_mem) and _nat(reg_vc)):
         raise ValueError
-    return NodeRow(i, rack, mem, vc)
+    return NodeRow(i, rack, mem, vc, reg_mem, reg_vc)
 
 
 def _app(r: Any) -> AppRow:
@@ -175,7 +178,7 @@ def _ident(r: Any) -> str:
 
 
 _SHAPES = {
-    "nodes": "[id, rack, MB, vcores]", "lost": "a node id", "apps": "[id, queue, user, type, name, tags, submit ms]",
+    "nodes": "[id, rack, MB, vcores, registered MB, registered vcores]", "lost": "a node id", "apps": "[id, queue, user, type, name, tags, submit ms]",
     "gone": "an app id", "asks": "[app, priority, MB, vcores, count, relax 0/1, [[name, count, relax], ...]]",
     "alloc": "[container, app, node, priority, MB, vcores, ms, am 0/1]", "done": "[container, ms, exit status]",
     "a": "[app, priority, containers]", "k": "[container, reason]", "r": "[node, MB, vcores]",

@@ -52,6 +52,14 @@ class Node:
     rack: str
     capacity: Resources
     allocated: Resources = ZERO
+    # the size the node registered with (or an admin set), which a policy's NodeResize never changes;
+    # None where the source does not know it (the RM REST API): then the capacity is all there is
+    registered: Resources | None = None
+
+    @property
+    def configured(self) -> Resources:
+        """The node's own size before any policy resized it (its capacity when that is unknown)."""
+        return self.capacity if self.registered is None else self.registered
 
     @property
     def available(self) -> Resources:

@@ -153,31 +153,3 @@ def fill_in_order(
         out.extend(got)
     return out
 
-
-class Offers:
-    """The capacities a policy has set on one node, oldest dropped past `limit`; membership in O(1).
-
-    Live, the capacity the policy sees for a node can be any of its own earlier offers (the RM's
-    state lags the shim applying them, and the mirror only hears of a node's size when the shim
-    reports it), so "not one of mine" must look far back: with 16 offers remembered, a 4 GB node
-    was once taken for an admin's 4.8 GB and offered 9.6 GB under a 2x cap.
-    """
-
-    def __init__(self, limit: int = 4096) -> None:
-        self.limit = limit
-        self._seen: dict[Resources, None] = {}  # insertion-ordered: the oldest first
-
-    def add(self, capacity: Resources) -> None:
-        """Remember `capacity` as this policy's (the newest)."""
-        self._seen.pop(capacity, None)
-        self._seen[capacity] = None
-        if len(self._seen) > self.limit:
-            del self._seen[next(iter(self._seen))]
-
-    def __contains__(self, capacity: object) -> bool:
-        return capacity in self._seen
-
-    @property
-    def latest(self) -> Resources | None:
-        """The newest offer (None before any)."""
-        return next(reversed(self._seen), None)

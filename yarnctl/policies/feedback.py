@@ -13,9 +13,11 @@ double what a node offers, plus the sliver of room below), then lets an ordinary
 paper keeps FIFO/Fair/Capacity "as is") fill the resized node. Hadoop 2.7 has no opportunistic
 containers, so rescaling through the shim is the only way to allocate past the requests.
 
-AR (allowance) is the node's configured capacity: the capacity a node is first seen with, or has
-again when someone else changed it (a capacity that is none of the last ones this policy set), or
-`allowance` when given. NC (the node's real capacity, Sec. VI-A) is not reported by YARN 2.7:
+AR (allowance) is the node's configured capacity (`allowance` when given): the size the node
+registered with or an admin set, which the shim sends beside the capacity (Node.registered) and
+which this policy's resizes never change, so AR cannot ratchet up on its own offers and a
+restarted policy server still knows it. The RM REST API does not carry it: a control-loop
+snapshot's node keeps the AR last heard from the shim. NC (the node's real capacity, Sec. VI-A) is not reported by YARN 2.7:
 `node_capacity` gives it, a zero component meaning "the allowance's" (no safety margin).
 
 Room to be asked: the node offered is at least what it holds after the heartbeat plus one minimum
@@ -39,7 +41,6 @@ from yarnctl.engine import Policy, Tunable, is_tunable
 from yarnctl.errors import ConfigError
 from yarnctl.estimation.feedback import Usage, UsageEstimator
 from yarnctl.model import ZERO, ClusterSnapshot, Decision, Node, NodeId, NodeResize, Observation, Resources
-from yarnctl.policies.base import Offers
 
 MB = 1 << 20
 
@@ -80,6 +81,7 @@ class Feedback:
     # the room it offers a node moves with each tick and each resize, not only with what the node
     # holds: the simulator must ask it at every heartbeat, as the shim does live
     time_dependent = True
+    resizes_nodes = True  # the engine leaves node capacities to it (see yarnctl/engine.py)
 
     def __init__(self, config: FeedbackConfig = FeedbackConfig()) -> None:
         from yarnctl.policies import make_policy  # the registry imports this module
@@ -93,20 +95,18 @@ class Feedback:
         self.config = config
         self.inner: Policy = make_policy(config.ordering)
         self.estimator = UsageEstimator(config.alpha)
-        self.allowances: dict[NodeId, Resources] = {}
-        # the capacities this policy set per node, newest last: live, the RM state the policy sees lags the
-        # shim's applying them, so a capacity it set a few heartbeats ago is still its own, not an admin's
-        self.offered: dict[NodeId, Offers] = {}
+        self.allowances: dict[NodeId, Resources] = {}  # AR per node as last heard from a source that knows it
         self.available_total = Usage()
 
     def allowance(self, node: Node) -> Resources:
         """AR: the configured capacity of `node` (see the module docstring)."""
         if not self.config.allowance.is_zero():
             return self.config.allowance
-        if node.id not in self.allowances or node.capacity not in self.offered.get(node.id, ()):
-            self.allowances[node.id] = node.capacity  # new, or resized by someone else
-            self.offered.pop(node.id, None)
-        return self.allowances[node.id]
+        if node.registered is not None:
+            self.allowances[node.id] = node.registered
+            return node.registered
+        # a REST snapshot's node: its capacity may be this policy's own resize, never take that for AR
+        return self.allowances.get(node.id, node.capacity)
 
     def node_capacity(self, allowance: Resources) -> Resources:
         """NC: the configured real capacity, component by component falling back to the allowance."""
@@ -159,7 +159,7 @@ class Feedback:
         view = snap
         if cap != node.capacity:
             nodes = dict(snap.nodes)
-            nodes[node_id] = Node(node.id, node.rack, cap, node.allocated)
+            nodes[node_id] = replace(node, capacity=cap)
             view = replace(snap, nodes=MappingProxyType(nodes), capacity=snap.capacity - node.capacity + cap)
         inner = self.inner.decide(view, node_id)
         # the offer keeps one minimum allocation of room above what the node holds after this heartbeat
@@ -169,5 +169,4 @@ class Feedback:
         offer = cap.componentwise_max(floor)
         if offer == node.capacity:
             return inner
-        self.offered.setdefault(node_id, Offers()).add(offer)
         return Decision(inner.assignments, inner.kills, (NodeResize(node_id, offer),), inner.reasons)

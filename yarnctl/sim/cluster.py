@@ -46,7 +46,7 @@ TUNE_INTERVAL_S = 5.0  # as `yarnctl serve --tune-interval`: the control loop's 
 
 
 class _Node:
-    __slots__ = ("id", "rack", "capacity", "physical", "allocated", "running", "frozen_running",
+    __slots__ = ("id", "rack", "capacity", "registered", "physical", "allocated", "running", "frozen_running",
                  "finished", "offset",
                  "hb_at", "hb_k", "last_k", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
 
@@ -54,6 +54,7 @@ class _Node:
         self.index = index
         self.id, self.rack = spec.id, spec.rack
         self.capacity: Resources = spec.capacity
+        self.registered: Resources = spec.capacity  # what a NodeResize never changes
         self.physical: Resources = spec.physical
         self.allocated = Resources(0, 0)
         self.running: dict[str, _Container] = {}
@@ -70,7 +71,7 @@ class _Node:
         self.eff_cpu = 0.0
 
     def frozen(self) -> Node:
-        return Node(self.id, self.rack, self.capacity, self.allocated)
+        return Node(self.id, self.rack, self.capacity, self.allocated, self.registered)
 
 
 class _Stage:

@@ -13,8 +13,9 @@ Approximations for YARN 2.7, which has neither opportunistic containers nor usag
   this heartbeat's opportunistic grants) through a NodeResize, so YARN's own free space is GA_i,
   and at least one minimum allocation more than the node then holds (never granted by OPERA: the
   shim only asks Python about nodes with room for one, and a full node must hear of new OA_i).
-  C_i is the node's configured capacity (the one it was first seen with, or has again when
-  someone else changed it); a node never offers more than `max_overcommit` × C_i.
+  C_i is the node's configured capacity: the size it registered with or an admin set, which the
+  shim sends beside the capacity (Node.registered) and OPERA's resizes never change; a node never
+  offers more than `max_overcommit` × C_i.
 - The policy remembers which containers it placed opportunistically: grants are matched to the
   containers that appear on the node for the same app and priority, in launch order, by the
   node's next heartbeat (a grant unmatched by then was refused, or its container died at launch).
@@ -43,7 +44,6 @@ from yarnctl.model import (
     AM_PRIORITY, Assignment, ClusterSnapshot, Container, ContainerKind, Decision, Kill, NodeId, NodeResize,
     Observation, Resources,
 )
-from yarnctl.policies.base import Offers
 from yarnctl.policies.opera.availability import guaranteed, opportunistic
 from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
@@ -93,7 +93,6 @@ class _Tracked:
 @dataclass(slots=True)
 class _NodeState:
     configured: Resources
-    offered: Offers = field(default_factory=Offers)
     grants: list[_Grant] = field(default_factory=list)
     reserved: list[Reserved] = field(default_factory=list)
     block: Block | None = None
@@ -108,6 +107,7 @@ class Opera:
     Config = OperaConfig
     # what it offers a node moves with each tick (usage, blocks, kills), not only with the node's containers
     time_dependent = True
+    resizes_nodes = True  # the engine leaves node capacities to it (see yarnctl/engine.py)
 
     def __init__(self, config: OperaConfig = OperaConfig()) -> None:
         try:
@@ -137,8 +137,10 @@ class Opera:
     def _node(self, snap: ClusterSnapshot, node_id: NodeId) -> _NodeState:
         node = snap.nodes[node_id]
         st = self.nodes.get(node_id)
-        if st is None or node.capacity not in st.offered and node.capacity != st.configured:
-            st = self.nodes[node_id] = _NodeState(node.capacity)  # new, or resized by someone else
+        # a source that does not know the registered size (node.registered None) keeps the one last heard
+        configured = node.configured if node.registered is not None or st is None else st.configured
+        if st is None or configured != st.configured:
+            st = self.nodes[node_id] = _NodeState(configured)  # new, or resized by someone else
         if st.block is None:
             st.block = Block(Usage.of(self.config.block), self.config.block_time_s, snap.now_s)
         return st
@@ -303,7 +305,6 @@ class Opera:
         cap = cap.componentwise_max(after + snap.min_allocation)
         resizes: tuple[NodeResize, ...] = ()
         if cap != snap.nodes[node_id].capacity:
-            st.offered.add(cap)
             resizes = (NodeResize(node_id, cap),)
         if not (assignments or doomed or resizes):
             return Decision()

@@ -67,6 +67,11 @@ final class Allocations {
     largest = largestRegistered();
   }
 
+  /** A node's size as it registered or as an admin set it; null for a node not (or no longer) known. */
+  Resource registeredSize(NodeId id) {
+    return registered.get(id);
+  }
+
   /** Forgets a removed node's size. */
   void nodeRemoved(NodeId id) {
     registered.remove(id);

@@ -219,7 +219,7 @@ final class DeltaEncoder {
       for (NodeId id : dNodes) {
         FiCaSchedulerNode n = allNodes.get(id);
         if (n != null) {
-          out.add(WireRows.node(id, n));
+          out.add(WireRows.node(id, n, scheduler.allocations().registeredSize(id)));
         }
       }
       WireRows.writeRows(g, "nodes", out);

@@ -45,11 +45,15 @@ final class WireRows {
     this.scheduler = scheduler;
   }
 
-  /** {@code [node, rack, MB, vcores]}: a node's total capacity. */
-  static Object[] node(NodeId id, FiCaSchedulerNode n) {
+  /**
+   * {@code [node, rack, MB, vcores, registered MB, registered vcores]}: a node's total capacity now and
+   * as it registered (or an admin set it), which a policy's own resizes never change.
+   */
+  static Object[] node(NodeId id, FiCaSchedulerNode n, Resource registered) {
     Resource total = n.getTotalResource();
+    Resource base = registered == null ? total : registered;
     return new Object[] {id.toString(), n.getRMNode().getRackName(), total.getMemory(),
-        total.getVirtualCores()};
+        total.getVirtualCores(), base.getMemory(), base.getVirtualCores()};
   }
 
   /** {@code [app, queue, user, type, name, [tags], submit ms]}: the RMApp's view, else the scheduler's. */
