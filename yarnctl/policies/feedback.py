@@ -17,8 +17,9 @@ AR (allowance) is the node's configured capacity (`allowance` when given): the s
 registered with or an admin set, which the shim sends beside the capacity (Node.registered) and
 which this policy's resizes never change, so AR cannot ratchet up on its own offers and a
 restarted policy server still knows it. The RM REST API does not carry it: a control-loop
-snapshot's node keeps the AR last heard from the shim. NC (the node's real capacity, Sec. VI-A) is not reported by YARN 2.7:
-`node_capacity` gives it, a zero component meaning "the allowance's" (no safety margin).
+snapshot's node keeps the AR last heard from the shim. NC (the node's real capacity, Sec. VI-A)
+is not reported by YARN 2.7: `node_capacity` gives it, a zero component meaning "the
+allowance's" (no safety margin).
 
 Room to be asked: the node offered is at least what it holds after the heartbeat plus one minimum
 allocation per resource, while the ordering policy only fills the estimated capacity. That sliver
