@@ -19,6 +19,7 @@ from yarnctl.sim.workload import load_workload
 DRESS_PAPER: dict[str, tuple[str, float, float | None]] = {
     "dress-mr20": ("Figs. 8-9", 25.7, 0.6),
     "dress-spark20": ("Figs. 6-7, Tab. II", 27.6, 0.6),
+    "dress-spark20-tasks": ("Fig. 4's task containers", 27.6, 0.6),
     "dress-mixed-10": ("Fig. 10", 76.1, None),
     "dress-mixed-20": ("Fig. 11", 36.2, None),
     "dress-mixed-30": ("Fig. 12", 21.9, None),
