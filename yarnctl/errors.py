@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Sequence
+
 
 class YarnctlError(Exception):
     """Base class: the message is one line a person can act on."""
@@ -88,3 +91,12 @@ class RMParseError(RMError):
         where = f" field {field!r}" if field else ""
         super().__init__(f"GET {url}:{where} {problem}; is this a Hadoop 2.7 ResourceManager/NodeManager "
                          f"web address (not a proxy or login page)?", url)
+
+
+def script_exit(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+    """Run a `python -m` script's `main`: a YarnctlError becomes one `error:` line on stderr and exit 2."""
+    try:
+        return main(argv)
+    except YarnctlError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -16,6 +16,7 @@ import argparse
 from collections.abc import Sequence
 
 from yarnctl.engine import Engine
+from yarnctl.errors import script_exit
 from yarnctl.estimation.classifier import Confusion, FinishedTask, replay
 from yarnctl.policies.opera import Opera, OperaConfig
 from yarnctl.sim.cluster import SimCluster, SimRun
@@ -59,4 +60,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(script_exit(main))

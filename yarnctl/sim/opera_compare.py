@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from yarnctl.errors import script_exit
 from yarnctl.sim.runner import simulate
 from yarnctl.sim.workload import load_workload
 
@@ -87,4 +88,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(script_exit(main))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 from collections.abc import Sequence
 
 from yarnctl.engine import Engine
+from yarnctl.errors import script_exit
 from yarnctl.model import ClusterSnapshot
 from yarnctl.policies import make_policy
 from yarnctl.policies.dress import Category, Dress
@@ -98,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workload", "-w", action="append", help="only these workloads (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of drawn durations (haste; default 0)")
     args = p.parse_args(argv)
+    for w in args.workload or ():
+        load_workload(w)  # a bad name fails before any table is printed
     if args.paper == "dress":
         print("| workload | SD jobs | SD avg completion capacity → dress | reduction (paper) | "
               "makespan change (paper) | LD avg completion |")
@@ -111,4 +113,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(script_exit(main))
