@@ -1,12 +1,13 @@
-# yarnctl: `make demo` runs the main job on a built-in workload, `make test` runs every test.
-# Both set themselves up on a fresh machine (a virtualenv in .venv with yarnctl installed).
+# yarnctl: `make demo` runs the main job on built-in workloads, `make test` runs every test,
+# `make check` the fast tier (no Hadoop JVM). All set themselves up on a fresh machine (a virtualenv
+# in .venv with yarnctl installed).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test java bench bench-shim install clean
+.PHONY: demo check test java typecheck bench bench-shim install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,16 +17,30 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# the paper policies beside Hadoop's schedulers on two of the papers' workloads, tables and plots into demo-out/
 demo: $(STAMP)
-	$(BIN)/yarnctl simulate --workload haste-mixed1 --policy fifo,fair,drf,capacity,ffd-dp --out demo-out
+	@echo "== [HaSTE] Table 3 (haste-mixed1): Hadoop's FIFO, Fair and Capacity beside FFD-DotProduct and HaSTE"
+	@$(BIN)/yarnctl simulate --workload haste-mixed1 --policy fifo,fair,capacity,ffd-dp,haste --no-jobs --out demo-out/haste-mixed1
+	@$(BIN)/python -m yarnctl.sim.reproduce haste --workload haste-mixed1
+	@echo
+	@echo "== [DRESS] Figs. 8-9 (dress-mr20): CapacityScheduler beside DRESS's reservation for small-demand jobs"
+	@$(BIN)/yarnctl simulate --workload dress-mr20 --policy capacity,dress --no-jobs --out demo-out/dress-mr20
+	@$(BIN)/python -m yarnctl.sim.reproduce dress --workload dress-mr20
 
 # the Java shim: compiles for Java 8, runs its JUnit tests, writes java-bridge/target/yarnctl-shim-0.1.0.jar
 java:
 	mvn -q -B -f java-bridge package
 
-# Python tests, then the integration tests that start a real Hadoop 2.7.7 cluster with the shim
-test: $(STAMP) java
+typecheck: $(STAMP)
 	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/bridge yarnctl/rm yarnctl/metrics
+
+# the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM
+check: typecheck
+	$(BIN)/python -m pytest -m 'not integration'
+
+# the full suite CI runs: the shim's JUnit tests, everything in `check`, then the integration tests
+# that start real Hadoop 2.7.7 clusters with the shim (marked `integration`)
+test: java typecheck
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

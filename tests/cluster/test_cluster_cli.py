@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -33,7 +35,9 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     (["cluster", "up", "--nodes", "0", "--native", "fifo"], "error: --nodes must be at least 1, got 0"),
     (["cluster", "up", "--policy", "nosuch"], "error: unknown policy 'nosuch'; valid policies: "),
     (["cluster", "up", "--native", "fifo", "--nm-memory-mb", "512"], "error: a NodeManager needs at least 1024 MB"),
-], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-small-nm"])
+    (["cluster", "up", "--native", "fair", "--metrics-port", "9464"],
+     "error: --metrics-port is the policy server's; --native fair runs none"),
+], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-small-nm", "up-native-metrics"])
 def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
                                     message: str) -> None:
     code, out, err = _run(capsys, *argv[:2], "--dir", str(tmp_path), *argv[2:])
@@ -105,10 +109,31 @@ def test_status_of_a_live_cluster_keeps_hadoops_key_names(capsys: pytest.Capture
                                    "state": "RUNNING", "progress": 5.0}]
     bean = json.loads((FIXTURES / "rm_jmx_shim.json").read_text())["beans"][0]
     assert st["shim"] == {k: v for k, v in bean.items() if k not in ("name", "modelerType")}
-    assert "ResourceManager http://127.0.0.1:" in text and ": STARTED" in text
-    assert "  localhost:42265        RUNNING       2      768     3328       2        2" in text
-    assert "  application_1795326552648_0001  RUNNING     5.0%  QuasiMonteCarlo" in text
-    assert "shim: 11 of 11 heartbeats delegated, 0 native" in text
+    # the text is `yarnctl status`'s screen under the process list
+    assert "(shim, policy fifo), started 19" in text
+    assert re.search(r"localhost:42265 +/default-rack +RUNNING +2 +0\.8/4\.0 GiB", text), text
+    assert re.search(r"application_1795326552648_0001 +root +default +RUNNING +5%", text), text
+    assert "Shim     heartbeats 11 by policy, 0 native" in text
+
+
+def test_status_renders_the_policy_server_for_people(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rm = FixtureRM()
+    status = tmp_path / "serve-status.json"
+    status.write_text(json.dumps({
+        "pid": 4242, "policy": "dress", "started": time.time() - 75, "uptime_s": 75.0, "decisions_per_s": 3.5,
+        "tuning": {"delta": 0.25}, "calls": 1234, "errors": 0, "rejected": 2, "p99_us_le": 500,
+        "control_loop": {"rm": rm.url, "interval_s": 5, "stale": False, "error": None, "age_s": 1.2,
+                         "containers_measured": 3}}))
+    try:
+        info = dataclasses.replace(_info(tmp_path), rm_url=rm.url, policy="dress", status_file=status)
+        (tmp_path / "cluster.json").write_text(json.dumps(info.to_json()))
+        _, text, _ = _run(capsys, "cluster", "status", "--dir", str(tmp_path))
+    finally:
+        rm.stop()
+    assert "Policy   dress serving · pid 4242 · up 1m15s · 3.5 decisions/s · calls 1,234" in text
+    assert "Tuning   delta=0.25" in text
+    assert "Control  fresh · polls " + rm.url + " every 5 s · last good 1.2 s ago · 3 containers measured" in text
+    assert "{" not in text and "started: " not in text  # no JSON blobs, no raw epoch seconds
 
 
 def test_env_and_client_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -155,3 +180,31 @@ def test_daemon_script_refuses_bad_input(argv: list[str], env: dict[str, str], m
 def test_daemon_script_is_shellcheck_clean() -> None:
     r = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
+
+
+def test_status_finds_a_dir_cluster_without_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from yarnctl.cli import status
+    from yarnctl.cluster import local
+
+    d = tmp_path / "c"
+    d.mkdir()
+    # a stand-in "ResourceManager" process: alive, with the cluster dir on its command line as the real one has
+    rm_proc = subprocess.Popen(["sh", "-c", "sleep 60", f"-Dhadoop.log.dir={d}/logs"])
+    try:
+        info = dataclasses.replace(_info(d), dir=d, rm=dataclasses.replace(_info(d).rm, pid=rm_proc.pid),
+                                   rm_url="http://127.0.0.1:18088", status_file=d / "serve-status.json")
+        (d / "cluster.json").write_text(json.dumps(info.to_json()))
+        monkeypatch.delenv("YARNCTL_CLUSTER_DIR", raising=False)
+        monkeypatch.setattr(local, "DEFAULT_DIR", tmp_path / "none")
+        monkeypatch.setattr(local, "LAST_CLUSTER", tmp_path / "last-cluster")
+        monkeypatch.chdir(tmp_path)
+        assert local.find_running() is None  # not here, not recorded, not the default
+        monkeypatch.chdir(d)  # next to it
+        assert status._local_cluster() == ("http://127.0.0.1:18088", d / "serve-status.json")
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "last-cluster").write_text(f"{d}\n")  # what `up --dir` records
+        assert status._local_cluster() == ("http://127.0.0.1:18088", d / "serve-status.json")
+    finally:
+        rm_proc.kill()
+        rm_proc.wait()
+    assert local.find_running() is None  # its RM is gone

@@ -21,6 +21,8 @@ from yarnctl.cluster import node
 from yarnctl.cluster.conf import NATIVE_SCHEDULERS, SHIM_SCHEDULER
 from yarnctl.cluster.ports import free_ports
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def _props(path: Path) -> dict[str, str]:
     return {p.findtext("name", ""): p.findtext("value", "") for p in ET.parse(path).getroot().iter("property")}
@@ -120,9 +122,20 @@ def _fake_java(tmp: Path) -> Path:
     return home
 
 
+def _tree_with_a_shim_jar(tmp: Path) -> Path:
+    """A yarnctl tree whose shim jar exists without a Maven build, so this test runs in the fast tier."""
+    home = tmp / "home"
+    (home / "java-bridge" / "target").mkdir(parents=True)
+    (home / "java-bridge" / "target" / "yarnctl-shim-0.1.0.jar").write_bytes(b"")
+    for part in ("docker", "hadoop-conf"):
+        (home / part).symlink_to(ROOT / part)
+    return home
+
+
 def test_entrypoint_renders_then_execs_the_daemon_script(tmp_path: Path) -> None:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("YARNCTL_", "HADOOP_"))},
-           **_env(tmp_path), "JAVA_HOME": str(_fake_java(tmp_path)), "YARNCTL_LOG_DIR": str(tmp_path / "logs")}
+           **_env(tmp_path), "JAVA_HOME": str(_fake_java(tmp_path)), "YARNCTL_LOG_DIR": str(tmp_path / "logs"),
+           "YARNCTL_HOME": str(_tree_with_a_shim_jar(tmp_path))}
     r = subprocess.run([sys.executable, "-m", "yarnctl.cluster.node", "resourcemanager"], env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -130,7 +143,7 @@ def test_entrypoint_renders_then_execs_the_daemon_script(tmp_path: Path) -> None
     assert argv[-1] == "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
     classpath = argv[argv.index("-classpath") + 1].split(":")
     assert classpath[0] == str(tmp_path / "conf")
-    assert classpath[-1].endswith("java-bridge/target/yarnctl-shim-0.1.0.jar")
+    assert classpath[-1] == str(tmp_path / "home" / "java-bridge" / "target" / "yarnctl-shim-0.1.0.jar")
     assert "-Dhadoop.root.logger=INFO,console" in argv
     assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in argv
     token = tmp_path / "secrets" / "bridge.token"

@@ -1,4 +1,4 @@
-"""OPERA's task classifier (002_09dd669584f5ac37.txt Sec. III-B): Eq. 1 features, Eq. 2-3 naive Bayes, Table III metrics."""
+"""OPERA's task classifier ([OPERA] Sec. III-B): Eq. 1 features, Eq. 2-3 naive Bayes, Table III metrics."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Usage-feedback estimation (003_cb1d976b8ae19aa9.txt): Eq. 1-4 by hand, Eq. 5-6, and the per-tick estimator."""
+"""Usage-feedback estimation [FEEDBACK]: Eq. 1-4 by hand, Eq. 5-6, and the per-tick estimator."""
 
 from __future__ import annotations
 

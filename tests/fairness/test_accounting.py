@@ -1,4 +1,4 @@
-"""The Queue Tracker (004_2125d0a0b0588e58.txt Sec. 6): integration over snapshots, β, persistence."""
+"""The Queue Tracker ([H-MRF] Sec. 6): integration over snapshots, β, persistence."""
 
 import json
 import math

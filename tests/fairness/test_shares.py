@@ -1,4 +1,4 @@
-"""Share maths of 004_2125d0a0b0588e58.txt: Eq. 1, dominant/asset shares, Eq. 2-3, Alg. 1 line 23."""
+"""Share maths of [H-MRF]: Eq. 1, dominant/asset shares, Eq. 2-3, Alg. 1 line 23."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Sec. 6 windows (004_2125d0a0b0588e58.txt): tumbling, sliding, infinite and zero."""
+"""Sec. 6 windows [H-MRF]: tumbling, sliding, infinite and zero."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""DRESS (000_96feb1ab88a31da0.txt) on real YARN against the stock CapacityScheduler, same submission schedule.
+"""DRESS [DRESS] on real YARN against the stock CapacityScheduler, same submission schedule.
 
 Two clusters are started in turn (2 NodeManagers of 8 GB / 16 vcores each, so a small job's AM,
 map and reduce stay under θ = 10% of the cluster): one with the shim and `yarnctl serve --policy

@@ -1,4 +1,4 @@
-"""Usage feedback (003_cb1d976b8ae19aa9.txt) on real YARN: maps that ask for far more than they use.
+"""Usage feedback [FEEDBACK] on real YARN: maps that ask for far more than they use.
 
 The same SleepJob (16 maps of 1024 MB / 1 vcore that sleep 30 s, using a few percent of either)
 runs twice on the session cluster (2 NodeManagers of 4096 MB / 4 vcores): behind `yarnctl serve

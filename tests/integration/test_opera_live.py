@@ -1,4 +1,4 @@
-"""OPERA (002_09dd669584f5ac37.txt) on real YARN: opportunistic containers from idle memory, killed on a spike.
+"""OPERA [OPERA] on real YARN: opportunistic containers from idle memory, killed on a spike.
 
 On the session cluster (2 NodeManagers of 4096 MB / 4 vcores) behind `yarnctl serve --policy opera`
 with its control loop reading the NodeManagers' container usage every second and relief NEUTRAL:

@@ -35,7 +35,7 @@ def swap_policy(cluster: Live, tmp_path: Path) -> Iterator[object]:
 
 
 def test_haste_places_two_concurrent_jobs_by_fitness_and_urgency(cluster: Live, swap_policy: object) -> None:
-    """001_cab13f737c1b28a6.txt on real YARN: a SleepJob and pi share the cluster; every container comes from
+    """[HaSTE] on real YARN: a SleepJob and pi share the cluster; every container comes from
     HaSTE's answers, and the decision log says which rule (AM first, ITA, RTA with F/U) chose each app."""
     dlog = swap_policy("haste")  # type: ignore[operator]
     before = cluster.shim()
@@ -80,7 +80,7 @@ def test_haste_a_reads_iteration_tags_from_real_applications(cluster: Live, swap
 
 
 def test_hmrf_accounts_two_queues_in_its_metrics(cluster: Live, swap_policy: object) -> None:
-    """004_2125d0a0b0588e58.txt Sec. 7.1 on real YARN: a memory-heavy job in queue a and a cpu-heavy one in queue b
+    """[H-MRF] Sec. 7.1 on real YARN: a memory-heavy job in queue a and a cpu-heavy one in queue b
     run side by side under `hmrf`; β and the accumulated resources of both queues reach /metrics and grow, and
     both queues end with β >= 0.95, close to or above what their half would have given them alone (Fig. 7).
 

@@ -32,7 +32,7 @@ def test_arithmetic_and_comparisons():
 
 
 def test_shares_and_dominant_share():
-    # 004_2125d0a0b0588e58.txt Example 1: <1 CPU, 2 GB> of <100 CPU, 100 GB>
+    # [H-MRF] Example 1: <1 CPU, 2 GB> of <100 CPU, 100 GB>
     total = Resources(100 * 1024, 100)
     task = Resources(2048, 1)
     assert task.shares(total) == pytest.approx((0.02, 0.01))

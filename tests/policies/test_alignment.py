@@ -1,4 +1,4 @@
-"""HaSTE-A (001_cab13f737c1b28a6.txt Sec. 4): alignment (Eq. 5, R4-R6), the Eq. 6 preference, iteration tags."""
+"""HaSTE-A ([HaSTE] Sec. 4): alignment (Eq. 5, R4-R6), the Eq. 6 preference, iteration tags."""
 
 import pytest
 import yaml

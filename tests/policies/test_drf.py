@@ -7,7 +7,7 @@ from yarnctl.fairness.comparators import drf_key
 from yarnctl.model import ZERO, App, Request, Resources
 from yarnctl.policies import make_policy
 
-CLUSTER = Resources(100 * 1024, 100)  # 004_2125d0a0b0588e58.txt Example 1: <100 CPU, 100 GB>
+CLUSTER = Resources(100 * 1024, 100)  # [H-MRF] Example 1: <100 CPU, 100 GB>
 
 
 def _key(usage, name):

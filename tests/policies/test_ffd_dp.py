@@ -1,4 +1,4 @@
-"""FFD-DP: the fitness of Eq. 1 of 001_cab13f737c1b28a6.txt and the packing it produces."""
+"""FFD-DP: the fitness of Eq. 1 of [HaSTE] and the packing it produces."""
 
 import pytest
 from snapshots import GB, snapshot

@@ -1,4 +1,4 @@
-"""HaSTE (001_cab13f737c1b28a6.txt Sec. 3.2-3.4): AMs first, ITA for the first batch, RTA's Eq. 4 preference."""
+"""HaSTE ([HaSTE] Sec. 3.2-3.4): AMs first, ITA for the first batch, RTA's Eq. 4 preference."""
 
 import pytest
 from hypothesis import given

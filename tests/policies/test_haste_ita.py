@@ -1,4 +1,4 @@
-"""ITA (001_cab13f737c1b28a6.txt Sec. 3.3, Alg. 1): the knapsack DP that packs one node."""
+"""ITA ([HaSTE] Sec. 3.3, Alg. 1): the knapsack DP that packs one node."""
 
 import random
 from functools import partial

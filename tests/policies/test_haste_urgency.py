@@ -1,4 +1,4 @@
-"""Urgency (001_cab13f737c1b28a6.txt Sec. 3.4.2): Eq. 2-3, rules R1-R3, and the inputs read from snapshots."""
+"""Urgency ([HaSTE] Sec. 3.4.2): Eq. 2-3, rules R1-R3, and the inputs read from snapshots."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""H-MRF and the long-term family (004_2125d0a0b0588e58.txt): golden examples, guards, properties.
+"""H-MRF and the long-term family [H-MRF]: golden examples, guards, properties.
 
 Golden cases carry the paper's example/table/figure number in their ids. Slots are 10 s and
 every task lasts one slot (the hmrf-example built-ins' time mapping), so `slot(t)` = t // 10.

@@ -1,4 +1,4 @@
-"""The OPERA policy end to end (002_09dd669584f5ac37.txt): what it offers a node, what it kills, what it learns."""
+"""The OPERA policy end to end [OPERA]: what it offers a node, what it kills, what it learns."""
 
 from __future__ import annotations
 

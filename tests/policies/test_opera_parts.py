@@ -1,4 +1,4 @@
-"""OPERA's equations and algorithms one by one (002_09dd669584f5ac37.txt): Eq. 4, 6, 7, Alg. 1 (CRes and the
+"""OPERA's equations and algorithms one by one [OPERA]: Eq. 4, 6, 7, Alg. 1 (CRes and the
 three relief policies with PRESERVE's BR/BT state machine), Alg. 2 (assignment), Alg. 3-4 (reservation)."""
 
 from __future__ import annotations

@@ -32,13 +32,13 @@ def makespan(policy, workload):
 @pytest.mark.parametrize("policy, expected", [("ffd-dp", 4.0), ("fifo", 5.0)],
                          ids=["haste-fig1-ffd-dp-4-units", "haste-fig1-fifo-5-units"])
 def test_haste_fig1_golden(policy, expected):
-    # 001_cab13f737c1b28a6.txt Fig. 1: one 4 GB node; job 1 four 1 GB tasks, job 2 four 3 GB tasks
+    # [HaSTE] Fig. 1: one 4 GB node; job 1 four 1 GB tasks, job 2 four 3 GB tasks
     assert makespan(policy, load_workload("haste-fig1")) == expected
 
 
 @pytest.mark.parametrize("policy", ["drf", "fair"])
 def test_hmrf_example1_drf_gives_a_25_and_b_50(policy):
-    # 004_2125d0a0b0588e58.txt Example 1: <100 CPU, 100 GB>; A <1 CPU, 2 GB>, B <1 CPU, 1 GB>
+    # [H-MRF] Example 1: <100 CPU, 100 GB>; A <1 CPU, 2 GB>, B <1 CPU, 1 GB>
     sim, _ = run(load_workload("hmrf-example1"), policy, max_time_s=500)
     held = Counter(c.app_id for c in sim.snapshot().containers.values())
     assert held == {"a1": 25, "b1": 50}
@@ -251,7 +251,7 @@ def test_skipping_idle_heartbeats_changes_nothing(policy):
 @pytest.mark.parametrize("t, a_tasks, b_tasks", [(5, 24, 4), (15, 20, 20), (25, 22, 12), (35, 20, 20)],
                          ids=["table1a-t1", "table1a-t2", "table1a-t3", "table1a-t4"])
 def test_hmrf_example3_drf_allocation_per_slot(t, a_tasks, b_tasks):
-    # 004_2125d0a0b0588e58.txt Example 3, Table 1(a): running tasks per slot under DRF
+    # [H-MRF] Example 3, Table 1(a): running tasks per slot under DRF
     sim = SimCluster(load_workload("hmrf-example3"), Engine(make_policy("drf", {"assign_multiple": True})),
                      max_time_s=t)
     sim.run()

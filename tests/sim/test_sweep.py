@@ -1,4 +1,4 @@
-"""The damping-factor sweep (003_cb1d976b8ae19aa9.txt Sec. V-C): EFR requests, failure counting, table, files, errors."""
+"""The damping-factor sweep ([FEEDBACK] Sec. V-C): EFR requests, failure counting, table, files, errors."""
 
 from __future__ import annotations
 

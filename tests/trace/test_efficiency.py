@@ -1,4 +1,4 @@
-"""Allocation efficiency E (003_cb1d976b8ae19aa9.txt Sec. III-B): per container, and per job and user as sums."""
+"""Allocation efficiency E ([FEEDBACK] Sec. III-B): per container, and per job and user as sums."""
 
 from __future__ import annotations
 

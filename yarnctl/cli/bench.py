@@ -66,7 +66,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
             s.add_argument("--database", required=True, help="the Hive database hive-testbench loaded")
             s.add_argument("--hive", default="hive", help="the Hive CLI (default hive)")
         s.add_argument("--interval", type=float, default=5.0, metavar="SECONDS",
-                       help="submission gap (default 5, the DRESS paper's)")
+                       help="submission gap (default 5, as in [DRESS] Sec. V-A2)")
         r = s.add_mutually_exclusive_group(required=True)
         r.add_argument("--rm", action="append", default=[], metavar="URL", help="ResourceManager web address")
         r.add_argument("--yarn-site", type=Path, metavar="FILE", help="read the RM address from this yarn-site.xml")

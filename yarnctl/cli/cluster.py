@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,14 @@ EPILOG_UP = """\
 examples:
   yarnctl cluster up --native fifo               # stock FifoScheduler, no policy server
   yarnctl cluster up --policy fifo --nodes 3     # the shim calling `yarnctl serve --policy fifo`
+  yarnctl cluster up --policy dress --metrics-port 9464
   yarnctl cluster run -- pi 2 10
   yarnctl cluster status
   yarnctl cluster down
 
 The first `up` on a machine resolves ~90 Hadoop jars with Maven (minutes on an empty ~/.m2);
-later ones reuse the cached classpath and take about half a minute.
+later ones reuse the cached classpath and take 15-30 s. `yarnctl status` (no flags) then shows the
+cluster this `up` started, whichever --dir it lives in.
 """
 
 EPILOG_RUN = """\
@@ -67,6 +70,8 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     up.add_argument("--heartbeat-ms", type=int, default=1000, help="NodeManager heartbeat interval (default 1000)")
     up.add_argument("--token-file", type=Path, default=None,
                     help="py4j auth token shared by shim and server (default ~/.yarnctl/bridge.token; created 0600)")
+    up.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                    help="the policy server also serves Prometheus metrics on 127.0.0.1:PORT (/metrics)")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the daemons (default 180)")
 
     st = with_dir(csub.add_parser("status", help="processes, nodes, apps and policy-server stats"))
@@ -104,6 +109,8 @@ def _flag(cluster: Any) -> str:
 
 def _up(cluster: Any, args: argparse.Namespace) -> int:
     policy = None if args.native else (args.policy or "fifo")
+    if args.native and args.metrics_port is not None:
+        raise ClusterError(f"--metrics-port is the policy server's; --native {args.native} runs none")
     if args.native is None:
         from yarnctl.policies import REGISTRY
         if policy not in REGISTRY:
@@ -111,7 +118,8 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
                                "(or --native fifo|capacity|fair)")
     info = cluster.up(nodes=args.nodes, policy=policy, native=args.native, nm_memory_mb=args.nm_memory_mb,
                       nm_vcores=args.nm_vcores, deadline_ms=args.deadline_ms, token_file=args.token_file,
-                      heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout)
+                      heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout,
+                      serve_args=() if args.metrics_port is None else ("--metrics-port", str(args.metrics_port)))
     flag = _flag(cluster)
     what = f"shim, policy {info.policy}" if info.policy else f"stock {info.scheduler_class.rsplit('.', 1)[1]}"
     print(f"cluster up in {info.up_seconds:.1f} s: {len(info.nodes)} nodes, {what}")
@@ -122,6 +130,8 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
         print(f"  job history      {info.history.url}/jobhistory")
     if info.serve:
         print(f"  policy server    127.0.0.1:{info.serve.ports['py4j']}  decisions {info.decision_log}")
+        if args.metrics_port is not None:
+            print(f"  metrics          http://127.0.0.1:{args.metrics_port}/metrics  (Prometheus format)")
     print(f"  logs             {info.dir / 'logs'}")
     print("next:")
     print(f"  yarnctl cluster run{flag} -- pi 2 10")
@@ -131,48 +141,35 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
 
 
 def _status(cluster: Any, args: argparse.Namespace) -> int:
-    st = cluster.status()
     if args.json:
-        json.dump(st, sys.stdout, indent=1)
+        json.dump(cluster.status(), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    mode = f"shim, policy {st['policy']}" if st["policy"] else f"stock {st['scheduler'].rsplit('.', 1)[1]}"
-    print(f"cluster {st['dir']} ({mode})")
-    print(f"ResourceManager {st['rm_url']}: "
-          + (st["rm"]["state"] if st["rm"] else f"unreachable ({st.get('rm_error', '')})"))
-    print("processes:")
-    for p in st["processes"]:
-        print(f"  {p['name']:<16} pid {p['pid']:<8} {'alive' if p['alive'] else 'DEAD'}")
-    if st["nodes"]:
-        print("nodes:")
-        print(f"  {'id':<22} {'state':<10} {'cont':>4} {'used MB':>8} {'avail MB':>8} {'used vc':>7} {'avail vc':>8}")
-        for n in st["nodes"]:
-            print(f"  {n['id']:<22} {n['state']:<10} {n['containers']:>4} {n['used_mb']:>8} {n['avail_mb']:>8} "
-                  f"{n['used_vcores']:>7} {n['avail_vcores']:>8}")
-    if st["apps"]:
-        a = st["apps"]
-        print(f"apps: {a['appsRunning']} running, {a['appsPending']} pending, {a['appsCompleted']} completed, "
-              f"{a['appsFailed']} failed, {a['appsKilled']} killed ({a['appsSubmitted']} submitted)")
-        for app in st.get("running_apps", []):
-            print(f"  {app['id']}  {app['state']:<9} {app['progress']:5.1f}%  {app['name']}")
-    if st.get("shim"):
-        sh = st["shim"]
-        if "error" in sh:
-            print(f"shim: {sh['error']}")
+    from contextlib import closing
+
+    from yarnctl.cli.status import gather, render, screen
+    from yarnctl.cluster.local import PROBE
+    from yarnctl.errors import RMError
+    from yarnctl.rm import ResourceManager
+
+    info = cluster.info()
+    mode = f"shim, policy {info.policy}" if info.policy else f"stock {info.scheduler_class.rsplit('.', 1)[1]}"
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.started_at))
+    print(f"cluster {info.dir} ({mode}), started {started}, up in {info.up_seconds:.0f} s")
+    processes = cluster.processes()
+    for p in processes:
+        print(f"  {p['name']:<16} pid {p['pid']:<8} {'alive' if p['alive'] else 'DEAD ':<5}  {p['log']}")
+    print()
+    with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+        try:
+            view = gather(rm, info.status_file if info.policy else None)
+        except RMError as e:
+            print(f"ResourceManager {info.rm_url}: unreachable ({e})")
         else:
-            print(f"shim: {sh['Delegated']} of {sh['Heartbeats']} heartbeats delegated, {sh['Fallback']} native "
-                  f"(timeout {sh['FallbackTimeout']}, error {sh['FallbackError']}, unreachable "
-                  f"{sh['FallbackUnreachable']}, refused {sh['FallbackRefused']}, breaker {sh['FallbackBreakerOpen']}); "
-                  f"containers {sh['ContainersByPolicy']} by policy, {sh['ContainersNative']} native; "
-                  f"rejected {sh['Rejected']}; breaker {'OPEN' if sh['BreakerOpen'] else 'closed'}; "
-                  f"deadline {sh['DeadlineMillis']} ms")
-    if st["serve_status"] is not None:
-        print("policy server:")
-        for k, v in st["serve_status"].items():
-            print(f"  {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}")
-    dead = [p["name"] for p in st["processes"] if not p["alive"]]
+            screen().print(render(view))
+    dead = [p["name"] for p in processes if not p["alive"]]
     if dead:
-        print(f"warning: {', '.join(dead)} not running; logs in {st['dir']}/logs", file=sys.stderr)
+        print(f"warning: {', '.join(dead)} not running; logs in {info.dir}/logs", file=sys.stderr)
         return 1
     return 0
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -104,18 +105,23 @@ def print_jobs(results: Sequence[PolicyResult]) -> None:
 
 
 def print_written(paths: Sequence[Path]) -> None:
-    """The files a run wrote."""
-    out.print("wrote " + ", ".join(str(p) for p in paths))
+    """The files a run wrote: named relative to their common directory when they share one."""
+    parents = {p.parent for p in paths}
+    if len(parents) == 1 and len(paths) > 1:
+        out.print(f"wrote {len(paths)} files into {parents.pop()}/: " + ", ".join(p.name for p in paths))
+    else:
+        out.print("wrote " + ", ".join(str(p) for p in paths))
 
 
 def print_workloads(rows: Sequence[dict[str, Any]]) -> None:
     """The built-in workloads."""
     t = Table()
     for col, just in (("name", "left"), ("nodes", "right"), ("jobs", "right"), ("tasks", "right"),
-                      ("description (sources: --json)", "left")):
+                      ("source (docs/papers.md)", "left"), ("description", "left")):
         t.add_column(col, justify=just, overflow="fold")
     for r in rows:
-        t.add_row(r["name"], str(r["nodes"]), str(r["jobs"]), f"{r['tasks']:,}", r["description"])
+        t.add_row(r["name"], str(r["nodes"]), str(r["jobs"]), f"{r['tasks']:,}", escape(r["source"]),
+                  escape(r["description"]))
     out.print(t)
 
 

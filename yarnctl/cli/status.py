@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from yarnctl.errors import ConfigError
 
 if TYPE_CHECKING:  # rich and the HTTP client load only when `status` runs: every CLI start imports this module
-    from rich.console import RenderableType
+    from rich.console import Console, RenderableType
     from rich.table import Table
     from rich.text import Text
 
@@ -83,13 +83,17 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     return {"status": _cmd_status}
 
 
-def _cmd_status(args: argparse.Namespace) -> int:
+def screen() -> Console:
+    """The terminal's console, or a wide one when piped (rich would cut the tables at 80 columns)."""
     from rich.console import Console
 
     from yarnctl.cli.output import out
 
-    if not out.is_terminal:  # piped or redirected: rich would cut the tables at 80 columns
-        out = Console(highlight=False, soft_wrap=False, width=WIDE)
+    return out if out.is_terminal else Console(highlight=False, soft_wrap=False, width=WIDE)
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    out = screen()
     if args.watch is not None and not args.watch > 0:
         raise ConfigError(f"--watch {args.watch:g}: expected seconds > 0")
     rm, serve_file = _resolve(args)
@@ -126,12 +130,15 @@ def _resolve(args: argparse.Namespace) -> tuple[ResourceManager, Path | None]:
 
 def _local_cluster() -> tuple[str | None, Path | None]:
     """The local cluster's RM URL and serve status file, when `yarnctl cluster up` left one running."""
-    from yarnctl.cluster import LocalCluster
+    from yarnctl.cluster.local import find_running
     from yarnctl.errors import ClusterError
 
+    cluster = find_running()
+    if cluster is None:
+        return None, None
     try:
-        info = LocalCluster().info()
-    except ClusterError:
+        info = cluster.info()
+    except ClusterError:  # stopped between the two reads
         return None, None
     return info.rm_url, info.status_file
 

@@ -1,4 +1,4 @@
-"""`yarnctl trace`: what a container usage trace says (allocation efficiency, 003_cb1d976b8ae19aa9.txt Sec. III-B)."""
+"""`yarnctl trace`: what a container usage trace says (allocation efficiency, [FEEDBACK] Sec. III-B)."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                    "used of what it was allocated.")
     ts = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     e = ts.add_parser("efficiency", help="allocation efficiency E per container, job and user (Fig. 1 CDFs)",
-                      description="Allocation efficiency (003_cb1d976b8ae19aa9.txt Sec. III-B): used over "
+                      description="Allocation efficiency ([FEEDBACK] Sec. III-B): used over "
                                   "allocated memory and cpu over each container's life, aggregated per job and per "
-                                  "user; a table of percentiles and, with --out, CDF plots like the paper's Fig. 1.",
+                                  "user; a table of percentiles and, with --out, CDF plots like [FEEDBACK] Fig. 1.",
                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("trace", type=Path, metavar="TRACE.csv", help="container usage trace (CSV)")
     e.add_argument("--out", type=Path, metavar="DIR",
@@ -51,7 +51,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     e.add_argument("--below", type=_thresholds, default=None, metavar="E[,E...]",
                    help="report the share of containers/jobs/users with E below each of these "
-                        "(default 0.5,1; e.g. 0.24,0.35,0.5,1 for the paper's Sec. III-B statements)")
+                        "(default 0.5,1; e.g. 0.24,0.35,0.5,1 for [FEEDBACK] Sec. III-B's statements)")
     e.add_argument("--tasks-only", action="store_true",
                    help="leave out ApplicationMaster containers (rows with is_am = 1)")
     t.set_defaults(trace_parser=t)
@@ -178,5 +178,5 @@ def _write(out: Path, by_level: dict[str, Any], dists: Sequence[Any], source: Pa
             w.writerow([d.level, d.resource, d.count, round(d.mean, 6), *[round(v, 6) for _, v in d.percentiles],
                         round(d.max, 6), *[round(v, 6) for _, v in d.below]])
     png = efficiency_cdf(by_level, out / "efficiency.png",
-                         f"{source.name}: allocation efficiency (CDF, as Fig. 1 of 003_cb1d976b8ae19aa9.txt)")
+                         f"{source.name}: allocation efficiency (CDF, as [FEEDBACK] Fig. 1)")
     return [per_entity, summary, png]

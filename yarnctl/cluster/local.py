@@ -50,6 +50,8 @@ UNFINISHED_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
 # one quick try each, no retry rounds with backoff
 PROBE = HttpSettings(connect_timeout_s=1.0, read_timeout_s=3.0, retries=0)
 DEFAULT_DIR = Path.home() / ".yarnctl" / "cluster"
+# the directory of the cluster `up` started last, so that `yarnctl status` finds a `--dir` cluster unasked
+LAST_CLUSTER = Path.home() / ".yarnctl" / "last-cluster"
 DEFAULT_TOKEN_FILE = Path.home() / ".yarnctl" / "bridge.token"
 JAVA_FLAGS = ("-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED")
 MAIN_CLASSES = {
@@ -281,6 +283,11 @@ class LocalCluster:
             raise
         info = dataclasses.replace(info, up_seconds=round(time.monotonic() - started, 1))
         self._save(info)
+        try:
+            LAST_CLUSTER.parent.mkdir(parents=True, exist_ok=True)
+            LAST_CLUSTER.write_text(f"{self.dir}\n")
+        except OSError as e:  # a convenience for `yarnctl status`: never a reason to fail `up`
+            log.warning("could not record %s in %s: %s", self.dir, LAST_CLUSTER, e)
         return info
 
     def _refuse_if_running(self) -> None:
@@ -489,18 +496,35 @@ class LocalCluster:
                 strays += late
         if self.state_file.exists():
             self.state_file.unlink()
+        try:
+            if LAST_CLUSTER.read_text().strip() == str(self.dir):
+                LAST_CLUSTER.unlink()
+        except OSError:
+            pass  # no pointer, or another cluster's
         return DownReport(tuple(stopped), tuple(sorted(set(strays))), tuple(forced))
 
     # ------------------------------------------------------------------ status
+
+    def processes(self) -> list[dict[str, Any]]:
+        """Each daemon `up` started: name, pid, whether it still runs, and its log."""
+        return [{"name": d.name, "pid": d.pid, "alive": procs.owned(d.pid, _marker(d, self.dir)), "log": str(d.log)}
+                for d in self.info().daemons]
+
+    def running(self) -> bool:
+        """True when `up` recorded a cluster here and its ResourceManager process still runs."""
+        try:
+            info = self.info()
+        except ClusterError:
+            return False
+        return procs.owned(info.rm.pid, _marker(info.rm, self.dir))
 
     def status(self) -> dict[str, Any]:
         """Processes, RM state, nodes, apps and the policy server's stats, as one JSON-able dict."""
         info = self.info()
         out: dict[str, Any] = {
             "dir": str(info.dir), "rm_url": info.rm_url, "scheduler": info.scheduler_class,
-            "policy": info.policy, "native": info.native,
-            "processes": [{"name": d.name, "pid": d.pid, "alive": procs.owned(d.pid, _marker(d, self.dir)),
-                           "log": str(d.log)} for d in info.daemons],
+            "policy": info.policy, "native": info.native, "started_at": info.started_at,
+            "processes": self.processes(),
             "rm": None, "nodes": [], "apps": None, "serve_status": None,
         }
         with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
@@ -573,6 +597,25 @@ class LocalCluster:
                 if time.monotonic() > deadline:
                     raise ClusterError(f"{app_id} still {app.state if app else 'unknown'} after {timeout_s:.0f} s")
                 time.sleep(poll_s)
+
+
+def find_running(cwd: Path | None = None) -> LocalCluster | None:
+    """The local cluster a command run here most likely means, if one runs; None otherwise.
+
+    In order: $YARNCTL_CLUSTER_DIR, the current directory (a `--dir` cluster's own), the cluster
+    `up` started last, the default directory.
+    """
+    candidates = [os.environ.get("YARNCTL_CLUSTER_DIR"), str(cwd or Path.cwd())]
+    try:
+        candidates.append(LAST_CLUSTER.read_text().strip())
+    except OSError:
+        pass  # no cluster started yet, or the pointer is unreadable: the default dir is still tried
+    candidates.append(str(DEFAULT_DIR))
+    for d in dict.fromkeys(c for c in candidates if c):
+        cluster = LocalCluster(d)
+        if cluster.running():
+            return cluster
+    return None
 
 
 def _rm_status(rm: ResourceManager) -> dict[str, Any]:

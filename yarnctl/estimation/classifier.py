@@ -1,4 +1,4 @@
-"""OPERA's task classifier (002_09dd669584f5ac37.txt, Sec. III-B, Eq. 1-3, Table III): short or long, by naive Bayes.
+"""OPERA's task classifier ([OPERA], Sec. III-B, Eq. 1-3, Table III): short or long, by naive Bayes.
 
 A task's five properties (Sec. III-B) as YARN 2.7 exposes them at allocation time:
 

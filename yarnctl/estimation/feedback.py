@@ -1,4 +1,4 @@
-"""Usage-feedback estimation (003_cb1d976b8ae19aa9.txt, Sec. IV Eq. 1-4, Sec. VI-A Eq. 5-6).
+"""Usage-feedback estimation ([FEEDBACK], Sec. IV Eq. 1-4, Sec. VI-A Eq. 5-6).
 
 Per node and per resource R (memory MB, busy vcores) the estimate EU_R(n) is:
 

@@ -1,4 +1,4 @@
-"""DRESS phases (000_96feb1ab88a31da0.txt, Sec. IV-A Alg. 1 and Sec. IV-B Alg. 2) from the container stream.
+"""DRESS phases ([DRESS], Sec. IV-A Alg. 1 and Sec. IV-B Alg. 2) from the container stream.
 
 A task is a non-AM container: it starts when it first appears in a snapshot (its `start_s`) and
 finishes at the `now_s` of the first snapshot without it (DRESS feeds one snapshot per

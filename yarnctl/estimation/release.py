@@ -1,4 +1,4 @@
-"""DRESS release functions (000_96feb1ab88a31da0.txt, Sec. III-B Eq. 1-3): containers expected back by time t.
+"""DRESS release functions ([DRESS], Sec. III-B Eq. 1-3): containers expected back by time t.
 
 Eq. 3 ramps a phase's release linearly over [γ, γ + Δps]: (t − γ)/Δps is "the release
 progress in this phase" and c_pj its containers. Eq. 3 writes 0 after the window because by

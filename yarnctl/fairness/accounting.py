@@ -1,4 +1,4 @@
-"""Long-term accounting of 004_2125d0a0b0588e58.txt: the Queue Tracker of Sec. 6 and Alg. 1 lines 2-7, 20-24.
+"""Long-term accounting of [H-MRF]: the Queue Tracker of Sec. 6 and Alg. 1 lines 2-7, 20-24.
 
 Per queue (or user) it integrates over time, from the snapshots a policy sees, the allocation
 u_i (accumulated resources ü_i, split as Alg. 1 line 23 into the part within the share S_i of

@@ -39,7 +39,7 @@ def drf_key(
     name is added here so the order never depends on how the input was listed.
 
     With cluster <100 CPU, 100 GB>, user A holding <25 CPU, 50 GB> has shares (0.5, 0.25) and
-    user B holding <50 CPU, 50 GB> has (0.5, 0.5): A sorts first (004_2125d0a0b0588e58.txt Ex. 1).
+    user B holding <50 CPU, 50 GB> has (0.5, 0.5): A sorts first ([H-MRF] Ex. 1).
     """
     del demand  # DRF's needy test uses the min share alone
     w = weight if weight > 0 else 1e-9

@@ -1,4 +1,4 @@
-"""Share vectors of 004_2125d0a0b0588e58.txt: fair shares (Eq. 1), dominant and asset shares, non-sharing allocation.
+"""Share vectors of [H-MRF]: fair shares (Eq. 1), dominant and asset shares, non-sharing allocation.
 
 Vectors are tuples of floats in RESOURCE_TYPES order (memory MB, vcores); an accumulated vector
 is in resource-seconds. Every function is pure.

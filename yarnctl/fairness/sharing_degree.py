@@ -1,4 +1,4 @@
-"""The sharing (fairness) degree of 004_2125d0a0b0588e58.txt Sec. 4: β_{i,j}(t) (Eq. 2) and β_i(t) (Eq. 3).
+"""The sharing (fairness) degree of [H-MRF] Sec. 4: β_{i,j}(t) (Eq. 2) and β_i(t) (Eq. 3).
 
 β_{i,j} = ∫u_{i,j} dt / ∫(allocation without sharing)_{i,j} dt; β_i = min_j β_{i,j}. Above 1 is
 a sharing benefit, below 1 a sharing loss.

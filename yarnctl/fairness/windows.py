@@ -1,4 +1,4 @@
-"""Time windows of 004_2125d0a0b0588e58.txt Sec. 6 for accumulated quantities: tumbling and sliding.
+"""Time windows of [H-MRF] Sec. 6 for accumulated quantities: tumbling and sliding.
 
 A window of length +inf is pure long-term accounting, length 0 is memoryless (the accumulated
 part is always zero). A tumbling window drops everything at each multiple of its length; a

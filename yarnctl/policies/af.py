@@ -1,4 +1,4 @@
-"""AF, Asset Fairness of 004_2125d0a0b0588e58.txt (Sec. 3.3): equalise the aggregate share held now.
+"""AF, Asset Fairness ([H-MRF] Sec. 3.3): equalise the aggregate share held now.
 
 LT-AF over a zero window (Sec. 6: L -> 0 is memoryless), so the two share one allocator and
 one rank. Example 1: A 28 tasks <28 CPUs, 56 GB>, B 44 <44 CPUs, 44 GB>; Example 3 / Table 1a:

@@ -1,4 +1,4 @@
-"""HaSTE-A: HaSTE plus the alignment of iterative jobs (001_cab13f737c1b28a6.txt Sec. 4, Eq. 5-6, R4-R6).
+"""HaSTE-A: HaSTE plus the alignment of iterative jobs ([HaSTE] Sec. 4, Eq. 5-6, R4-R6).
 
 Alignment (Eq. 5):   A_i = (I_i + I_i^current) / sum_j I_j
 with I_i the job's iterations (1 for a plain job), I_i^current those it has finished and the sum

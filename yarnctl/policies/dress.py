@@ -1,4 +1,4 @@
-"""DRESS (000_96feb1ab88a31da0.txt): reserve a share δ of the cluster for small-demand jobs, retuned by Alg. 3.
+"""DRESS ([DRESS] Sec. III-IV, Alg. 1-3): reserve a share δ of the cluster for small-demand jobs, retuned by Alg. 3.
 
 Categories (Sec. IV-C): a job is small-demand (SD) when its resource request is at most θ × A_c,
 else large-demand (LD). A YARN job's request is only known once its AM has asked for tasks, so

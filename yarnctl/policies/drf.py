@@ -1,8 +1,8 @@
 """DRF: Hadoop 2.7 FairScheduler with DominantResourceFairnessPolicy.
 
 Apps (and queues) sorted by dominant share of the cluster, ties by the next-largest share,
-then start time and name (fair/policies/DominantResourceFairnessPolicy.java); Example 1 of
-004_2125d0a0b0588e58.txt (100 CPU, 100 GB; A <1 CPU, 2 GB>, B <1 CPU, 1 GB>) gives A 25
+then start time and name (fair/policies/DominantResourceFairnessPolicy.java); [H-MRF] Example 1
+(100 CPU, 100 GB; A <1 CPU, 2 GB>, B <1 CPU, 1 GB>) gives A 25
 tasks and B 50.
 """
 

@@ -1,4 +1,4 @@
-"""Usage feedback (003_cb1d976b8ae19aa9.txt, Sec. IV and VI-A): schedule against estimated, not reserved, room.
+"""Usage feedback ([FEEDBACK] Sec. IV, VI-A, Eq. 1-6): schedule against estimated, not reserved, room.
 
 The estimator (yarnctl/estimation/feedback.py, Eq. 1-4) learns each node's usage at every
 control-loop tick; its availability min(AR − ACU, NC − RU) (Eq. 5-6) is, as in the paper's YARN

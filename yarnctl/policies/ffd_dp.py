@@ -1,4 +1,4 @@
-"""FFD-DP: First-Fit-Decreasing DotProduct packing (001_cab13f737c1b28a6.txt Sec. 3.4.1, Eq. 1).
+"""FFD-DP: First-Fit-Decreasing DotProduct packing ([HaSTE] Sec. 3.4.1, Eq. 1).
 
 Fitness of pending task t_i on node S_j:   F_ij = sum_p R[i,p] * C[j,p] * w_p
 where R is the task's request, C the node's residual capacity and w_p the resource weights

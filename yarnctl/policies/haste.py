@@ -1,4 +1,4 @@
-"""HaSTE: task assignment by fitness and urgency (001_cab13f737c1b28a6.txt Sec. 3.2-3.4, Alg. 1, Eq. 1-4).
+"""HaSTE: task assignment by fitness and urgency ([HaSTE] Sec. 3.2-3.4, Alg. 1, Eq. 1-4).
 
 On each heartbeat of node S_j:
 1. ApplicationMaster requests (priority 0) go first, in submit order, while they fit (Sec. 3.4.3).

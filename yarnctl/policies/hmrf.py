@@ -1,4 +1,4 @@
-"""H-MRF and the long-term family of 004_2125d0a0b0588e58.txt: the Resource Allocator of Sec. 6 over the Queue Tracker.
+"""H-MRF ([H-MRF] Sec. 5.3, 6, Alg. 1): the Resource Allocator over the Queue Tracker, and its long-term family.
 
 Every policy here runs Alg. 1's loop (lines 8-28) on the heartbeating node: pick the queue (or
 user) that ranks first, give it one container (its oldest app's highest-priority request that

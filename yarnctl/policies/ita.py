@@ -1,4 +1,4 @@
-"""ITA: HaSTE's initial task assignment for one node (001_cab13f737c1b28a6.txt Sec. 3.3, Alg. 1).
+"""ITA: HaSTE's initial task assignment for one node ([HaSTE] Sec. 3.3, Alg. 1).
 
 Alg. 1's AssignTask(j, T) fills server S_j with the tasks that maximise sum_p w_p R[i,p] (the
 knapsack of Sec. 3.3): OPT[a, b] and L[a, b] are kept per cell of a (memory, vcores) grid; a

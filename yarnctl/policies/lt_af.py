@@ -1,4 +1,4 @@
-"""LT-AF, Attempt 2 of 004_2125d0a0b0588e58.txt (Sec. 5.2): equalise aggregate accumulated shares.
+"""LT-AF ([H-MRF] Sec. 5.2, Attempt 2): equalise aggregate accumulated shares.
 
 Serves the queue (or user) with the least α_i = Σ_j ü_ij / r_j (over its weight) in the window,
 ties by dominant share. Resource-as-you-contributed fair (Theorem 3) but without sharing

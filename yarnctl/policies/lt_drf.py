@@ -1,4 +1,4 @@
-"""LT-DRF, Attempt 1 of 004_2125d0a0b0588e58.txt (Sec. 5.1): equalise accumulated dominant shares.
+"""LT-DRF ([H-MRF] Sec. 5.1, Attempt 1): equalise accumulated dominant shares.
 
 Serves the queue (or user) with the least max_j ü_ij / (r_j w_i) over the window. Truthful
 (Theorem 1) but not resource-as-you-contributed fair (Theorem 2). Example 4 at t2: A 35, B 30

@@ -1,4 +1,4 @@
-"""Urgency: how much a job's map or reduce tasks need to run now (001_cab13f737c1b28a6.txt Sec. 3.4.2, Eq. 2-3, R1-R3).
+"""Urgency: how much a job's map or reduce tasks need to run now ([HaSTE] Sec. 3.4.2, Eq. 2-3, R1-R3).
 
     U_i^m = A_i^m / T_i^m * (A_i^r R_i^r + A_i^am R_i^am)                               (Eq. 2)
     U_i^r = U_i^m * A_i^m / T_i^m * (O_i^m R_i^m + O_i^r R_i^r) / (O_i^r R_i^r)         (Eq. 3)

@@ -129,7 +129,7 @@ def accumulated(runs: Sequence[SimRun], path: Path, title: str, key: str = "user
 
 def sharing_degree(series: Sequence[tuple[str, Sequence[tuple[float, dict[str, tuple[float, float]]]]]],
                    path: Path, title: str) -> Path:
-    """β_i(t) per user, one panel per policy, with the β = 1 line (004_2125d0a0b0588e58.txt Fig. 8)."""
+    """β_i(t) per user, one panel per policy, with the β = 1 line ([H-MRF] Fig. 8)."""
     fig, axes = plt.subplots(len(series), 1, figsize=(10, 2.4 * len(series) + 1), squeeze=False,
                              constrained_layout=True)
     for ax, (policy, samples) in zip(axes[:, 0], series):

@@ -15,7 +15,7 @@ from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.report import PolicyResult, summarize
 from yarnctl.sim.workload import load_workload
 
-# 000_96feb1ab88a31da0.txt: small-job completion reduction (%) and makespan change (%), None where not given
+# [DRESS]: small-job completion reduction (%) and makespan change (%), None where not given
 DRESS_PAPER: dict[str, tuple[str, float, float | None]] = {
     "dress-mr20": ("Figs. 8-9", 25.7, 0.6),
     "dress-spark20": ("Figs. 6-7, Tab. II", 27.6, 0.6),
@@ -25,7 +25,7 @@ DRESS_PAPER: dict[str, tuple[str, float, float | None]] = {
     "dress-mixed-30": ("Fig. 12", 21.9, None),
     "dress-mixed-40": ("Fig. 13", 23.7, None),
 }
-# 001_cab13f737c1b28a6.txt Tables 2-4: how much shorter (%) the paper's HaSTE (HaSTE-A on mixed2) makespan is
+# [HaSTE] Tables 2-4: how much shorter (%) the paper's HaSTE (HaSTE-A on mixed2) makespan is
 HASTE_PAPER: dict[str, tuple[str, dict[str, float]]] = {
     "haste-simple": ("haste", {"fifo": 27.0, "fair": 44.6}),
     "haste-mixed1": ("haste", {"fifo": 36.3, "fair": 33.9}),

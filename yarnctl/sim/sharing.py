@@ -1,4 +1,4 @@
-"""Sharing degree β_i(t) and aggregate accumulated resources per user over a run (004_2125d0a0b0588e58.txt Figs. 7-8).
+"""Sharing degree β_i(t) and aggregate accumulated resources per user over a run ([H-MRF] Figs. 7-8).
 
 A SharingProbe rides along any policy as an engine estimator and keeps its own QueueTracker
 (pure long-term, Eq. 2-3), so every policy is measured by the same yardstick, memoryless ones

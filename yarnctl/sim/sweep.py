@@ -1,4 +1,4 @@
-"""The damping-factor sweep (003_cb1d976b8ae19aa9.txt Sec. V-C, Fig. 4): failures and completion time against α.
+"""The damping-factor sweep ([FEEDBACK] Sec. V-C, Fig. 4): failures and completion time against α.
 
     python -m yarnctl.sim.sweep                          # feedback-day, both scenarios, α = 0.05 .. 0.5
     python -m yarnctl.sim.sweep --scenario rru --alpha 0.1,0.125,0.2 --seed 1 --out out/sweep
@@ -228,7 +228,7 @@ def _progress(p: SweepPoint) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the sweep, print its table, and with --out write sweep.csv and sweep.png."""
     p = argparse.ArgumentParser(prog="python -m yarnctl.sim.sweep",
-                                description="Damping-factor sweep of the usage-feedback policy (003_cb1d976b8ae19aa9.txt "
+                                description="Damping-factor sweep of the usage-feedback policy ([FEEDBACK] "
                                             "Sec. V-C, Fig. 4): OOM-killed attempts and job completion time for each α, "
                                             "beside fifo (the reservation model), with the workload's own requests (rru) "
                                             "and with requests equal to peak use (efr).")

@@ -1,4 +1,4 @@
-"""Allocation efficiency (003_cb1d976b8ae19aa9.txt, Sec. III-B, Fig. 1): used over allocated, per container, job and user.
+"""Allocation efficiency ([FEEDBACK], Sec. III-B, Fig. 1): used over allocated, per container, job and user.
 
 For a container c, per resource (memory, cpu):
 

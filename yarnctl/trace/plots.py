@@ -1,4 +1,4 @@
-"""PNG figures of a usage trace: CDFs of allocation efficiency like 003_cb1d976b8ae19aa9.txt Fig. 1."""
+"""PNG figures of a usage trace: CDFs of allocation efficiency like [FEEDBACK] Fig. 1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The container usage trace (003_cb1d976b8ae19aa9.txt, Sec. III-A): what each container was allocated and used.
+"""The container usage trace ([FEEDBACK], Sec. III-A): what each container was allocated and used.
 
 One CSV file, a header row naming the columns (any order; other columns are ignored):
 

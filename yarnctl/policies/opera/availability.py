@@ -1,4 +1,4 @@
-"""Guaranteed and opportunistic available resources (002_09dd669584f5ac37.txt, Sec. III-C/D, Eq. 4, 6, 7).
+"""Guaranteed and opportunistic available resources ([OPERA], Sec. III-C/D, Eq. 4, 6, 7).
 
     Eq. 6  GA_i(r) = C_i(r) − Σ_{t ∈ NT_i} D_t(r)          demands of the normal tasks only
     Eq. 7  OA_i(r) = C_i(r) − Σ_{t ∈ RT_i} TU_t(r)         usage of every running task

@@ -1,4 +1,4 @@
-"""OPERA (002_09dd669584f5ac37.txt): lend the idle part of running containers to short pending tasks.
+"""OPERA ([OPERA] Sec. III, Alg. 1-4): lend the idle part of running containers to short pending tasks.
 
 Implements Sec. III: the task classifier (Sec. III-B, Eq. 1-3, yarnctl/estimation/classifier.py),
 the NodeManager monitor with CRes and the AGGRESSIVE / NEUTRAL / PRESERVE relief policies

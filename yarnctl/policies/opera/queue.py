@@ -1,4 +1,4 @@
-"""GetNextTaskFromQueue (002_09dd669584f5ac37.txt, Alg. 3-4): the task queue in Fair order.
+"""GetNextTaskFromQueue ([OPERA], Alg. 3-4): the task queue in Fair order.
 
 OPERA is built on the Fair scheduler (Sec. IV): queues, then apps, by memory usage (Hadoop 2.7's
 FairSharePolicy with weight 1 and no min share, yarnctl/fairness/comparators.py), ties by

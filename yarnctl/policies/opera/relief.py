@@ -1,4 +1,4 @@
-"""The NodeManager monitor's contention relief (002_09dd669584f5ac37.txt, Sec. III-C, Alg. 1).
+"""The NodeManager monitor's contention relief ([OPERA], Sec. III-C, Alg. 1).
 
 CRes (lines 12-17): memory contention when NU_i(mem) > ρ C_i(mem), else CPU contention when
 NU_i(CPU) > ρ C_i(CPU), else none (memory first: it kills tasks, CPU only slows them). It is

@@ -1,4 +1,4 @@
-"""Task assignment and reservation (002_09dd669584f5ac37.txt, Sec. III-D/E, Alg. 2, 3 and 4).
+"""Task assignment and reservation ([OPERA], Sec. III-D/E, Alg. 2, 3 and 4).
 
 Alg. 2 Assign: normal assignment first (D_t fits GA_i: GA_i −= D_t, OA_i −= D_t), else, for a
 task eligible for opportunistic resources, opportunistic assignment (D_t fits OA_i: OA_i −= D_t).
