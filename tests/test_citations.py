@@ -1,4 +1,4 @@
-"""Citations: papers are cited by their docs/papers.md key, never by a private file name or path."""
+"""Citations and links: papers cited by their docs/papers.md key, never by a private file name or path; links that resolve."""
 
 from __future__ import annotations
 
@@ -69,3 +69,19 @@ def test_each_paper_policy_cites_its_paper_by_key(name: str) -> None:
 def test_each_builtin_workload_cites_its_paper_by_key(name: str) -> None:
     source = load_workload(name).source
     assert any(source.startswith(key) for key in KEYS), source
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_relative_link_in_the_markdown_resolves() -> None:
+    broken = []
+    for path in _tracked_files():
+        if path.suffix != ".md":
+            continue
+        for target in LINK.findall(path.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith(("#", "mailto:")):
+                continue
+            if not (path.parent / target.split("#", 1)[0]).exists():
+                broken.append(f"{path.relative_to(ROOT)}: {target}")
+    assert broken == []

@@ -215,13 +215,13 @@ def test_workloads_json_lists_every_builtin(capsys: pytest.CaptureFixture[str]) 
         assert isinstance(r["jobs"], int) and r["jobs"] > 0
         assert isinstance(r["tasks"], int) and r["tasks"] >= r["jobs"]
     fig1 = next(r for r in rows if r["name"] == "haste-fig1")
-    assert (fig1["jobs"], fig1["tasks"]) == (2, 8)
+    assert (fig1["jobs"], fig1["tasks"], fig1["source"]) == (2, 8, "[HaSTE] Fig. 1")
 
 
 def test_workloads_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "workloads")
     assert code == 0
-    assert "haste-fig1" in out
+    assert "haste-fig1" in out and "[HaSTE] Fig. 1" in out
 
 
 def test_policies_json_lists_policies_and_parameters(capsys: pytest.CaptureFixture[str]) -> None:
@@ -238,6 +238,7 @@ def test_policies_json_lists_policies_and_parameters(capsys: pytest.CaptureFixtu
     assert {"queues", "max_am_resource_percent"} <= set(rows["capacity"]["parameters"])
     assert rows["ffd-dp"]["parameters"] == {"memory_weight": 1.0, "vcores_weight": 1.0}
     assert rows["fair"]["parameters"]["assign_multiple"] is False
+    assert (rows["fifo"]["paper"], rows["dress"]["paper"], rows["hmrf"]["paper"]) == (None, "[DRESS]", "[H-MRF]")
 
 
 # ---------------------------------------------------------------- console script

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import logging
 import math
@@ -28,6 +29,17 @@ log = logging.getLogger("yarnctl")
 # subcommand name -> handler; the modules that add subcommands register theirs in _build_parser
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
+MAIN_EPILOG = """\
+start here:
+  yarnctl simulate --workload haste-fig1 --policy fifo,ffd-dp   # two policies in the simulator, in a second
+  yarnctl policies                                              # every policy, its paper and its parameters
+  yarnctl cluster up --policy dress                             # a real local Hadoop cluster with the shim
+  yarnctl status                                                # what that cluster and its policy are doing
+
+`yarnctl COMMAND --help` explains each command. Papers are cited by key ([DRESS], [HaSTE], [OPERA],
+[FEEDBACK], [H-MRF]; docs/papers.md); the guides are indexed in docs/README.md.
+"""
+
 EPILOG_SIMULATE = """\
 examples:
   yarnctl simulate --workload haste-fig1 --policy fifo,ffd-dp
@@ -43,7 +55,10 @@ examples:
 def _build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="yarnctl",
-        description="Python scheduling policies for Hadoop YARN 2.7: simulate them, compare them, run them.",
+        description="Python scheduling policies for Hadoop YARN 2.7 (Hadoop's FIFO, Fair, DRF and Capacity, "
+                    "and DRESS, HaSTE, OPERA, usage feedback and H-MRF from their papers): simulate them, "
+                    "compare them, run them inside a real ResourceManager.",
+        epilog=MAIN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"yarnctl {__version__}")
     p.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
@@ -190,7 +205,10 @@ def _cmd_policies(args: argparse.Namespace) -> int:
         doc = inspect.getdoc(inspect.getmodule(cls)) or ""
         params = {f.name: _plain(f.default if f.default is not dataclasses.MISSING else f.default_factory())
                   for f in dataclasses.fields(cls.Config)}
-        rows.append({"name": name, "summary": doc.split("\n")[0], "parameters": params})
+        summary = doc.split("\n")[0]
+        cited = re.search(r"\[(DRESS|HaSTE|OPERA|FEEDBACK|H-MRF)\]", summary)  # keys of docs/papers.md
+        rows.append({"name": name, "summary": summary, "paper": cited.group(0) if cited else None,
+                     "parameters": params})
     if args.json:
         _print_json(rows)
     else:

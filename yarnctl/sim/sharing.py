@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         from yarnctl.sim import plots
 
-        plots.sharing_degree(series, args.plot, f"{args.workload}: sharing degree per user (cf. Fig. 8)")
+        plots.sharing_degree(series, args.plot, f"{args.workload}: sharing degree per user (cf. [H-MRF] Fig. 8)")
     return 0
 
 

@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         written: list[Any] = [write_csv(args.out / "sweep.csv", points),
                               plot(args.out / "sweep.png", points,
-                                   f"{args.workload} (seed {args.seed}): damping-factor sweep, as Fig. 4")]
+                                   f"{args.workload} (seed {args.seed}): damping-factor sweep, as [FEEDBACK] Fig. 4")]
         print("wrote " + ", ".join(str(x) for x in written))
     return 0
 
