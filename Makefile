@@ -32,7 +32,7 @@ java:
 	mvn -q -B -f java-bridge package
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/bridge yarnctl/rm yarnctl/metrics
+	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/state yarnctl/bridge yarnctl/rm yarnctl/metrics
 
 # the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM
 check: typecheck

@@ -6,7 +6,9 @@ import pytest
 from snapshots import GB, running, snapshot
 
 from yarnctl.engine import Engine, validate
-from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, Kill, Locality, Node, NodeResize, Request, Resources
+from yarnctl.model import App, Assignment, Decision, Kill, Locality, Node, NodeResize, Request, Resources
+from yarnctl.state import snapshot_of
+from yarnctl.policies.contract import PolicyBase
 
 APPS = [App("a1", submit_s=0), App("a2", submit_s=1)]
 REQS = [Request("a1", 20, GB(1), 3), Request("a2", 10, GB(3), 2)]
@@ -77,31 +79,30 @@ def test_strict_locality_is_enforced():
     ids=["bare-host", "host-port", "other-host", "host-prefix", "rack"],
 )
 def test_strict_locality_accepts_the_host_part_of_host_port(local, node, allowed):
-    snap = ClusterSnapshot.build(
-        0.0, {"h1:45454": Node("h1:45454", "/r1", GB(8)), "h2:45454": Node("h2:45454", "/r2", GB(8))},
-        {"a1": App("a1")},
-        {"a1": (Request("a1", 20, GB(1), 2, relax_locality=False),
-                Request("a1", 20, GB(1), 2, resource_name=local,
-                        locality=Locality.RACK if local.startswith("/") else Locality.NODE))})
+    snap = snapshot_of(
+        0.0, [Node("h1:45454", "/r1", GB(8)), Node("h2:45454", "/r2", GB(8))], [App("a1")],
+        [Request("a1", 20, GB(1), 2, relax_locality=False),
+         Request("a1", 20, GB(1), 2, resource_name=local,
+                 locality=Locality.RACK if local.startswith("/") else Locality.NODE)])
     rejected = validate(snap, Decision((Assignment("a1", 20, node, 1),)), node).rejected
     assert not rejected if allowed else rejected
 
 
-class _Broken:
+class _Broken(PolicyBase):
     name = "broken"
 
     def decide(self, snap, node_id):
         raise RuntimeError("boom")
 
 
-class _Garbage:
+class _Garbage(PolicyBase):
     name = "garbage"
 
     def decide(self, snap, node_id):
         return {"assign": "everything"}
 
 
-class _Greedy:
+class _Greedy(PolicyBase):
     name = "greedy"
 
     def decide(self, snap, node_id):

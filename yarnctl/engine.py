@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from yarnctl.model import (
     ANY,
@@ -21,6 +20,7 @@ from yarnctl.model import (
     Request,
     Resources,
 )
+from yarnctl.policies.contract import Estimator, Policy, Tunable, is_tunable
 
 log = logging.getLogger(__name__)
 
@@ -147,63 +147,6 @@ def _locality_allows(snap: ClusterSnapshot, a: Assignment) -> bool:
     return node.id in names or host in names or node.rack in names
 
 
-class Policy(Protocol):
-    """A scheduling policy: a pure function of the snapshot for one heartbeating node."""
-
-    name: str
-
-    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
-        """The decision for the heartbeat of `node_id`."""
-        ...
-
-
-class Tunable(Protocol):
-    """A policy that adapts to what the control loop observes (DRESS' reserve ratio, usage estimates...)."""
-
-    def tune(self, obs: Observation) -> None:
-        """Take in the latest observation of the cluster (live: every control-loop tick)."""
-        ...
-
-    def tuning(self) -> Mapping[str, float]:
-        """The current tuning values by metric-safe name, e.g. {"dress_reserve_ratio": 0.1}."""
-        ...
-
-
-def is_tunable(policy: object) -> bool:
-    """True when `policy` takes control-loop observations."""
-    return callable(getattr(policy, "tune", None)) and callable(getattr(policy, "tuning", None))
-
-
-class Stateful(Protocol):
-    """A policy whose history must survive a restart (H-MRF's accumulated resources): plain JSON in and out."""
-
-    def save_state(self) -> dict[str, Any]:
-        """The policy's explicit state as JSON-able data."""
-        ...
-
-    def load_state(self, doc: Mapping[str, Any]) -> None:
-        """Take back what save_state returned (raise ValueError naming the field when it is malformed)."""
-        ...
-
-
-def resizes_nodes(policy: object) -> bool:
-    """True when `policy` rescales nodes itself (class attribute `resizes_nodes`, as feedback and opera)."""
-    return bool(getattr(policy, "resizes_nodes", False))
-
-
-def is_stateful(policy: object) -> bool:
-    """True when `policy` can save and load its state."""
-    return callable(getattr(policy, "save_state", None)) and callable(getattr(policy, "load_state", None))
-
-
-class Estimator(Protocol):
-    """Reads history to annotate policy state (DRESS, usage feedback, OPERA); never decides."""
-
-    def observe(self, snap: ClusterSnapshot) -> None:
-        """Take in the latest snapshot."""
-        ...
-
-
 @dataclass
 class Engine:
     """Runs one policy (and its estimators) and validates everything it returns."""
@@ -219,9 +162,9 @@ class Engine:
 
     def tune(self, obs: Observation) -> bool:
         """Feed `obs` to a tunable policy; True when its tuning values changed (a failing tune is logged and counted)."""
-        if not self.tunable:
+        policy = self.policy
+        if not isinstance(policy, Tunable):
             return False
-        policy: Tunable = self.policy  # type: ignore[assignment]
         self.stats["tunes"] += 1
         try:
             before = dict(policy.tuning())
@@ -234,10 +177,11 @@ class Engine:
 
     def tuning(self) -> dict[str, float]:
         """The policy's current tuning values ({} for a policy that does not tune, or one that fails to say)."""
-        if not self.tunable:
+        policy = self.policy
+        if not isinstance(policy, Tunable):
             return {}
         try:
-            return {str(k): float(v) for k, v in self.policy.tuning().items()}  # type: ignore[attr-defined]
+            return {str(k): float(v) for k, v in policy.tuning().items()}
         except Exception:
             log.exception("policy %s failed to report its tuning values", self.policy.name)
             return {}
@@ -246,7 +190,7 @@ class Engine:
         """The validated decision for `node_id`'s heartbeat; a failing policy yields an empty one."""
         self.stats["decisions"] += 1
         node = snap.nodes.get(node_id)
-        if node is not None and node.capacity != node.configured and not resizes_nodes(self.policy):
+        if node is not None and node.capacity != node.configured and not self.policy.resizes_nodes:
             # an earlier policy (feedback, OPERA, a restarted server) left this node rescaled and this one does
             # not manage capacity: give the node back its registered size before placing anything on it, so
             # a policy that knows nothing of resizes never fills room nobody means to offer any more

@@ -11,6 +11,7 @@ from wirefixtures import STATE, compact, doc, text
 from yarnctl.bridge.decisionlog import DecisionLog, DecisionLogError, LogReader
 from yarnctl.bridge.service import PolicyService
 from yarnctl.policies import make_policy
+from yarnctl.policies.contract import PolicyBase
 
 
 def _drive(path: Path, *requests: str) -> list[str]:
@@ -40,7 +41,7 @@ def test_one_line_per_call_with_raw_request_and_response(tmp_path: Path) -> None
 
 
 def test_rejections_are_logged(tmp_path: Path) -> None:
-    class Greedy:
+    class Greedy(PolicyBase):
         name = "greedy"
 
         def decide(self, snap, node_id):  # type: ignore[no-untyped-def]
@@ -57,7 +58,7 @@ def test_rejections_are_logged(tmp_path: Path) -> None:
 
 
 def test_the_policys_reasons_are_logged(tmp_path: Path) -> None:
-    class Explaining:
+    class Explaining(PolicyBase):
         name = "explaining"
 
         def decide(self, snap, node_id):  # type: ignore[no-untyped-def]

@@ -9,13 +9,13 @@ from wirefixtures import APP1, APP2, C1, C2, C3, compact, doc, text
 
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.wire import parse_request
-from yarnctl.model import ANY, App, ClusterSnapshot, Container, Locality, Node, Request, Resources
+from yarnctl.model import ANY, App, ClusterSnapshot, Container, ContainerKind, Locality, Node, Request, Resources
 
 R = Resources
 ALICE = App(APP1, "default", "alice", "MAPREDUCE", "QuasiMonteCarlo", (), 1700000000.0)
 BOB = App(APP2, "default", "bob", "YARN", "DistributedShell", ("yarnctl.iterations=3",), 1700000001.0)
 CONT1 = Container(C1, APP1, "n1:45454", 0, R(2048, 1), 1700000000.5, is_am=True)
-CONT2 = Container(C2, APP1, "n1:45454", 20, R(1024, 1), 1700000001.5)
+CONT2 = Container(C2, APP1, "n1:45454", 20, R(1024, 1), 1700000001.5, ContainerKind.OPPORTUNISTIC)  # placed by OPERA
 CONT3 = Container(C3, APP2, "n2:45454", 0, R(1024, 1), 1700000002.5, is_am=True)
 APP1_REQS = (
     Request(APP1, 10, R(4096, 1), 1, ANY, Locality.ANY, True),

@@ -10,6 +10,7 @@ from wirefixtures import FIXTURES, SCHEMA, STATE, doc, text
 
 from yarnctl.bridge.service import PolicyService
 from yarnctl.policies import make_policy
+from yarnctl.policies.contract import PolicyBase
 
 VALIDATOR = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
 MESSAGES = sorted(p.name for p in FIXTURES.glob("*.json") if p.name != "decisions.json")
@@ -27,8 +28,8 @@ def test_fixture_validates(name: str) -> None:
 @pytest.mark.parametrize(
     "message",
     [
-        {"v": 1, "seq": 0, "full": True, "t": 0, "node": "n1:1", "used": [0, 0, 0]},
-        {"v": 1, "seq": 1, "full": True, "t": 0, "node": "n1:1", "used": [0, 0]},
+        {"v": 2, "seq": 0, "full": True, "t": 0, "node": "n1:1", "used": [0, 0, 0]},
+        {"v": 2, "seq": 1, "full": True, "t": 0, "node": "n1:1", "used": [0, 0]},
         {"seq": 2, "a": [["app", 20, 1, 9]]},
         {"seq": 2, "extra": 1},
     ],
@@ -41,7 +42,7 @@ def test_schema_refuses(message: object) -> None:
 
 
 def _responses() -> list[str]:
-    class Boom:
+    class Boom(PolicyBase):
         name = "boom"
 
         def decide(self, snap: object, node_id: str) -> object:

@@ -12,16 +12,17 @@ from wirefixtures import APP1, APP2, STATE, compact, doc, text
 from yarnctl.bridge.service import PolicyService
 from yarnctl.model import ClusterSnapshot, Decision
 from yarnctl.policies import make_policy
+from yarnctl.policies.contract import PolicyBase
 
 
-class Boom:
+class Boom(PolicyBase):
     name = "boom"
 
     def decide(self, snap: ClusterSnapshot, node_id: str) -> Decision:
         return Decision() if snap.now_s < 0 else 1 // 0  # type: ignore[return-value]
 
 
-class NotADecision:
+class NotADecision(PolicyBase):
     name = "junk"
 
     def decide(self, snap: ClusterSnapshot, node_id: str) -> Any:
@@ -66,7 +67,7 @@ def test_policy_failure_answers_err_and_keeps_serving(policy: Any, message: str)
         ("", 1, "not JSON"),
         ("{\"v\": 1, \"seq\": 7, \"a\": [[", 1, "not JSON"),
         ("[1, 2, 3]", 1, "expected a JSON object"),
-        (compact({**doc("request-full.json"), "v": 2}), 1, "v: expected wire version 1"),
+        (compact({**doc("request-full.json"), "v": 3}), 1, "v: expected wire version 2"),
         (compact({**doc("request-full.json"), "seq": 12, "nodes": [["n1:45454", "/r1", "8G", 8]]}), 12,
          "nodes[0]: expected [id, rack, MB, vcores, registered MB, registered vcores]"),
         (compact({**doc("request-delta.json"), "base": None}), 2, "base: required when full is false"),
@@ -107,7 +108,7 @@ def test_large_full_request_is_served() -> None:
     nodes = [[f"n{i}:45454", f"/r{i % 40}", 8192, 8] for i in range(5000)]
     apps = [[f"application_1_{i:05d}", "q", "u", "T", "n", [], i] for i in range(2000)]
     asks = [[a[0], 20, 1024, 1, 5, 1, [[f"n{i}", 1, 1]]] for i, a in enumerate(apps)]
-    req = compact({"v": 1, "seq": 1, "full": True, "t": 1, "node": "n7:45454", "used": [0, 0, 0],
+    req = compact({"v": 2, "seq": 1, "full": True, "t": 1, "node": "n7:45454", "used": [0, 0, 0],
                    "nodes": nodes, "apps": apps, "asks": asks})
     s = PolicyService(make_policy("fifo"))
     [answer] = _answers(s, req)

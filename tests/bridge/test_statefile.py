@@ -15,9 +15,10 @@ from yarnctl.bridge.statefile import load_state, save_state
 from yarnctl.errors import ConfigError
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
 from yarnctl.policies import make_policy
+from yarnctl.policies.contract import PolicyBase
 
 
-class Counting:
+class Counting(PolicyBase):
     """A policy that counts its decisions and keeps the count across restarts."""
 
     name = "counting"

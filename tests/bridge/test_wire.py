@@ -9,7 +9,7 @@ from wirefixtures import APP1, C1, text
 
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync, parse_response, to_decision
 from yarnctl.bridge.wire import AllocRow, LocalRow, WireError, parse_request
-from yarnctl.model import Assignment, Decision, Kill, NodeResize, Resources
+from yarnctl.model import Assignment, ContainerKind, Decision, Kill, NodeResize, Resources
 
 
 def test_full_request_rows() -> None:
@@ -23,7 +23,7 @@ def test_full_request_rows() -> None:
 
 def test_node_rows_carry_the_registered_size() -> None:
     """A resized node keeps the size it registered with beside its capacity; a 4-item row is registered as is."""
-    base = '{"v":1,"seq":1,"full":true,"t":0,"node":"n1","used":[0,0,0],"min":[128,1],"nodes":[%s]}'
+    base = '{"v":2,"seq":1,"full":true,"t":0,"node":"n1","used":[0,0,0],"min":[128,1],"nodes":[%s]}'
     [resized] = parse_request(base % '["n1","/r1",9216,6,4096,4]').nodes
     assert (resized.memory_mb, resized.vcores, resized.registered_mb, resized.registered_vcores) == (9216, 6, 4096, 4)
     [plain] = parse_request(base % '["n1","/r1",4096,4]').nodes
@@ -38,10 +38,11 @@ def test_node_rows_carry_the_registered_size() -> None:
     [
         (Decision(), '{"seq":7}'),
         (Decision((Assignment("a", 20, "n", 2),)), '{"seq":7,"a":[["a",20,2]]}'),
+        (Decision((Assignment("a", 20, "n", 1, ContainerKind.OPPORTUNISTIC),)), '{"seq":7,"a":[["a",20,1,1]]}'),
         (Decision(kills=(Kill("c", "why"),), resizes=(NodeResize("n", Resources(1, 2)),)),
          '{"seq":7,"k":[["c","why"]],"r":[["n",1,2]]}'),
     ],
-    ids=["empty", "assign", "kill-resize"],
+    ids=["empty", "assign", "assign-opportunistic", "kill-resize"],
 )
 def test_encode_decision(decision: Decision, expected: str) -> None:
     assert encode_decision(7, decision) == expected
@@ -55,13 +56,13 @@ def test_status_responses() -> None:
 _ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=8)
 
 
-@given(st.lists(st.tuples(_ids, st.integers(-5, 99), st.integers(1, 9)), max_size=4),
+@given(st.lists(st.tuples(_ids, st.integers(-5, 99), st.integers(1, 9), st.sampled_from(ContainerKind)), max_size=4),
        st.lists(st.tuples(_ids, st.text(max_size=8)), max_size=3),
        st.lists(st.tuples(_ids, st.integers(0, 10**6), st.integers(0, 64)), max_size=3),
        st.integers(1, 2**40))
-def test_decision_round_trips(a: list[tuple[str, int, int]], k: list[tuple[str, str]],
+def test_decision_round_trips(a: list[tuple[str, int, int, ContainerKind]], k: list[tuple[str, str]],
                               r: list[tuple[str, int, int]], seq: int) -> None:
-    d = Decision(tuple(Assignment(app, p, "n1:1", n) for app, p, n in a), tuple(Kill(c, why) for c, why in k),
+    d = Decision(tuple(Assignment(app, p, "n1:1", n, kind) for app, p, n, kind in a), tuple(Kill(c, why) for c, why in k),
                  tuple(NodeResize(node, Resources(mb, vc)) for node, mb, vc in r))
     assert to_decision(parse_response(encode_decision(seq, d)), seq, "n1:1") == d
 
@@ -81,3 +82,15 @@ def test_response_parser_names_the_field(raw: str, field: str) -> None:
 def test_to_decision_refuses_other_seq() -> None:
     with pytest.raises(WireError, match="answer for call 1, expected 2"):
         to_decision(parse_response('{"seq":1}'), 2, "n")
+
+
+def test_v1_requests_still_parse_and_their_containers_are_normal() -> None:
+    # decision logs written before wire v2 are replayed: their alloc rows have no kind
+    old = ('{"v":1,"seq":1,"full":true,"t":0,"node":"n1:1","used":[1024,1,1],"nodes":[["n1:1","/r",4096,4]],'
+           '"apps":[["a1","q","u","YARN","n",[],0]],"alloc":[["c1","a1","n1:1",20,1024,1,0,0]]}')
+    [row] = parse_request(old).alloc
+    assert row.kind is ContainerKind.NORMAL
+    new = old.replace('"v":1', '"v":2').replace("1024,1,0,0]", "1024,1,0,0,1]")
+    assert parse_request(new).alloc[0].kind is ContainerKind.OPPORTUNISTIC
+    with pytest.raises(WireError, match=r"alloc\[0\]"):
+        parse_request(old.replace("1024,1,0,0]", "1024,1,0,0,2]"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -36,12 +37,13 @@ def test_finds_and_kills_a_process_working_under_the_dir(tmp_path: Path) -> None
 
 def test_command_line_marker(tmp_path: Path) -> None:
     marker = f"-Dhadoop.log.dir={tmp_path}/logs"
-    p = subprocess.Popen(["sh", "-c", "sleep 60; true", marker], start_new_session=True)  # sh stays, marker in argv
+    # one process that never forks, the marker in its argv (a shell's child shows the same argv until it execs)
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker], start_new_session=True)
     try:
         _started(p)
         assert procs.processes_under(tmp_path, (), (marker,)) == [p.pid]
         assert procs.processes_under(tmp_path, (), ("-Dnothing",)) == []
-        procs.terminate([p.pid], grace_s=2)  # the group: sh and its sleep
+        procs.terminate([p.pid], grace_s=2)
         p.wait(timeout=5)
     finally:
         p.kill()

@@ -7,7 +7,8 @@ import pytest
 
 from yarnctl.fairness.accounting import QueueTracker
 from yarnctl.fairness.windows import Window
-from yarnctl.model import App, ClusterSnapshot, Container, Node, Request, Resources
+from yarnctl.model import App, Container, Node, Request, Resources
+from yarnctl.state import snapshot_of
 
 GB = 1024
 NODE = Node("n1", "/r", Resources(100 * GB, 100))
@@ -20,9 +21,8 @@ def snap(now, held, asked=None):
     task = Resources(2 * GB, 1)
     containers = {f"c-{q}-{i}": Container(f"c-{q}-{i}", f"app-{q}", "n1", 20, task, 0.0)
                   for q, n in held.items() for i in range(n)}
-    requests = {f"app-{q}": (Request(f"app-{q}", 20, task, n),) for q, n in asked.items() if n}
-    alloc = {f"app-{q}": task * n for q, n in held.items()}
-    return ClusterSnapshot.build(now, {"n1": NODE}, apps, requests, containers, alloc)
+    requests = [Request(f"app-{q}", 20, task, n) for q, n in asked.items() if n]
+    return snapshot_of(now, [NODE], apps.values(), requests, containers.values())
 
 
 def test_integrates_allocation_and_nonsharing_allocation_over_time():

@@ -24,9 +24,10 @@ from yarnctl.bridge.server import PolicyServer, load_token
 from yarnctl.bridge.service import PolicyService
 from yarnctl.model import ClusterSnapshot, Decision, Kill, NodeId, NodeResize, Resources
 from yarnctl.policies import make_policy
+from yarnctl.policies.contract import PolicyBase
 
 
-class KillOnce:
+class KillOnce(PolicyBase):
     """fifo, and once a non-AM container has run for a few seconds, kill it through the shim."""
 
     name = "kill-once"
@@ -44,7 +45,7 @@ class KillOnce:
         return d
 
 
-class ResizeOnce:
+class ResizeOnce(PolicyBase):
     """fifo, and once, set the first node's capacity to 3072 MB / 3 vcores."""
 
     name = "resize"
@@ -75,8 +76,8 @@ class ChaosService(PolicyService):
             req = json.loads(request)
         except ValueError:
             return honest
-        seq, apps = req["seq"], sorted(self.mirror._apps) or ["application_0_0"]  # noqa: SLF001
-        app, nodes = self.rng.choice(apps), sorted(self.mirror._nodes) or ["nowhere:0"]  # noqa: SLF001
+        seq, apps = req["seq"], self.mirror.state.app_ids() or ["application_0_0"]  # noqa: SLF001
+        app, nodes = self.rng.choice(apps), sorted(self.mirror.snapshot(0.0).nodes) or ["nowhere:0"]  # noqa: SLF001
         garbage = [
             {"seq": seq, "a": [["application_1_9999", 20, 1]]},
             {"seq": seq, "a": [[app, 20, 0], [app, 10, -3], [app, 0, 2 ** 40]]},

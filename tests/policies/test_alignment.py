@@ -10,6 +10,7 @@ from yarnctl.policies import make_policy
 from yarnctl.policies.alignment import HasteAConfig, alignments, iterations
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import parse_workload
+from yarnctl.policies.contract import PolicyBase
 
 
 def tagged(app_id, total=None, stage=None, submit=0.0):
@@ -88,7 +89,7 @@ def test_the_simulator_tags_each_iteration():
     }
     seen = []
 
-    class Recorder:
+    class Recorder(PolicyBase):
         name = "recorder"
 
         def __init__(self):

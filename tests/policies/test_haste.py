@@ -7,7 +7,8 @@ from snapshots import GB, running, snapshot
 
 from yarnctl.engine import validate
 from yarnctl.errors import ConfigError
-from yarnctl.model import App, ClusterSnapshot, Container, Locality, Node, Request
+from yarnctl.model import App, Container, Locality, Node, Request
+from yarnctl.state import snapshot_of
 from yarnctl.policies import make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
 from yarnctl.policies.haste import TaskRequest, normalised, preferences, real_time_assignment
@@ -200,11 +201,7 @@ def snapshots(draw):
                     containers[cid] = Container(cid, app.id, node, priority, capability, 0.0, is_am=priority == 0)
                     used[node] = used[node] + capability
     nodes = {n: Node(n, x.rack, x.capacity, used[n]) for n, x in nodes.items()}
-    by_app = {}
-    for r in requests:
-        by_app.setdefault(r.app_id, []).append(r)
-    return ClusterSnapshot.build(1.0, nodes, {a.id: a for a in apps}, {a: tuple(rs) for a, rs in by_app.items()},
-                                 containers)
+    return snapshot_of(1.0, nodes.values(), apps, requests, containers.values())
 
 
 @given(snap=snapshots(), policy=st.sampled_from(["haste", "haste-a"]))

@@ -5,7 +5,7 @@ import json
 import pytest
 from snapshots import GB, running, snapshot
 
-from yarnctl.engine import is_stateful
+from yarnctl.policies.contract import is_stateful
 from yarnctl.model import App, Request
 from yarnctl.policies import make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from snapshots import GB, snapshot
+from snapshots import snapshot
 
 from yarnctl.engine import Engine, validate
 from yarnctl.errors import ConfigError
@@ -12,12 +12,12 @@ from yarnctl.model import (
 )
 from yarnctl.policies import make_policy
 from yarnctl.policies.opera import Opera, OperaConfig
-from yarnctl.policies.opera.policy import _Tracked
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import parse_workload
 
 CAP = Resources(12288, 15)
 APPS = [App("old", type="MAPREDUCE", name="sort", submit_s=0.0), App("new", type="MAPREDUCE", name="count", submit_s=1.0)]
+OPP = ContainerKind.OPPORTUNISTIC
 MAPS = [Container(f"old_{i}", "old", "n1", 20, Resources(1024, 4), 0.0) for i in range(3)]  # 12 of 15 vcores
 ASK = [Request("new", 20, Resources(1024, 4), 10)]
 
@@ -89,7 +89,8 @@ def test_policy_remembers_its_opportunistic_containers_and_keeps_offering_them()
     p = trained(OperaConfig(relief="neutral"))
     p.tune(observe(snap, {c: (400.0, 1.0) for c in MAPS}))
     p.decide(snap, "n1")
-    launched = [Container(f"new_{i}", "new", "n1", 20, Resources(1024, 4), 10.0) for i in range(3)]
+    # launched as the decision asked: opportunistic (the simulator and the shim record the kind)
+    launched = [Container(f"new_{i}", "new", "n1", 20, Resources(1024, 4), 10.0, OPP) for i in range(3)]
     later = snap_with(MAPS + launched, now=11.0, requests=[Request("new", 20, Resources(1024, 4), 7)],
                       capacity=Resources(15360, 27))
     d = p.decide(later, "n1")
@@ -106,8 +107,8 @@ def contended(relief: str, cpu: float, mem: float):
     p = trained(OperaConfig(relief=relief))
     p.tune(observe(snap, {c: (400.0, 1.0) for c in MAPS}))
     offer = p.decide(snap, "n1").resizes[0].capacity
-    opp = [Container("new_1", "new", "n1", 20, Resources(1024, 4), 10.0),
-           Container("new_2", "new", "n1", 20, Resources(1024, 4), 10.5)]
+    opp = [Container("new_1", "new", "n1", 20, Resources(1024, 4), 10.0, OPP),
+           Container("new_2", "new", "n1", 20, Resources(1024, 4), 10.5, OPP)]
     later = snap_with(MAPS + opp, now=15.0, requests=[], capacity=offer)  # as it offered
     p.tune(observe(later, {c: (mem, cpu) for c in MAPS + opp}))
     return p, later
@@ -146,12 +147,9 @@ def test_no_relief_without_opportunistic_tasks():
 
 def test_normal_grant_never_lands_on_memory_used_by_opportunistic_tasks():
     big = [Container("old_big", "old", "n1", 20, Resources(8192, 4), 0.0)]  # normal, uses 2 GB so far
-    opp = [Container(f"new_{i}", "new", "n1", 20, Resources(1024, 1), 5.0 + i) for i in range(8)]
+    opp = [Container(f"new_{i}", "new", "n1", 20, Resources(1024, 1), 5.0 + i, OPP) for i in range(8)]
     snap = snap_with(big + opp, requests=[Request("old", 20, Resources(4096, 2), 1)])
     p = Opera(OperaConfig(relief="aggressive"))
-    for c in opp:  # as if it had placed them
-        p.tracked[c.id] = _Tracked(p.features(snap, c.app_id, 20, c.resource), ContainerKind.OPPORTUNISTIC,
-                                   c.start_s, None)
     p.tune(observe(snap, {**{c: (1000.0, 0.5) for c in opp}, big[0]: (2048.0, 1.0)}))
     d = p.decide(snap, "n1")
     # GA = 12288 − 8192 = 4096: the 4 GB task is normal; usage 2048 + 8000 + 4096 > 12288: the two newest go

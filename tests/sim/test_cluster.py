@@ -13,6 +13,7 @@ from yarnctl.policies import make_policy
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.runner import simulate
 from yarnctl.sim.workload import load_workload, parse_workload
+from yarnctl.policies.contract import PolicyBase
 
 
 def run(workload, policy="fifo", **kw):
@@ -179,7 +180,7 @@ jobs:
     assert used[5.0] == (2.0, 1536.0)
 
 
-class KillFirstRunning:
+class KillFirstRunning(PolicyBase):
     """A test policy that behaves as FIFO but kills the first container it ever sees once."""
 
     name = "kill-once"

@@ -13,6 +13,7 @@ from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.report import container_usage, summarize, utilization_series, write_csv
 from yarnctl.sim.workload import parse_workload
 from yarnctl.trace.usage import read_trace
+from yarnctl.policies.contract import PolicyBase
 
 PROFILE = """
 cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 4}}
@@ -70,7 +71,7 @@ def test_simulate_out_writes_a_trace_that_reads_back(tmp_path: Path) -> None:
     assert (u.used_memory_mb, u.used_vcores) == pytest.approx((1024.0, 1.5))
 
 
-class DoubleNodes:
+class DoubleNodes(PolicyBase):
     """FIFO that doubles each node's capacity the first time the node heartbeats (as a usage-feedback policy may)."""
 
     name = "double"

@@ -77,7 +77,9 @@ def test_random_workloads_keep_the_invariants(text, policy):
     # every container released exactly once, and nothing is left allocated
     ids = [c.id for c in run.containers]
     assert len(ids) == len(set(ids)) == run.stats["assigned"]
-    assert not sim.containers and all(n.allocated.is_zero() for n in sim.nodes)
+    left = sim.snapshot()
+    assert not left.containers and not left.app_allocated and all(n.allocated.is_zero() for n in sim.nodes)
+    assert all(n.allocated.is_zero() for n in left.nodes.values())
     # no node ever holds more than its capacity (releases before starts at equal times)
     events = defaultdict(list)
     for c in run.containers:

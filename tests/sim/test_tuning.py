@@ -12,6 +12,7 @@ from yarnctl.model import ZERO, Assignment, ClusterSnapshot, Decision, NodeId, O
 from yarnctl.policies import make_policy
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import parse_workload
+from yarnctl.policies.contract import PolicyBase
 
 MR = """
 cluster: {nodes: 2, node: {memory_mb: 8192, vcores: 8}}
@@ -30,7 +31,7 @@ jobs:
 """
 
 
-class Recorder:
+class Recorder(PolicyBase):
     """FIFO that records every observation; its tuning value `cap` limits containers per heartbeat until a time."""
 
     name = "recorder"

@@ -22,6 +22,7 @@ from typing import Any
 from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.response import parse_response
 from yarnctl.bridge.service import PolicyService
+from yarnctl.bridge.wire import VERSION
 from yarnctl.policies import make_policy
 
 _ENC = json.JSONEncoder(separators=(",", ":")).encode
@@ -62,7 +63,7 @@ class _FakeRM:
         self.alloc_rows.clear()
         self.changed.clear()
         nodes = [[self.node_id(i), f"/r{i % 20}", NODE_MB, NODE_VC] for i in range(self.nodes)]
-        allocs = [[c, a, n, p, mb, vc, self.t, 0] for c, (a, n, p, mb, vc) in self.cs.items()]
+        allocs = [[c, a, n, p, mb, vc, self.t, 0, 0] for c, (a, n, p, mb, vc) in self.cs.items()]
         return self._request(node, full=True, nodes=nodes, apps=apps, asks=list(self.asks.values()), alloc=allocs)
 
     def _allocate(self, app: str, node: int) -> None:
@@ -75,10 +76,10 @@ class _FakeRM:
         self.used[node][1] += ask[3]
         ask[4] -= 1
         self.changed.add(app)
-        self.alloc_rows.append([cid, app, self.node_id(node), 20, ask[2], ask[3], self.t, 0])
+        self.alloc_rows.append([cid, app, self.node_id(node), 20, ask[2], ask[3], self.t, 0, 0])
 
     def apply(self, node: int, response: str) -> None:
-        for app, _prio, n in parse_response(response).a:
+        for app, _prio, n, _kind in parse_response(response).a:
             for _ in range(n):
                 self._allocate(app, node)
 
@@ -98,7 +99,7 @@ class _FakeRM:
     def _request(self, node: int, full: bool, **rows: Any) -> str:
         self.seq += 1
         self.t += 1
-        doc: dict[str, Any] = {"v": 1, "seq": self.seq, "full": full, "t": self.t, "node": self.node_id(node),
+        doc: dict[str, Any] = {"v": VERSION, "seq": self.seq, "full": full, "t": self.t, "node": self.node_id(node),
                                "used": [self.used[node][0], self.used[node][1], len(self.on_node[node])]}
         if full:
             doc["min"] = [1024, 1]

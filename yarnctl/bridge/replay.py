@@ -11,7 +11,8 @@ from yarnctl.bridge.decisionlog import DecisionLogError, LogReader
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import response_from_doc, to_decision
 from yarnctl.bridge.wire import WireError, request_from_doc
-from yarnctl.engine import Engine, Policy
+from yarnctl.engine import Engine
+from yarnctl.policies.contract import Policy
 from yarnctl.model import Decision
 
 NOT_SIMULATED = ("consequences are not simulated: every call is replayed on the state the cluster reached "

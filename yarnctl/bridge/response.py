@@ -1,4 +1,4 @@
-"""The wire v1 response codec: a Decision to the response string, and response strings back (replay, tests)."""
+"""The wire response codec: a Decision to the response string, and response strings back (replay, tests)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from yarnctl.bridge.wire import WireError, is_id, loads_object, rows
-from yarnctl.model import Assignment, Decision, Kill, NodeId, NodeResize, Resources
+from yarnctl.bridge.wire import WireError, flag, is_id, loads_object, rows
+from yarnctl.model import Assignment, ContainerKind, Decision, Kill, NodeId, NodeResize, Resources
 
 _RESPONSE_KEYS = frozenset({"seq", "a", "k", "r", "resync", "err"})
 
@@ -18,7 +18,7 @@ class WireResponse:
     """One decoded response, structurally valid; `to_decision` says whether it may be applied."""
 
     seq: int
-    a: tuple[tuple[str, int, int], ...] = ()
+    a: tuple[tuple[str, int, int, ContainerKind], ...] = ()
     k: tuple[tuple[str, str], ...] = ()
     r: tuple[tuple[str, int, int], ...] = ()
     resync: bool = False
@@ -34,7 +34,9 @@ def encode_decision(seq: int, decision: Decision) -> str:
         return f'{{"seq":{seq}}}'
     doc: dict[str, Any] = {"seq": seq}
     if decision.assignments:
-        doc["a"] = [[a.app_id, a.priority, a.count] for a in decision.assignments]
+        # a normal assignment stays three items (the payload is the latency budget); v2 adds 1 for opportunistic
+        doc["a"] = [[a.app_id, a.priority, a.count] if a.kind is ContainerKind.NORMAL
+                    else [a.app_id, a.priority, a.count, 1] for a in decision.assignments]
     if decision.kills:
         doc["k"] = [[k.container_id, k.reason] for k in decision.kills]
     if decision.resizes:
@@ -52,11 +54,11 @@ def encode_error(seq: int, message: str) -> str:
     return _ENCODE({"seq": seq, "err": message})
 
 
-def _a(r: Any) -> tuple[str, int, int]:
-    app, prio, n = r
-    if not (is_id(app) and type(prio) is int and type(n) is int):
+def _a(r: Any) -> tuple[str, int, int, ContainerKind]:
+    app, prio, n, *kind = r
+    if not (is_id(app) and type(prio) is int and type(n) is int and (kind == [] or (len(kind) == 1 and flag(kind[0])))):
         raise ValueError
-    return (app, prio, n)
+    return (app, prio, n, ContainerKind.OPPORTUNISTIC if kind == [1] else ContainerKind.NORMAL)
 
 
 def _k(r: Any) -> tuple[str, str]:
@@ -102,6 +104,6 @@ def to_decision(resp: WireResponse, seq: int, node_id: NodeId) -> Decision:
     if resp.err is not None:
         raise WireError("err", resp.err)
     return Decision(
-        tuple(Assignment(app, prio, node_id, n) for app, prio, n in resp.a),
+        tuple(Assignment(app, prio, node_id, n, kind) for app, prio, n, kind in resp.a),
         tuple(Kill(c, reason) for c, reason in resp.k),
         tuple(NodeResize(node, Resources(mem, vc)) for node, mem, vc in resp.r))

@@ -15,7 +15,8 @@ from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
 from yarnctl.bridge.wire import WireError, parse_request
-from yarnctl.engine import Engine, Policy, is_stateful
+from yarnctl.engine import Engine
+from yarnctl.policies.contract import Policy, is_stateful
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId, Observation
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,8 @@ class _Recording:
 
     def __init__(self, policy: Policy) -> None:
         self.policy, self.name, self.failure = policy, policy.name, ""
+        # the wrapped policy's capability flags, as the contract declares them
+        self.time_dependent, self.resizes_nodes = policy.time_dependent, policy.resizes_nodes
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self.policy, attr)  # tune(), tuning() and any other policy attribute pass through

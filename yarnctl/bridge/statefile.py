@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from yarnctl.engine import Stateful
+from yarnctl.policies.contract import Stateful
 from yarnctl.errors import ConfigError
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The wire v1 request codec (schema/README.md): request strings to frozen rows; WireError for bad input."""
+"""The wire request codec (schema/README.md): request strings to frozen rows; WireError for bad input."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from yarnctl.errors import YarnctlError
+from yarnctl.model import ContainerKind
 
 T = TypeVar("T")
 
-VERSION = 1
+VERSION = 2  # v2 added container kinds: the alloc rows' last item, an assignment's optional fourth
+READABLE = (1, 2)  # v1 requests still parse (decision logs written before v2): their containers are normal
 
 
 class WireError(YarnctlError):
@@ -81,6 +83,7 @@ class AllocRow:
     vcores: int
     ms: int
     am: bool
+    kind: ContainerKind = ContainerKind.NORMAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +120,9 @@ def _nat(x: Any) -> bool:
     return type(x) is int and x >= 0
 
 
-def _flag(x: Any) -> bool:
+
+def flag(x: Any) -> bool:
+    """True when `x` is a wire flag, the integer 0 or 1."""
     return type(x) is int and (x == 0 or x == 1)
 
 
@@ -143,25 +148,26 @@ def _app(r: Any) -> AppRow:
 
 def _local(r: Any) -> LocalRow:
     name, count, relax = r
-    if not (is_id(name) and _nat(count) and _flag(relax)):
+    if not (is_id(name) and _nat(count) and flag(relax)):
         raise ValueError
     return LocalRow(name, count, relax == 1)
 
 
 def _ask(r: Any) -> AskRow:
     app, prio, mem, vc, count, relax, locs = r
-    if not (is_id(app) and type(prio) is int and _nat(mem) and _nat(vc) and _nat(count) and _flag(relax)
+    if not (is_id(app) and type(prio) is int and _nat(mem) and _nat(vc) and _nat(count) and flag(relax)
             and type(locs) is list):
         raise ValueError
     return AskRow(app, prio, mem, vc, count, relax == 1, tuple([_local(x) for x in locs]) if locs else ())
 
 
 def _alloc(r: Any) -> AllocRow:
-    c, app, node, prio, mem, vc, ms, am = r
+    c, app, node, prio, mem, vc, ms, am, *opp = r  # v1 rows have no last item
     if not (is_id(c) and is_id(app) and is_id(node) and type(prio) is int and _nat(mem) and _nat(vc) and _nat(ms)
-            and _flag(am)):
+            and flag(am) and (opp == [] or (len(opp) == 1 and flag(opp[0])))):
         raise ValueError
-    return AllocRow(c, app, node, prio, mem, vc, ms, am == 1)
+    return AllocRow(c, app, node, prio, mem, vc, ms, am == 1,
+                    ContainerKind.OPPORTUNISTIC if opp == [1] else ContainerKind.NORMAL)
 
 
 def _done(r: Any) -> DoneRow:
@@ -180,8 +186,8 @@ def _ident(r: Any) -> str:
 _SHAPES = {
     "nodes": "[id, rack, MB, vcores, registered MB, registered vcores]", "lost": "a node id", "apps": "[id, queue, user, type, name, tags, submit ms]",
     "gone": "an app id", "asks": "[app, priority, MB, vcores, count, relax 0/1, [[name, count, relax], ...]]",
-    "alloc": "[container, app, node, priority, MB, vcores, ms, am 0/1]", "done": "[container, ms, exit status]",
-    "a": "[app, priority, containers]", "k": "[container, reason]", "r": "[node, MB, vcores]",
+    "alloc": "[container, app, node, priority, MB, vcores, ms, am 0/1, opportunistic 0/1]",
+    "done": "[container, ms, exit status]", "a": "[app, priority, containers(, opportunistic 0/1)]", "k": "[container, reason]", "r": "[node, MB, vcores]",
 }
 _REQUEST_KEYS = frozenset({"v", "seq", "base", "full", "t", "node", "used", "min", "nodes", "lost", "apps", "gone",
                            "asks", "alloc", "done"})
@@ -226,7 +232,7 @@ def request_from_doc(doc: Mapping[str, Any]) -> WireRequest:
     """Decode one already JSON-decoded request object."""
     if not doc.keys() <= _REQUEST_KEYS:
         raise WireError(sorted(doc.keys() - _REQUEST_KEYS)[0], "unknown key")
-    if doc.get("v") != VERSION or type(doc.get("v")) is not int:
+    if doc.get("v") not in READABLE or type(doc.get("v")) is not int:
         raise WireError("v", f"expected wire version {VERSION}, got {doc.get('v')!r}")
     seq: Any = doc.get("seq")
     full: Any = doc.get("full")

@@ -273,7 +273,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _state_file(args: argparse.Namespace, policy: Any) -> Path | None:
     """Where a stateful policy keeps its history (None for a stateless one or --no-state-file)."""
-    from yarnctl.engine import is_stateful
+    from yarnctl.policies.contract import is_stateful
 
     if not is_stateful(policy):
         if args.state_file is not None:

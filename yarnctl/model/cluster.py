@@ -117,7 +117,8 @@ class ClusterSnapshot:
 
     `apps` iterates in submit order (then id), as the RM keeps them; `requests[app]` holds that
     app's outstanding requests in ascending priority and only apps with outstanding requests
-    appear in it; `node_containers[node]` holds the live containers on each node.
+    appear in it; `node_containers[node]` holds the live containers on each node, in launch order;
+    `app_allocated` lists only apps that hold something. Built only by `yarnctl.state.ClusterState`.
     """
 
     now_s: float
@@ -129,37 +130,6 @@ class ClusterSnapshot:
     min_allocation: Resources = Resources(1024, 1)
     capacity: Resources = field(default=ZERO)
     _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, repr=False, compare=False)
-
-    @staticmethod
-    def build(
-        now_s: float,
-        nodes: Mapping[NodeId, Node],
-        apps: Mapping[AppId, App],
-        requests: Mapping[AppId, tuple[Request, ...]] | None = None,
-        containers: Mapping[ContainerId, Container] | None = None,
-        app_allocated: Mapping[AppId, Resources] | None = None,
-        min_allocation: Resources = Resources(1024, 1),
-    ) -> ClusterSnapshot:
-        """A snapshot from plain dicts, copying them so later changes cannot leak in."""
-        node_map = _frozen(nodes)
-        capacity = ZERO
-        for n in node_map.values():
-            capacity = capacity + n.capacity
-        per_node: dict[NodeId, list[Container]] = {}
-        for c in (containers or {}).values():
-            per_node.setdefault(c.node_id, []).append(c)
-        ordered = sorted((apps or {}).values(), key=lambda a: (a.submit_s, a.id))
-        return ClusterSnapshot(
-            now_s=now_s,
-            nodes=node_map,
-            apps=_frozen({a.id: a for a in ordered}),
-            requests=_frozen({a: tuple(sorted(r, key=lambda q: (q.priority, q.resource_name != ANY)))
-                              for a, r in (requests or {}).items() if r}),
-            node_containers=_frozen({n: tuple(cs) for n, cs in per_node.items()}),
-            app_allocated=_frozen(app_allocated),
-            min_allocation=min_allocation,
-            capacity=capacity,
-        )
 
     @property
     def containers(self) -> Mapping[ContainerId, Container]:

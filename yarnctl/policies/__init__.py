@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from yarnctl.engine import Policy
 from yarnctl.errors import UnknownPolicyError
 from yarnctl.policies.af import Af
 from yarnctl.policies.alignment import HasteA
 from yarnctl.policies.base import parse_config
 from yarnctl.policies.capacity import Capacity
+from yarnctl.policies.contract import Policy
 from yarnctl.policies.drf import Drf
 from yarnctl.policies.dress import Dress
 from yarnctl.policies.fair import Fair

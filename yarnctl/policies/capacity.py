@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Resources
 from yarnctl.policies.base import fill_app
+from yarnctl.policies.contract import PolicyBase
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,7 @@ class CapacityConfig:
     dominant: bool = False  # DominantResourceCalculator instead of the memory-only default
 
 
-class Capacity:
+class Capacity(PolicyBase):
     """Guaranteed queue capacities, elastic up to each queue's maximum, FIFO within a queue."""
 
     name = "capacity"

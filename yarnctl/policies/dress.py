@@ -56,6 +56,7 @@ from yarnctl.model import (
     Resources,
 )
 from yarnctl.policies.base import fill_app
+from yarnctl.policies.contract import PolicyBase
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ def category_of(request: Resources, cluster: Resources, theta: float, measure: s
     return Category.SD if amount(request, cluster, measure) <= theta + EPS else Category.LD
 
 
-class Dress:
+class Dress(PolicyBase):
     """Two pools, SD and LD, holding δ and 1 − δ of the cluster; δ follows pending demand and releases."""
 
     name = "dress"

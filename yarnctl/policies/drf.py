@@ -13,9 +13,10 @@ from functools import partial
 from yarnctl.fairness.comparators import drf_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
 from yarnctl.policies.fairshare import FairConfig, serve_fairly
+from yarnctl.policies.contract import PolicyBase
 
 
-class Drf:
+class Drf(PolicyBase):
     """Dominant Resource Fairness: equalise each app's largest share of any resource."""
 
     name = "drf"

@@ -9,9 +9,10 @@ from __future__ import annotations
 from yarnctl.fairness.comparators import fair_share_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
 from yarnctl.policies.fairshare import FairConfig, serve_fairly
+from yarnctl.policies.contract import PolicyBase
 
 
-class Fair:
+class Fair(PolicyBase):
     """FairScheduler's default policy: the app (and queue) with the least memory goes next."""
 
     name = "fair"

@@ -38,10 +38,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from yarnctl.engine import Policy, Tunable, is_tunable
 from yarnctl.errors import ConfigError
 from yarnctl.estimation.feedback import Usage, UsageEstimator
 from yarnctl.model import ZERO, ClusterSnapshot, Decision, Node, NodeId, NodeResize, Observation, Resources
+from yarnctl.policies.contract import Policy, PolicyBase, Tunable
 
 MB = 1 << 20
 
@@ -74,7 +74,7 @@ def resized(allocated: Resources, available: Usage, ceiling: Resources) -> Resou
                      max(allocated.vcores, min(vc, ceiling.vcores)))
 
 
-class Feedback:
+class Feedback(PolicyBase):
     """Rescales each heartbeating node to its estimated room (Eq. 5-6) and lets `ordering` fill it."""
 
     name = "feedback"
@@ -134,9 +134,8 @@ class Feedback:
                 a = self.estimator.available(nid, ar, self.node_capacity(ar), obs.snapshot.node_containers.get(nid, ()))
                 total = total + Usage(max(a.memory_mb, 0.0), max(a.vcores, 0.0))
         self.available_total = total
-        if is_tunable(self.inner):
-            inner: Tunable = self.inner  # type: ignore[assignment]
-            inner.tune(obs)
+        if isinstance(self.inner, Tunable):
+            self.inner.tune(obs)
 
     def tuning(self) -> Mapping[str, float]:
         """Cluster totals of the usage estimate and of the estimated room, plus the ordering policy's values."""
@@ -147,8 +146,8 @@ class Feedback:
             "feedback_available_bytes": self.available_total.memory_mb * MB,
             "feedback_available_vcores": self.available_total.vcores,
         }
-        if is_tunable(self.inner):
-            out.update(self.inner.tuning())  # type: ignore[attr-defined]
+        if isinstance(self.inner, Tunable):
+            out.update(self.inner.tuning())
         return out
 
     # ------------------------------------------------------------ heartbeats

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, NodeId, Resources
 from yarnctl.policies.base import Ask
+from yarnctl.policies.contract import PolicyBase
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ def fitness(request: Resources, residual: Resources, config: FfdDpConfig) -> flo
     )
 
 
-class FfdDp:
+class FfdDp(PolicyBase):
     """Vector bin packing: the pending request best aligned with what is free on this node."""
 
     name = "ffd-dp"

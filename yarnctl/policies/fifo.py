@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, NodeId
 from yarnctl.policies.base import fill_in_order
+from yarnctl.policies.contract import PolicyBase
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +19,7 @@ class FifoConfig:
     """FIFO has no parameters."""
 
 
-class Fifo:
+class Fifo(PolicyBase):
     """First come, first served: the oldest app takes all it can of every heartbeating node."""
 
     name = "fifo"

@@ -35,6 +35,7 @@ from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, De
 from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
 from yarnctl.policies.ita import grid_work, initial_assignment
 from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
+from yarnctl.policies.contract import PolicyBase
 
 Beta = tuple[float, float, float]  # weights of the normalised fitness, urgency and alignment (Eq. 6)
 Places = list[tuple[App, list[tuple[Request, int]]]]  # pending apps in submit order, each with `placeable`
@@ -128,7 +129,7 @@ def _summary(texts: list[str]) -> str:
     return texts[0] + (f" (+{len(texts) - 1} more)" if len(texts) > 1 else "")
 
 
-class Haste:
+class Haste(PolicyBase):
     """HaSTE: AMs first, the first batch packed by ITA's DP, then the fittest, most urgent tasks (RTA)."""
 
     name = "haste"

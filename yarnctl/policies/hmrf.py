@@ -31,6 +31,7 @@ from yarnctl.fairness.shares import add, asset_share, dominant_share, vector
 from yarnctl.fairness.windows import Window
 from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Observation, Resources
 from yarnctl.policies.base import fill_app
+from yarnctl.policies.contract import PolicyBase
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,7 @@ def _q(x: float) -> float:
     return round(x, 6)
 
 
-class LongTermPolicy:
+class LongTermPolicy(PolicyBase):
     """The Resource Allocator shared by the family; subclasses give `rank`."""
 
     name = "long-term"

@@ -30,6 +30,7 @@ import yaml
 
 from yarnctl.engine import Engine
 from yarnctl.model import App, ClusterSnapshot, Container, Node, Request, Resources
+from yarnctl.state import snapshot_of
 from yarnctl.policies import ita, make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig
 from yarnctl.policies.haste import Haste, HasteConfig
@@ -125,13 +126,8 @@ def cost_snapshot(requests: int = 200, seed: int = 0) -> ClusterSnapshot:
                 cid = f"c{len(containers):05d}"
                 containers[cid] = Container(cid, app, node, priority, size, 0.0, is_am=priority == 0)
                 room[node] = room[node] - size
-    used = {nid: Resources() for nid in room}
-    held: dict[str, Resources] = {}
-    for c in containers.values():
-        used[c.node_id] = used[c.node_id] + c.resource
-        held[c.app_id] = held.get(c.app_id, Resources()) + c.resource
-    nodes = {nid: Node(nid, "r1", capacity, u) for nid, u in used.items()}
-    return ClusterSnapshot.build(0.0, nodes, apps, asks, containers, held)
+    nodes = [Node(nid, "r1", capacity) for nid in room]
+    return snapshot_of(0.0, nodes, apps.values(), [r for rs in asks.values() for r in rs], containers.values())
 
 
 def _median_ms(call: Callable[[], object], repeat: int, before: Callable[[], None] | None = None) -> float:

@@ -15,7 +15,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 from yarnctl.engine import Engine
 from yarnctl.model import (
@@ -25,9 +24,9 @@ from yarnctl.model import (
     AppUsage,
     ClusterSnapshot,
     Container,
+    ContainerKind,
     ContainerLoad,
     Decision,
-    Node,
     NodeLoad,
     Observation,
     Request,
@@ -36,6 +35,7 @@ from yarnctl.model import (
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, TICK_DIGITS, TUNE, Kernel
 from yarnctl.sim.workload import JobSpec, StageSpec, Usage, Workload, normalize
+from yarnctl.state import ClusterState
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +46,16 @@ TUNE_INTERVAL_S = 5.0  # as `yarnctl serve --tune-interval`: the control loop's 
 
 
 class _Node:
-    __slots__ = ("id", "rack", "capacity", "registered", "physical", "allocated", "running", "frozen_running",
-                 "finished", "offset",
+    __slots__ = ("id", "rack", "capacity", "physical", "allocated", "running", "finished", "offset",
                  "hb_at", "hb_k", "last_k", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
 
     def __init__(self, index: int, spec, offset: float) -> None:
         self.index = index
         self.id, self.rack = spec.id, spec.rack
         self.capacity: Resources = spec.capacity
-        self.registered: Resources = spec.capacity  # what a NodeResize never changes
         self.physical: Resources = spec.physical
         self.allocated = Resources(0, 0)
         self.running: dict[str, _Container] = {}
-        self.frozen_running: dict[str, Container] = {}
         self.finished: list[_Container] = []
         self.offset = offset
         self.hb_at: float | None = None
@@ -69,9 +66,6 @@ class _Node:
         self.used_mem = 0.0
         self.rate = 1.0
         self.eff_cpu = 0.0
-
-    def frozen(self) -> Node:
-        return Node(self.id, self.rack, self.capacity, self.allocated, self.registered)
 
 
 class _Stage:
@@ -139,10 +133,10 @@ class _Container:
                  "cpu_s", "mem_s", "acc_at")
 
     def __init__(self, cid: str, job: _Job, task: _Task | None, node: _Node, resource: Resources,
-                 start: float) -> None:
+                 start: float, kind: ContainerKind = ContainerKind.NORMAL) -> None:
         self.id, self.job, self.task, self.node, self.resource, self.start = cid, job, task, node, resource, start
         self.frozen = Container(cid, job.spec.id, node.id, task.stage.spec.priority if task else AM_PRIORITY,
-                                resource, start, is_am=task is None)
+                                resource, start, kind, is_am=task is None)
         self.work = task.duration if task else 0.0  # nominal seconds of work left
         self.since = start
         self.token = 0
@@ -230,7 +224,7 @@ class SimCluster:
         self.tuning: list[tuple[float, dict[str, float]]] = []
         # a time-dependent policy (long-term accounting) learns from every heartbeat it is asked, as it
         # is live: skipping idle ones would change what it knows, so it is asked at every one
-        self.time_dependent = bool(getattr(engine.policy, "time_dependent", False))
+        self.time_dependent = engine.policy.time_dependent
         self.skip_idle = skip_idle and not self.time_dependent
         self.max_time_s = max_time_s
         self.progress = progress
@@ -241,18 +235,13 @@ class SimCluster:
         n = len(spec.nodes)
         self.nodes = [_Node(i, s, self.interval * i / n) for i, s in enumerate(spec.nodes)]
         self.by_id = {nd.id: nd for nd in self.nodes}
-        self.frozen_nodes: dict[str, Node] = {nd.id: nd.frozen() for nd in self.nodes}
-        self.capacity = sum((nd.capacity for nd in self.nodes), Resources(0, 0))
-        self.configured = self.capacity  # what utilisation is measured against; node resizes change only `capacity`
+        # the RM's view (what policies see) lives in the one store the live mirror also drives
+        self.state = ClusterState(self.min_alloc)
+        for nd in self.nodes:
+            self.state.put_node(nd.id, nd.rack, nd.capacity, nd.capacity)
+        self.configured = self.state.capacity  # what utilisation is measured against; resizes change the store's
         self.physical = sum((nd.physical for nd in self.nodes), Resources(0, 0))
         self.jobs: dict[str, _Job] = {}
-        self.apps: dict[str, App] = {}
-        self.requests: dict[str, tuple[Request, ...]] = {}
-        self.containers: dict[str, Container] = {}
-        self.node_containers: dict[str, tuple[Container, ...]] = {nd.id: () for nd in self.nodes}
-        self.dirty: set[_Node] = set()
-        self.apps_view: MappingProxyType | None = None
-        self.app_alloc: dict[str, Resources] = {}
         self.pending_total = 0
         self.version = 0
         self.idle: set[_Node] = set(self.nodes)  # nodes with no heartbeat scheduled
@@ -310,23 +299,7 @@ class SimCluster:
 
     def snapshot(self) -> ClusterSnapshot:
         """A read-only copy of the state the RM would hand a policy now."""
-        # container tuples are rebuilt only for nodes that changed and the app table only when an
-        # app came or went; the node, request and allocation tables are copied whole (O(nodes + apps))
-        for node in self.dirty:
-            self.node_containers[node.id] = tuple(node.frozen_running.values())
-        self.dirty.clear()
-        if self.apps_view is None:
-            self.apps_view = MappingProxyType(dict(self.apps))
-        return ClusterSnapshot(
-            self.k.now,
-            MappingProxyType(dict(self.frozen_nodes)),
-            self.apps_view,
-            MappingProxyType(dict(self.requests)),
-            MappingProxyType(dict(self.node_containers)),
-            MappingProxyType(dict(self.app_alloc)),
-            self.min_alloc,
-            self.capacity,
-        )
+        return self.state.snapshot(self.k.now)
 
     def observe(self) -> Observation:
         """The control loop's view of the simulated cluster now: what `yarnctl serve` reads from the RM and NMs."""
@@ -341,11 +314,12 @@ class SimCluster:
                 acc[0] += c.resource.memory_mb * (now - c.start)
                 acc[1] += c.resource.vcores * (now - c.start)
         apps = []
-        for app_id, app in self.apps.items():
+        for app_id in self.state.app_ids():
             job = self.jobs[app_id]
-            asks = [r for r in self.requests.get(app_id, ()) if r.resource_name == ANY]
+            app = job.app
+            asks = [r for r in self.state.asks(app_id) if r.resource_name == ANY]
             mem_s, vc_s = running_s.get(app_id, (0.0, 0.0))
-            apps.append(AppUsage(app_id, app.queue, app.user, self.app_alloc.get(app_id, Resources(0, 0)),
+            apps.append(AppUsage(app_id, app.queue, app.user, self.state.allocated(app_id),
                                  sum((r.capability * r.count for r in asks), Resources(0, 0)),
                                  sum(r.count for r in asks),
                                  int(job.memory_s + mem_s), int(job.vcore_s + vc_s)))
@@ -431,9 +405,7 @@ class SimCluster:
         self.future -= 1
         job = _Job(spec, self.min_alloc)
         self.jobs[spec.id] = job
-        self.apps[spec.id] = job.app  # submissions arrive in (submit_s, id) order
-        self.apps_view = None
-        self.app_alloc[spec.id] = Resources(0, 0)
+        self.state.add_app(job.app)
         self.version += 1
         if spec.am is not None:
             self._request(job, AM_PRIORITY, [_AM])
@@ -454,8 +426,7 @@ class SimCluster:
         if st.index and st.index % per_iteration == 0:
             # the first stage of a later iteration: live, the chain's next app, tagged with its stage
             job.app = _app(job.spec, st.index // per_iteration + 1)
-            self.apps[job.spec.id] = job.app
-            self.apps_view = None
+            self.state.add_app(job.app)
         self._request(st.job, st.spec.priority,
                       [_Task(st, i, d) for i, d in enumerate(st.spec.durations)])
         for dep in st.dependents:
@@ -477,12 +448,8 @@ class SimCluster:
 
     def _refresh_requests(self, job: _Job) -> None:
         app_id = job.spec.id
-        reqs = tuple(Request(app_id, p, job.capability[p], len(q))
-                     for p, q in sorted(job.pending.items()) if q)
-        if reqs:
-            self.requests[app_id] = reqs
-        else:
-            self.requests.pop(app_id, None)
+        self.state.set_app_asks(app_id, [Request(app_id, p, job.capability[p], len(q))
+                                         for p, q in sorted(job.pending.items()) if q])
         self.version += 1
 
     # ------------------------------------------------------------ applying decisions
@@ -490,9 +457,8 @@ class SimCluster:
     def _apply(self, d: Decision) -> None:
         for r in d.resizes:
             node = self.by_id[r.node_id]
-            self.capacity = self.capacity - node.capacity + r.capacity
             node.capacity = r.capacity
-            self.frozen_nodes[node.id] = node.frozen()
+            self.state.resize_node(node.id, r.capacity)
             self.version += 1
         for kl in d.kills:
             c = self._find(kl.container_id)
@@ -510,26 +476,23 @@ class SimCluster:
                     break
                 self.pending_total -= 1
                 self.stats["assigned"] += 1
-                self._launch(job, q.popleft(), node, cap)
+                self._launch(job, q.popleft(), node, cap, a.kind)
             if job.state == "running":
                 self._refresh_requests(job)
 
     def _find(self, cid: str) -> _Container | None:
-        c = self.containers.get(cid)
+        c = self.state.container(cid)
         return None if c is None else self.by_id[c.node_id].running.get(cid)
 
-    def _launch(self, job: _Job, task: _Task | None, node: _Node, cap: Resources) -> None:
+    def _launch(self, job: _Job, task: _Task | None, node: _Node, cap: Resources,
+                kind: ContainerKind = ContainerKind.NORMAL) -> None:
         now = self.k.now
         self.seq += 1
-        c = _Container(f"{job.spec.id}_{self.seq:06d}", job, task, node, cap, now)
+        c = _Container(f"{job.spec.id}_{self.seq:06d}", job, task, node, cap, now, kind)
         c.seq = self.seq
         node.running[c.id] = c
-        node.frozen_running[c.id] = c.frozen
-        self.dirty.add(node)
         node.allocated = node.allocated + cap
-        self.frozen_nodes[node.id] = node.frozen()
-        self.containers[c.id] = c.frozen
-        self.app_alloc[job.spec.id] = self.app_alloc[job.spec.id] + cap
+        self.state.allocate(c.frozen)
         self.alloc_mem += cap.memory_mb
         self.alloc_vc += cap.vcores
         self.running_count += 1
@@ -653,16 +616,10 @@ class SimCluster:
         if c.task is not None:
             c.task.stage.running -= 1
         del node.running[c.id]
-        del node.frozen_running[c.id]
-        self.dirty.add(node)
         node.allocated = node.allocated - c.resource
-        self.frozen_nodes[node.id] = node.frozen()
-        del self.containers[c.id]
+        self.state.release(c.id)  # None for a failed job's last containers: they went with the app
         job.memory_s += c.resource.memory_mb * (self.k.now - c.start)
         job.vcore_s += c.resource.vcores * (self.k.now - c.start)
-        held = self.app_alloc.get(job.spec.id)
-        if held is not None:  # a failed job's last finished containers are reported after it ended
-            self.app_alloc[job.spec.id] = held - c.resource
         self.alloc_mem -= c.resource.memory_mb
         self.alloc_vc -= c.resource.vcores
         self.running_count -= 1
@@ -749,7 +706,7 @@ class SimCluster:
         """
         self.ticking = False
         waiting_any = False
-        for app_id in list(self.apps):
+        for app_id in self.state.app_ids():
             job = self.jobs[app_id]
             for st in job.stages:
                 if not st.waiting:
@@ -804,10 +761,7 @@ class SimCluster:
             am, job.am = job.am, None
             am.end = self.k.now
             self._release(am, "done")
-        self.apps.pop(job.spec.id, None)
-        self.apps_view = None
-        self.app_alloc.pop(job.spec.id, None)
-        self.requests.pop(job.spec.id, None)
+        self.state.remove_app(job.spec.id)
         self.version += 1
         self.jobs_left -= 1
         self.job_records.append(self._job_record(job))

@@ -16,9 +16,9 @@ Approximations for YARN 2.7, which has neither opportunistic containers nor usag
   C_i is the node's configured capacity: the size it registered with or an admin set, which the
   shim sends beside the capacity (Node.registered) and OPERA's resizes never change; a node never
   offers more than `max_overcommit` × C_i.
-- The policy remembers which containers it placed opportunistically: grants are matched to the
-  containers that appear on the node for the same app and priority, in launch order, by the
-  node's next heartbeat (a grant unmatched by then was refused, or its container died at launch).
+- Which containers are opportunistic is read from the snapshot (Container.kind: the simulator and
+  the shim both record the kind an assignment asked for). A node whose last grants did not all
+  appear by its next heartbeat lost one at launch (refused, or killed for want of memory).
 - The monitor runs at every control-loop tick (its MonitorInterval) and a relief kill is sent
   through Decision.kills at the node's next heartbeat; its own kills are not learned from.
 - The classifier learns at ticks: a container gone since the last tick ended, by estimate, half
@@ -37,13 +37,14 @@ from dataclasses import dataclass, field
 
 from yarnctl.errors import ConfigError
 from yarnctl.estimation.classifier import (
-    Confusion, FinishedTask, TaskClassifier, TaskFeatures, app_name, category, demand,
+    Confusion, FinishedTask, TaskClassifier, TaskFeatures, app_name, demand,
 )
 from yarnctl.estimation.feedback import Usage
 from yarnctl.model import (
     AM_PRIORITY, Assignment, ClusterSnapshot, Container, ContainerKind, Decision, Kill, NodeId, NodeResize,
     Observation, Resources,
 )
+from yarnctl.policies.contract import PolicyBase
 from yarnctl.policies.opera.availability import guaranteed, opportunistic
 from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
@@ -73,16 +74,6 @@ class OperaConfig:
 
 
 @dataclass(slots=True)
-class _Grant:
-    app_id: str
-    priority: int
-    kind: ContainerKind
-    features: TaskFeatures
-    predicted: str
-    at_s: float
-
-
-@dataclass(slots=True)
 class _Tracked:
     features: TaskFeatures
     kind: ContainerKind
@@ -93,14 +84,15 @@ class _Tracked:
 @dataclass(slots=True)
 class _NodeState:
     configured: Resources
-    grants: list[_Grant] = field(default_factory=list)
+    expected: int = 0  # containers granted at the last heartbeat that have not appeared yet
+    granted_at: float = -math.inf
     reserved: list[Reserved] = field(default_factory=list)
     block: Block | None = None
     kill: str | None = None
     stale: bool = False  # a grant died at launch: usage is out of date until the next tick
 
 
-class Opera:
+class Opera(PolicyBase):
     """Normal, then opportunistic assignment of short tasks; contention relieved by killing opportunistic ones."""
 
     name = "opera"
@@ -156,29 +148,23 @@ class Opera:
                             "am" if priority == AM_PRIORITY else str(priority), "overlap" if others else "alone",
                             demand(size.memory_mb, size.vcores))
 
-    def _match(self, snap: ClusterSnapshot, node_id: NodeId, st: _NodeState, heartbeat: bool) -> None:
-        """Label the node's new containers with the grants that made them (in launch order).
+    def _track(self, snap: ClusterSnapshot, node_id: NodeId, st: _NodeState, heartbeat: bool) -> None:
+        """Start tracking the node's new containers: what they are (features, kind) and what was predicted.
 
-        On the node's own heartbeat, grants still unmatched are dropped: the containers of the last
-        heartbeat's decision are visible by then, so those were refused or died at launch (an OOM kill:
-        the node uses more than its last measurement says, so it gets no opportunistic grant until the
-        next tick measures it again).
+        On the node's own heartbeat, grants of the last one that never appeared are given up: their
+        containers were refused or died at launch (an OOM kill: the node uses more than its last
+        measurement says, so it gets no opportunistic grant until the next tick measures it again).
         """
-        new = sorted((c for c in snap.node_containers.get(node_id, ()) if c.id not in self.tracked),
-                     key=lambda c: (c.start_s, c.id))
-        for c in new:
-            g = next((g for g in st.grants if g.app_id == c.app_id and g.priority == c.priority
-                      and c.start_s >= g.at_s - 1e-6), None)
-            if g is not None:
-                st.grants.remove(g)
-                kind = ContainerKind.OPPORTUNISTIC if c.kind is ContainerKind.OPPORTUNISTIC else g.kind
-                self.tracked[c.id] = _Tracked(g.features, kind, c.start_s, g.predicted)
-            else:  # not placed by this policy (a restart, the shim's fallback)
-                self.tracked[c.id] = _Tracked(self.features(snap, c.app_id, c.priority, c.resource), c.kind,
-                                              c.start_s, None)
+        for c in snap.node_containers.get(node_id, ()):
+            if c.id in self.tracked:
+                continue
+            f = self.features(snap, c.app_id, c.priority, c.resource)
+            self.tracked[c.id] = _Tracked(f, c.kind, c.start_s, self.classifier.classify(f))
+            if c.start_s >= st.granted_at - 1e-6 and st.expected:
+                st.expected -= 1
         if heartbeat:
-            st.stale = st.stale or bool(st.grants)
-            st.grants.clear()
+            st.stale = st.stale or st.expected > 0
+            st.expected = 0
 
     def is_opportunistic(self, cid: str) -> bool:
         """True when this policy placed container `cid` on opportunistic resources."""
@@ -198,7 +184,7 @@ class Opera:
             return
         mid = obs.at_s if self.last_tick_s is None else (self.last_tick_s + obs.at_s) / 2
         for nid in sorted(snap.nodes):
-            self._match(snap, nid, self._node(snap, nid), heartbeat=False)
+            self._track(snap, nid, self._node(snap, nid), heartbeat=False)
         for cid in sorted(set(self.tracked) - set(snap.containers)):
             t = self.tracked.pop(cid)
             self.usage.pop(cid, None)
@@ -254,7 +240,7 @@ class Opera:
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """Relief kill if one is due, then Alg. 3 or 4 on the node's GA_i and OA_i, and the capacity that admits them."""
         st = self._node(snap, node_id)
-        self._match(snap, node_id, st, heartbeat=True)
+        self._track(snap, node_id, st, heartbeat=True)
         cs = list(snap.node_containers.get(node_id, ()))
         doomed: list[Kill] = []
         if st.kill is not None and st.kill in snap.containers:
@@ -289,11 +275,10 @@ class Opera:
         opp_new = Usage()
         for t, kind in out.grants:
             counts[(t.app_id, t.priority, kind)] = counts.get((t.app_id, t.priority, kind), 0) + 1
-            f = self.features(snap, t.app_id, t.priority, t.demand)
-            st.grants.append(_Grant(t.app_id, t.priority, kind, f, self.classifier.classify(f), snap.now_s))
             if kind is ContainerKind.OPPORTUNISTIC:
                 opp_new = opp_new + Usage.of(t.demand)
-        # normal grants first: the simulator and the RM launch them in this order, as _match expects
+        st.expected, st.granted_at = len(out.grants), snap.now_s
+        # normal grants first: guaranteed resources before lent ones
         order = sorted(counts, key=lambda key: key[2] is ContainerKind.OPPORTUNISTIC)
         assignments = tuple(Assignment(a, p, node_id, counts[(a, p, kd)], kd) for a, p, kd in order)
         held = self._held(cs) + opp_new

@@ -107,9 +107,18 @@ final class Allocations {
     return nodes == null ? Resources.clone(max) : Resources.componentwiseMin(max, nodes);
   }
 
-  /** Allocates one container of {@code req} on {@code node} through the RM's own allocation path. */
+  /** Allocates one guaranteed container of {@code req} on {@code node} through the RM's own allocation path. */
   RMContainer allocateOnNode(FiCaSchedulerNode node, FiCaSchedulerApp app, Priority priority,
       ResourceRequest req, NodeType type) {
+    return allocateOnNode(node, app, priority, req, type, false);
+  }
+
+  /**
+   * Allocates one container of {@code req} on {@code node}; an opportunistic one (idle resources a
+   * policy lends) is an ordinary container to the RM, marked as such on the wire.
+   */
+  RMContainer allocateOnNode(FiCaSchedulerNode node, FiCaSchedulerApp app, Priority priority,
+      ResourceRequest req, NodeType type, boolean opportunistic) {
     ContainerId id = BuilderUtils.newContainerId(app.getApplicationAttemptId(), app.getNewContainerId());
     // the ANY request's size: the one the fit check used and the one Python's mirror assumes
     ResourceRequest any = app.getResourceRequest(priority, ResourceRequest.ANY);
@@ -123,7 +132,7 @@ final class Allocations {
     node.allocateContainer(rmc);
     Resources.addTo(scheduler.getUsedResource(), rmc.getAllocatedResource());
     DeltaEncoder encoder = scheduler.encoder();
-    encoder.allocated(rmc, encoder.isAmAtAllocation(rmc));
+    encoder.allocated(rmc, encoder.isAmAtAllocation(rmc), opportunistic);
     return rmc;
   }
 

@@ -112,7 +112,7 @@ final class DecisionApplier {
 
   /** Applies one assignment row whole or not at all (also the native fallback's only way to allocate). */
   void assign(WireResponse.Assign a, FiCaSchedulerNode node, Result res) {
-    String row = "a [" + a.app + ", " + a.priority + ", " + a.count + "]";
+    String row = "a [" + a.app + ", " + a.priority + ", " + a.count + (a.opportunistic ? ", 1" : "") + "]";
     if (a.count <= 0) {
       res.reject("bad-count", row);
       return;
@@ -171,16 +171,16 @@ final class DecisionApplier {
         res.reject("locality", row);
         return;
       }
-      place(node, attempt, p, nodeReq, NodeType.NODE_LOCAL, local, res);
-      place(node, attempt, p, rackReq, NodeType.RACK_LOCAL, rack, res);
-      place(node, attempt, p, any, NodeType.OFF_SWITCH, off, res);
+      place(node, attempt, p, nodeReq, NodeType.NODE_LOCAL, local, a.opportunistic, res);
+      place(node, attempt, p, rackReq, NodeType.RACK_LOCAL, rack, a.opportunistic, res);
+      place(node, attempt, p, any, NodeType.OFF_SWITCH, off, a.opportunistic, res);
     }
   }
 
   private void place(FiCaSchedulerNode node, FiCaSchedulerApp attempt, Priority p, ResourceRequest req,
-      NodeType type, long n, Result res) {
+      NodeType type, long n, boolean opportunistic, Result res) {
     for (long i = 0; i < n; i++) {
-      RMContainer c = scheduler.allocations().allocateOnNode(node, attempt, p, req, type);
+      RMContainer c = scheduler.allocations().allocateOnNode(node, attempt, p, req, type, opportunistic);
       if (c == null) {
         // Cannot happen after the checks above under the attempt lock; log rather than loop.
         LOG.warn("yarnctl shim: " + attempt.getApplicationAttemptId() + " refused a validated container");

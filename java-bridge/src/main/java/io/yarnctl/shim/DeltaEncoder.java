@@ -21,7 +21,7 @@ import org.codehaus.jackson.JsonFactory;
 import org.codehaus.jackson.JsonGenerator;
 
 /**
- * Turns RM state into wire-v1 requests: records what changed between calls and writes a delta, or the
+ * Turns RM state into wire requests: records what changed between calls and writes a delta, or the
  * whole state when a full sync is pending.
  *
  * <p>Recording methods may run on IPC threads (allocate, release) as well as the dispatcher, so the
@@ -44,6 +44,8 @@ final class DeltaEncoder {
   }
 
   private static final JsonFactory JSON = new JsonFactory();
+  /** The wire version this shim speaks (schema/README.md); v2 added container kinds. */
+  static final int WIRE_VERSION = 2;
 
   private final YarnctlScheduler scheduler;
   private final WireRows rows;
@@ -136,9 +138,17 @@ final class DeltaEncoder {
     }
   }
 
-  /** A container was allocated (by a decision or natively); its asks changed too. */
+  /** A guaranteed container was allocated (by a decision or natively); its asks changed too. */
   void allocated(RMContainer c, boolean am) {
-    Object[] row = WireRows.alloc(c, am);
+    allocated(c, am, false);
+  }
+
+  /** A container was allocated, guaranteed or opportunistic; its asks changed too. */
+  void allocated(RMContainer c, boolean am, boolean opportunistic) {
+    if (opportunistic) {
+      rows.opportunistic(c.getContainerId());
+    }
+    Object[] row = WireRows.alloc(c, am, opportunistic);
     synchronized (lock) {
       if (!fullPending) {
         alloc.add(row);
@@ -201,7 +211,7 @@ final class DeltaEncoder {
       StringWriter w = new StringWriter(256);
       JsonGenerator g = JSON.createJsonGenerator(w);
       g.writeStartObject();
-      g.writeNumberField("v", 1);
+      g.writeNumberField("v", WIRE_VERSION);
       g.writeNumberField("seq", thisSeq);
       if (!full) {
         g.writeNumberField("base", base);

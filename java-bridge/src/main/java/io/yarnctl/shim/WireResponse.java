@@ -10,7 +10,7 @@ import org.codehaus.jackson.JsonNode;
 import org.codehaus.jackson.JsonParser;
 import org.codehaus.jackson.map.ObjectMapper;
 
-/** A parsed, shape-checked wire-v1 response; anything malformed is refused as a whole. */
+/** A parsed, shape-checked wire response; anything malformed is refused as a whole. */
 final class WireResponse {
 
   /** Why a whole response was refused (the heartbeat is then decided natively). */
@@ -28,11 +28,18 @@ final class WireResponse {
     final String app;
     final long priority;
     final long count;
+    /** Whether the containers hold idle resources lent opportunistically (wire v2's optional 4th item). */
+    final boolean opportunistic;
 
     Assign(String app, long priority, long count) {
+      this(app, priority, count, false);
+    }
+
+    Assign(String app, long priority, long count, boolean opportunistic) {
       this.app = app;
       this.priority = priority;
       this.count = count;
+      this.opportunistic = opportunistic;
     }
   }
 
@@ -114,7 +121,8 @@ final class WireResponse {
         }
       } else if (key.equals("a")) {
         for (JsonNode row : rows(v, key)) {
-          r.assigns.add(new Assign(str(row, 0, key), integer(row, 1, key), integer(row, 2, key)));
+          r.assigns.add(new Assign(str(row, 0, key), integer(row, 1, key), integer(row, 2, key),
+              row.size() > 3 && flag(row, 3, key)));
         }
       } else if (key.equals("k")) {
         for (JsonNode row : rows(v, key)) {
@@ -137,9 +145,11 @@ final class WireResponse {
     }
     List<JsonNode> out = new ArrayList<JsonNode>(v.size());
     int width = key.equals("k") ? 2 : 3;
+    int widest = key.equals("a") ? 4 : width;  // an assignment may add its kind
     for (JsonNode row : v) {
-      if (!row.isArray() || row.size() != width) {
-        throw new Refused(key + " row " + row + " is not an array of " + width, false);
+      if (!row.isArray() || row.size() < width || row.size() > widest) {
+        throw new Refused(key + " row " + row + " is not an array of " + width
+            + (widest > width ? " or " + widest : ""), false);
       }
       out.add(row);
     }
@@ -152,6 +162,14 @@ final class WireResponse {
       throw new Refused(key + " row " + row + ": item " + i + " is not a string", false);
     }
     return v.getTextValue();
+  }
+
+  private static boolean flag(JsonNode row, int i, String key) throws Refused {
+    JsonNode v = row.get(i);
+    if (!v.isIntegralNumber() || (v.getIntValue() != 0 && v.getIntValue() != 1) || v.getBigIntegerValue().bitLength() > 1) {
+      throw new Refused(key + " row " + row + ": item " + i + " is not 0 or 1", false);
+    }
+    return v.getIntValue() == 1;
   }
 
   // Counts and sizes are validated per row later, so they are kept as long; values beyond long

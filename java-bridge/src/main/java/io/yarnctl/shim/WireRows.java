@@ -22,7 +22,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaS
 import org.codehaus.jackson.JsonGenerator;
 
 /**
- * Builds wire-v1 {@code nodes}, {@code apps} and {@code alloc} rows from RM objects and writes rows as
+ * Builds wire {@code nodes}, {@code apps} and {@code alloc} rows from RM objects and writes rows as
  * JSON, tracking which containers are AMs for the {@code alloc} row's AM flag.
  *
  * <p>The AM bookkeeping may be touched from IPC threads as well as the dispatcher, so it is guarded by
@@ -39,6 +39,7 @@ final class WireRows {
   // Both sets are guarded by lock.
   private final Set<ApplicationAttemptId> amPlaced = new HashSet<ApplicationAttemptId>();
   private final Set<ContainerId> amContainers = new HashSet<ContainerId>();
+  private final Set<ContainerId> opportunisticContainers = new HashSet<ContainerId>();
 
   /** Creates a row builder reading app metadata from {@code scheduler}'s RM context. */
   WireRows(YarnctlScheduler scheduler) {
@@ -75,12 +76,29 @@ final class WireRows {
         rm == null ? "" : nz(rm.getName()), tags.toArray(new String[0]), rm == null ? 0L : rm.getSubmitTime()};
   }
 
-  /** {@code [container, app, node, priority, MB, vcores, created ms, am]}: one live container. */
-  static Object[] alloc(RMContainer c, boolean am) {
+  /**
+   * {@code [container, app, node, priority, MB, vcores, created ms, am, opportunistic]}: one live
+   * container (wire v2 added the last item).
+   */
+  static Object[] alloc(RMContainer c, boolean am, boolean opportunistic) {
     Resource r = c.getAllocatedResource();
     return new Object[] {c.getContainerId().toString(), c.getApplicationAttemptId().getApplicationId().toString(),
         c.getAllocatedNode().toString(), c.getAllocatedPriority().getPriority(), r.getMemory(),
-        r.getVirtualCores(), c.getCreationTime(), am ? 1 : 0};
+        r.getVirtualCores(), c.getCreationTime(), am ? 1 : 0, opportunistic ? 1 : 0};
+  }
+
+  /** Marks a container a policy placed on opportunistic resources, until it is gone. */
+  void opportunistic(ContainerId id) {
+    synchronized (lock) {
+      opportunisticContainers.add(id);
+    }
+  }
+
+  /** Whether a live container was placed opportunistically (for full-state rows). */
+  boolean isOpportunistic(ContainerId id) {
+    synchronized (lock) {
+      return opportunisticContainers.contains(id);
+    }
   }
 
   /** AM flag at allocation time: the first container of an attempt of a managed-AM application. */
@@ -123,6 +141,7 @@ final class WireRows {
   void containerGone(ContainerId id) {
     synchronized (lock) {
       amContainers.remove(id);
+      opportunisticContainers.remove(id);
     }
   }
 

@@ -61,7 +61,7 @@ public class DeltaEncoderTest {
     st.h.heartbeat("n1:45454");
     st.delta();
     st.h.heartbeat("n2:45454");
-    policy.next = ScriptedPolicy.constant("{\"seq\":3,\"a\":[[\"application_1700000000000_0001\",20,2]],"
+    policy.next = ScriptedPolicy.constant("{\"seq\":3,\"a\":[[\"application_1700000000000_0001\",20,2,1]],"
         + "\"k\":[[\"container_1700000000000_0002_01_000001\",\"t\"]]}");
     st.h.clock.now = 1700000005000L;
     st.h.heartbeat("n1:45454");
@@ -81,6 +81,7 @@ public class DeltaEncoderTest {
       assertEquals("n1:45454", row.get(2).getTextValue());
       assertEquals(20, row.get(3).getIntValue());
       assertEquals(0, row.get(7).getIntValue());
+      assertEquals("placed opportunistically, as the decision said", 1, row.get(8).getIntValue());
     }
     for (String k : new String[] {"nodes", "lost", "apps", "gone", "min"}) {
       assertFalse(k, d.has(k));

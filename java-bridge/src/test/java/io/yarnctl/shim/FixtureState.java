@@ -29,7 +29,7 @@ final class FixtureState {
     h.ask(app1, 0, 2048, 1, 1, true);
     h.allocate(app1, "n1:45454", 0, NodeType.OFF_SWITCH);             // container ..._01_000001, the AM
     h.ask(app1, 20, 1024, 1, 5, true, "n1", 3, "/r1", 3);
-    h.allocate(app1, "n1:45454", 20, NodeType.NODE_LOCAL);            // container ..._01_000002
+    h.allocate(app1, "n1:45454", 20, NodeType.NODE_LOCAL, true);      // container ..._01_000002, opportunistic
     h.ask(app1, 10, 4096, 1, 1, true);
     h.ask(app2, 0, 1024, 1, 1, true);
     h.clock.now = 1700000002000L;

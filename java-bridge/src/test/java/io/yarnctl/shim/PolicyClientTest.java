@@ -16,7 +16,7 @@ import org.junit.rules.TemporaryFolder;
 
 /** The real py4j client against an in-JVM server speaking py4j's callback protocol. */
 public class PolicyClientTest {
-  private static final String REQ = "{\"v\":1,\"seq\":7,\"full\":true,\"t\":0,\"node\":\"n:1\",\"used\":[0,0,0]}";
+  private static final String REQ = "{\"v\":2,\"seq\":7,\"full\":true,\"t\":0,\"node\":\"n:1\",\"used\":[0,0,0]}";
 
   @Rule
   public TemporaryFolder tmp = new TemporaryFolder();

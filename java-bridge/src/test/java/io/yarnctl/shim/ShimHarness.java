@@ -164,15 +164,20 @@ public final class ShimHarness {
     fifo.allocate(a, asks, new ArrayList<ContainerId>(), null, null);
   }
 
-  /** Allocates through the scheduler's own path, as a decision would. */
+  /** Allocates a guaranteed container through the scheduler's own path, as a decision would. */
   RMContainer allocate(ApplicationAttemptId a, String node, int priority, NodeType type) {
+    return allocate(a, node, priority, type, false);
+  }
+
+  /** Allocates through the scheduler's own path, as a decision would, guaranteed or opportunistic. */
+  RMContainer allocate(ApplicationAttemptId a, String node, int priority, NodeType type, boolean opportunistic) {
     synchronized (scheduler) {
       FiCaSchedulerNode n = scheduler.nodesView().get(nodes.get(node).getNodeID());
       FiCaSchedulerApp app = scheduler.getApplicationAttempt(a);
       Priority p = Priority.newInstance(priority);
       String name = type == NodeType.NODE_LOCAL ? n.getNodeName()
           : type == NodeType.RACK_LOCAL ? n.getRackName() : ResourceRequest.ANY;
-      return scheduler.allocations().allocateOnNode(n, app, p, app.getResourceRequest(p, name), type);
+      return scheduler.allocations().allocateOnNode(n, app, p, app.getResourceRequest(p, name), type, opportunistic);
     }
   }
 

@@ -1,0 +1,146 @@
+"""Differential property: the simulator's path and the wire's path through Mirror give equal snapshots.
+
+Random sequences of RM events (nodes joining, resized and lost; apps accepted, re-tagged and removed;
+asks set; containers allocated, released and killed) are applied twice: as the simulator applies
+them (ClusterState mutations) and, encoded as wire rows, through `Mirror.apply`. After every step
+both snapshots must be equal in every part a policy reads, apps in the same order, and neither may
+list an app holding nothing in `app_allocated`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from yarnctl.bridge.mirror import Mirror
+from yarnctl.bridge.wire import parse_request
+from yarnctl.model import ANY, App, ClusterSnapshot, Container, ContainerKind, Locality, Request, Resources
+from yarnctl.state import ClusterState
+
+WIRE_KINDS = (ContainerKind.NORMAL, ContainerKind.OPPORTUNISTIC)  # wire v2 carries both
+
+
+class _Both:
+    """One RM history driven into a ClusterState directly and into a Mirror through wire requests."""
+
+    def __init__(self) -> None:
+        self.state = ClusterState(Resources(512, 1))
+        self.mirror = Mirror()
+        self.ids = itertools.count(1)
+        self.seq = 0
+        self.rows: dict[str, list[Any]] = {}
+        self.tables: dict[str, dict[int, list[Request]]] = {}  # the sim's per-app asks by priority
+        self.node_rows: dict[str, list[Any]] = {}
+        self.heartbeat = ""
+
+    def emit(self, key: str, row: Any) -> None:
+        self.rows.setdefault(key, []).append(row)
+
+    def send(self) -> None:
+        """Deliver the rows gathered since the last call as one request (the first one full)."""
+        self.seq += 1
+        node = self.state.node(self.heartbeat)
+        assert node is not None
+        used = [node.allocated.memory_mb, node.allocated.vcores, self.state.node_container_count(self.heartbeat)]
+        doc: dict[str, Any] = {"v": 2, "seq": self.seq, "full": self.seq == 1, "t": 1000 * self.seq,
+                               "node": self.heartbeat, "used": used, **self.rows}
+        if self.seq == 1:
+            doc["min"] = [512, 1]
+        else:
+            doc["base"] = self.seq - 1
+        self.rows = {}
+        self.mirror.apply(parse_request(json.dumps(doc)))
+
+
+def _resources(data: st.DataObject) -> Resources:
+    return Resources(data.draw(st.integers(1, 8)) * 512, data.draw(st.integers(1, 4)))
+
+
+def _step(b: _Both, data: st.DataObject) -> None:
+    snap = b.state.snapshot(0.0)
+    op = data.draw(st.sampled_from(["node", "resize", "lost", "app", "retag", "gone", "ask", "alloc", "release",
+                                    "kill"]))
+    pick = lambda xs: data.draw(st.sampled_from(sorted(xs)))  # noqa: E731
+    if op == "node" or not snap.nodes:
+        nid, rack, cap = f"h{next(b.ids)}:45454", f"/r{data.draw(st.integers(0, 2))}", _resources(data)
+        b.state.put_node(nid, rack, cap, cap)
+        b.node_rows[nid] = [nid, rack, cap.memory_mb, cap.vcores, cap.memory_mb, cap.vcores]
+        b.emit("nodes", b.node_rows[nid])
+    elif op == "resize":
+        nid, cap = pick(snap.nodes), Resources(data.draw(st.integers(0, 8)) * 512, data.draw(st.integers(0, 4)))
+        b.state.resize_node(nid, cap)
+        b.node_rows[nid] = [*b.node_rows[nid][:2], cap.memory_mb, cap.vcores, *b.node_rows[nid][4:]]
+        b.emit("nodes", b.node_rows[nid])
+    elif op == "lost" and len(snap.nodes) > 1:
+        nid = pick(set(snap.nodes) - {b.heartbeat})
+        b.state.remove_node(nid)
+        b.emit("lost", nid)
+    elif op == "app" or (op in ("retag", "gone", "ask", "alloc") and not snap.apps):
+        # submit times drawn, not increasing: apps may arrive out of order, as after a full sync
+        app = App(f"application_1_{next(b.ids):04d}", f"q{data.draw(st.integers(0, 1))}", "u", "MAPREDUCE", "j",
+                  (), data.draw(st.integers(0, 5)) * 1.0)
+        b.state.add_app(app)
+        b.emit("apps", [app.id, app.queue, app.user, app.type, app.name, list(app.tags), int(app.submit_s * 1000)])
+    elif op == "retag":
+        # an iterative job's next stage: the RM sees a new app; the simulator re-tags its record in place
+        old = snap.apps[pick(snap.apps)]
+        b.state.add_app(App(old.id, old.queue, old.user, old.type, old.name, (f"stage={next(b.ids)}",), old.submit_s))
+        b.state.remove_app(old.id)
+        b.tables.pop(old.id, None)
+        b.emit("gone", old.id)
+    elif op == "gone":
+        app_id = pick(snap.apps)
+        b.state.remove_app(app_id)
+        b.tables.pop(app_id, None)
+        b.emit("gone", app_id)
+    elif op == "ask":
+        app_id, prio = pick(snap.apps), data.draw(st.sampled_from([0, 10, 20]))
+        cap, count = _resources(data), data.draw(st.integers(0, 5))
+        relax = data.draw(st.booleans())
+        local = [[pick(snap.nodes).rpartition(":")[0], count, 1]] if count and data.draw(st.booleans()) else []
+        rows = [Request(app_id, prio, cap, count, ANY, Locality.ANY, relax)] if count else []
+        rows += [Request(app_id, prio, cap, n, name, Locality.NODE, bool(r)) for name, n, r in local]
+        tables = b.tables.setdefault(app_id, {})
+        tables[prio] = rows
+        # the simulator replaces an app's whole request table at once
+        b.state.set_app_asks(app_id, [r for p in sorted(tables) for r in tables[p]])
+        b.emit("asks", [app_id, prio, cap.memory_mb, cap.vcores, count, int(relax), local])
+    elif op == "alloc":
+        app_id, nid = pick(snap.apps), pick(snap.nodes)
+        c = Container(f"container_{next(b.ids):06d}", app_id, nid, data.draw(st.sampled_from([0, 10, 20])),
+                      _resources(data), b.seq * 1.0, data.draw(st.sampled_from(WIRE_KINDS)),
+                      is_am=data.draw(st.booleans()))
+        b.state.allocate(c)
+        b.emit("alloc", [c.id, c.app_id, c.node_id, c.priority, c.resource.memory_mb, c.resource.vcores,
+                         int(c.start_s * 1000), int(c.is_am), int(c.kind is ContainerKind.OPPORTUNISTIC)])
+    elif op in ("release", "kill") and snap.containers:
+        cid = pick(snap.containers)
+        b.state.release(cid)
+        b.emit("done", [cid, 1000 * b.seq, 0 if op == "release" else -102])
+    if b.heartbeat not in b.state.snapshot(0.0).nodes:
+        b.heartbeat = sorted(b.state.snapshot(0.0).nodes)[0]
+
+
+def _view(s: ClusterSnapshot) -> dict[str, Any]:
+    """Every part of a snapshot a policy reads, with the apps' order."""
+    return {"nodes": dict(s.nodes), "apps": list(s.apps.items()), "requests": dict(s.requests),
+            "containers": {n: list(cs) for n, cs in s.node_containers.items()},
+            "allocated": dict(s.app_allocated), "capacity": s.capacity, "min": s.min_allocation}
+
+
+@given(st.data())
+def test_the_simulators_path_and_the_wires_path_give_equal_snapshots(data: st.DataObject) -> None:
+    b = _Both()
+    for _ in range(data.draw(st.integers(1, 40))):
+        _step(b, data)
+        b.send()
+        mine, wire = b.state.snapshot(1.0), b.mirror.snapshot(1.0)
+        assert _view(mine) == _view(wire)
+        assert list(mine.apps) == sorted(mine.apps, key=lambda a: (mine.apps[a].submit_s, a))
+        assert all(not r.is_zero() for r in mine.app_allocated.values())  # absent, never zero
+        assert set(mine.app_allocated) == {c.app_id for c in mine.containers.values()}
+        assert {c.kind for c in wire.containers.values()} <= set(WIRE_KINDS)

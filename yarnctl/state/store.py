@@ -1,0 +1,269 @@
+"""The ResourceManager's bookkeeping, kept by one store that the simulator and the bridge's mirror both drive.
+
+`ClusterState` owns nodes, applications, request tables, containers and per-app allocation, and
+offers the RM's few mutations: a node added, resized or removed; an app added or removed; an app's
+asks set; a container allocated or released (a kill is a release the scheduler chose). It is the
+only code that builds a `ClusterSnapshot`, so a policy sees the same state whichever path drove it.
+
+Two answers that used to differ between paths, fixed here:
+- Apps iterate in submit order, then id (`ClusterSnapshot.apps`), whatever order they arrived in.
+- `app_allocated` lists only apps that hold something: an app without containers is absent, never
+  zero (so "running" means "present", as the RM counts it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from yarnctl.model import ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Node, NodeId, Request, Resources
+
+
+class StateError(Exception):
+    """A mutation that does not fit the state (unknown node or app, a container allocated twice)."""
+
+
+_EMPTY_APPS: Mapping[AppId, App] = MappingProxyType({})
+
+
+def _app_key(app: App) -> tuple[float, AppId]:
+    return app.submit_s, app.id
+
+
+class ClusterState:
+    """Nodes, apps, asks and containers as the RM keeps them, with cheap snapshots."""
+
+    def __init__(self, min_allocation: Resources = Resources(1024, 1)) -> None:
+        self.min_allocation = min_allocation
+        self.capacity = ZERO
+        self._nodes: dict[NodeId, Node] = {}  # frozen, `allocated` kept current
+        self._node_cs: dict[NodeId, dict[ContainerId, Container]] = {}
+        self._node_views: dict[NodeId, tuple[Container, ...]] = {}
+        self._dirty: set[NodeId] = set()
+        self._apps: dict[AppId, App] = {}
+        self._apps_view: Mapping[AppId, App] | None = _EMPTY_APPS
+        self._in_order = True  # `_apps` iterates in submit order then id (arrivals almost always come so)
+        self._tables: dict[AppId, dict[int, tuple[Request, ...]]] = {}
+        self._requests: dict[AppId, tuple[Request, ...]] = {}
+        self._containers: dict[ContainerId, Container] = {}
+        self._app_cids: dict[AppId, set[ContainerId]] = {}
+        self._app_alloc: dict[AppId, Resources] = {}
+
+    # ------------------------------------------------------------------ reads
+
+    def node(self, node_id: NodeId) -> Node | None:
+        """The node as a policy would see it now, or None."""
+        return self._nodes.get(node_id)
+
+    def node_container_count(self, node_id: NodeId) -> int:
+        """How many live containers `node_id` holds."""
+        return len(self._node_cs.get(node_id, ()))
+
+    def app(self, app_id: AppId) -> App | None:
+        """The app's record, or None."""
+        return self._apps.get(app_id)
+
+    def container(self, container_id: ContainerId) -> Container | None:
+        """A live container, or None."""
+        return self._containers.get(container_id)
+
+    def app_ids(self) -> list[AppId]:
+        """Every app, in submit order then id."""
+        return list(self._ordered_apps())
+
+    def asks(self, app_id: AppId) -> tuple[Request, ...]:
+        """The app's outstanding requests, ascending priority (ANY first within one)."""
+        return self._requests.get(app_id, ())
+
+    def allocated(self, app_id: AppId) -> Resources:
+        """What the app holds now."""
+        return self._app_alloc.get(app_id, ZERO)
+
+    # ------------------------------------------------------------------ nodes
+
+    def put_node(self, node_id: NodeId, rack: str, capacity: Resources, registered: Resources | None = None) -> None:
+        """A node joins, or an existing one changes rack, capacity or registered size (what it holds stays).
+
+        `registered` is the size the node joined with or an admin set; None for a new node means the
+        source does not know it (the RM REST API), for a known node that it did not change.
+        """
+        old = self._nodes.get(node_id)
+        if old is None:
+            self._nodes[node_id] = Node(node_id, rack, capacity, ZERO, registered)
+            self._node_cs[node_id] = {}
+            self._node_views[node_id] = ()
+        else:
+            self.capacity = self.capacity - old.capacity
+            self._nodes[node_id] = Node(node_id, rack, capacity, old.allocated,
+                                       old.registered if registered is None else registered)
+        self.capacity = self.capacity + capacity
+
+    def resize_node(self, node_id: NodeId, capacity: Resources) -> None:
+        """A policy (or an admin) sets the capacity a node offers; its registered size stays."""
+        node = self._node_or_fail(node_id)
+        self.put_node(node_id, node.rack, capacity, node.registered)
+
+    def remove_node(self, node_id: NodeId) -> list[Container]:
+        """A node is lost: it and its containers go; returns those containers."""
+        node = self._nodes.get(node_id)
+        if node is None:
+            return []
+        gone = list(self._node_cs[node_id].values())
+        for c in gone:
+            self._release(c)
+        del self._nodes[node_id], self._node_cs[node_id], self._node_views[node_id]
+        self._dirty.discard(node_id)
+        self.capacity = self.capacity - node.capacity
+        return gone
+
+    # ------------------------------------------------------------------ apps and asks
+
+    def add_app(self, app: App) -> None:
+        """An app is accepted, or its record changes (an iterative job's next stage): it keeps its place."""
+        old = self._apps.get(app.id)
+        if old is not None:
+            if _app_key(old) != _app_key(app):
+                self._in_order = False
+        elif self._in_order and self._apps and _app_key(app) < _app_key(next(reversed(self._apps.values()))):
+            self._in_order = False
+        self._apps[app.id] = app
+        self._apps_view = None
+
+    def remove_app(self, app_id: AppId) -> list[Container]:
+        """An app leaves with its asks and containers; returns those containers."""
+        if self._apps.pop(app_id, None) is None:
+            return []
+        self._apps_view = None
+        self._tables.pop(app_id, None)
+        self._requests.pop(app_id, None)
+        gone = [self._containers[cid] for cid in list(self._app_cids.get(app_id, ()))]
+        for c in gone:
+            self._release(c)
+        return gone
+
+    def set_asks(self, app_id: AppId, priority: int, rows: Iterable[Request]) -> None:
+        """Replace the app's request table at `priority` (its ANY row first); no rows removes it."""
+        if app_id not in self._apps:
+            raise StateError(f"asks: unknown app {app_id}")
+        tables = self._tables.setdefault(app_id, {})
+        table = tuple(rows)
+        if table:
+            tables[priority] = table
+        else:
+            tables.pop(priority, None)
+        self._publish(app_id, tables)
+
+    def set_app_asks(self, app_id: AppId, rows: Iterable[Request]) -> None:
+        """Replace every request table of the app at once."""
+        if app_id not in self._apps:
+            raise StateError(f"asks: unknown app {app_id}")
+        tables: dict[int, list[Request]] = {}
+        for r in rows:
+            tables.setdefault(r.priority, []).append(r)
+        self._tables[app_id] = {p: tuple(sorted(rs, key=lambda r: r.resource_name != ANY)) for p, rs in tables.items()}
+        self._publish(app_id, self._tables[app_id])
+
+    def _publish(self, app_id: AppId, tables: dict[int, tuple[Request, ...]]) -> None:
+        if tables:
+            self._requests[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
+        else:
+            self._tables.pop(app_id, None)
+            self._requests.pop(app_id, None)
+
+    # ------------------------------------------------------------------ containers
+
+    def allocate(self, c: Container) -> None:
+        """A container is allocated (by a policy, the native fallback or the simulator), with its kind."""
+        node = self._nodes.get(c.node_id)
+        if node is None:
+            raise StateError(f"alloc: container {c.id} on unknown node {c.node_id}")
+        if c.app_id not in self._apps:
+            raise StateError(f"alloc: container {c.id} of unknown app {c.app_id}")
+        if c.id in self._containers:
+            raise StateError(f"alloc: container {c.id} allocated twice")
+        self._containers[c.id] = c
+        self._node_cs[c.node_id][c.id] = c
+        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated + c.resource, node.registered)
+        self._dirty.add(c.node_id)
+        self._app_cids.setdefault(c.app_id, set()).add(c.id)
+        self._app_alloc[c.app_id] = self._app_alloc.get(c.app_id, ZERO) + c.resource
+
+    def release(self, container_id: ContainerId) -> Container | None:
+        """A container completed, was released or killed: its resources go back; None if it was not live."""
+        c = self._containers.get(container_id)
+        if c is not None:
+            self._release(c)
+        return c
+
+    def _release(self, c: Container) -> None:
+        del self._containers[c.id]
+        del self._node_cs[c.node_id][c.id]
+        node = self._nodes[c.node_id]
+        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated - c.resource, node.registered)
+        self._dirty.add(c.node_id)
+        cids = self._app_cids[c.app_id]
+        cids.discard(c.id)
+        if cids:
+            self._app_alloc[c.app_id] = self._app_alloc[c.app_id] - c.resource
+        else:  # absent rather than zero: see the module docstring
+            del self._app_cids[c.app_id]
+            del self._app_alloc[c.app_id]
+
+    def _node_or_fail(self, node_id: NodeId) -> Node:
+        node = self._nodes.get(node_id)
+        if node is None:
+            raise StateError(f"unknown node {node_id}")
+        return node
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _ordered_apps(self) -> Mapping[AppId, App]:
+        if self._apps_view is None:
+            if not self._in_order:
+                self._apps = {a.id: a for a in sorted(self._apps.values(), key=_app_key)}
+                self._in_order = True
+            self._apps_view = MappingProxyType(dict(self._apps))
+        return self._apps_view
+
+    def snapshot(self, now_s: float) -> ClusterSnapshot:
+        """A read-only ClusterSnapshot of the state, in O(changes) plus dict copies."""
+        for node_id in self._dirty:
+            self._node_views[node_id] = tuple(self._node_cs[node_id].values())
+        self._dirty.clear()
+        return ClusterSnapshot(
+            now_s,
+            MappingProxyType(dict(self._nodes)),
+            self._ordered_apps(),
+            MappingProxyType(dict(self._requests)),
+            MappingProxyType(dict(self._node_views)),
+            MappingProxyType(dict(self._app_alloc)),
+            self.min_allocation,
+            self.capacity,
+        )
+
+
+def snapshot_of(
+    now_s: float,
+    nodes: Iterable[Node],
+    apps: Iterable[App],
+    requests: Iterable[Request] = (),
+    containers: Iterable[Container] = (),
+    min_allocation: Resources = Resources(1024, 1),
+) -> ClusterSnapshot:
+    """A snapshot from plain lists (tests, benchmarks): the same mutations, in arrival order.
+
+    A node's `allocated` is ignored: it is what its containers hold.
+    """
+    state = ClusterState(min_allocation)
+    for n in nodes:
+        state.put_node(n.id, n.rack, n.capacity, n.registered)
+    for a in apps:
+        state.add_app(a)
+    by_app: dict[AppId, list[Request]] = {}
+    for r in requests:
+        by_app.setdefault(r.app_id, []).append(r)
+    for app_id, rows in by_app.items():
+        state.set_app_asks(app_id, rows)
+    for c in containers:
+        state.allocate(c)
+    return state.snapshot(now_s)
