@@ -31,7 +31,9 @@ demo: $(STAMP)
 java:
 	mvn -q -B -f java-bridge package
 
+# types (mypy --strict on the typed packages) and the dependency direction (import-linter, pyproject.toml)
 typecheck: $(STAMP)
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/state yarnctl/bridge yarnctl/rm yarnctl/metrics
 
 # the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM

@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_ADDRESS = "127.0.0.1"
 DEFAULT_PORT = 25334  # py4j's default python callback port, which the shim dials by default
-DEFAULT_TOKEN_FILE = Path("~/.yarnctl/bridge.token")
 
 
 def load_token(path: Path) -> str:

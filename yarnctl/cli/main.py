@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from yarnctl import __version__
 from yarnctl.cli import bench as bench_cli
@@ -22,6 +21,7 @@ from yarnctl.cli import serve as serve_cli
 from yarnctl.cli import sls as sls_cli
 from yarnctl.cli import status as status_cli
 from yarnctl.cli import trace as trace_cli
+from yarnctl.cli.params import policy_params
 from yarnctl.errors import ConfigError, YarnctlError
 
 log = logging.getLogger("yarnctl")
@@ -99,30 +99,6 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _policy_params(args: argparse.Namespace, policies: Sequence[str]) -> dict[str, dict[str, Any]]:
-    params: dict[str, dict[str, Any]] = {}
-    if args.policy_config:
-        try:
-            doc = yaml.safe_load(args.policy_config.read_text()) or {}
-        except OSError as e:
-            raise ConfigError(f"{args.policy_config}: cannot read: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{args.policy_config}: malformed YAML: {str(e).splitlines()[0]}") from None
-        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
-            raise ConfigError(f"{args.policy_config}: expected a mapping of policy name to parameters")
-        params.update({str(k): dict(v) for k, v in doc.items()})
-    for item in args.param:
-        name, sep, value = item.partition("=")
-        policy, dot, key = name.partition(".")
-        if not sep or not dot or not policy or not key:
-            raise ConfigError(f"--param {item!r}: expected POLICY.KEY=VALUE, e.g. fair.assign_multiple=true")
-        params.setdefault(policy, {})[key] = yaml.safe_load(value) if value else ""
-    for name in params:
-        if name not in policies:
-            raise ConfigError(f"parameters given for {name!r}, which is not among --policy {','.join(policies)}")
-    return params
-
-
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from yarnctl.cli import output
     from yarnctl.policies import REGISTRY
@@ -138,7 +114,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown policy {unknown[0]!r}; valid policies: {', '.join(sorted(REGISTRY))}")
     if len(set(policies)) != len(policies):
         raise ConfigError("--policy: a policy is listed twice")
-    params = _policy_params(args, policies)
+    params = policy_params(args, policies)
     from yarnctl.policies import make_policy
     for name in policies:
         make_policy(name, params.get(name))  # a bad parameter fails before anything is printed

@@ -17,12 +17,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE, DEFAULT_TOKEN_FILE
 from yarnctl.errors import ConfigError
+from yarnctl.model import TUNE_INTERVAL_S
 
 log = logging.getLogger("yarnctl.serve")
 
 DEFAULT_DECISION_LOG = Path("~/.yarnctl/decisions.jsonl")
-DEFAULT_STATUS_FILE = Path("~/.yarnctl/serve-status.json")
 STATS_EVERY_S = 10.0
 STATE_DIR = Path("~/.yarnctl/state")  # default --state-file: STATE_DIR/<policy>.json
 SAVE_EVERY_S = 10.0  # how often a stateful policy's state is saved (and once more on stop)
@@ -83,7 +84,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     s.add_argument("--port", type=int, default=25334, help="port to listen on, 0 for any (default: %(default)s)")
-    s.add_argument("--token-file", type=Path, default=Path("~/.yarnctl/bridge.token"), metavar="PATH",
+    s.add_argument("--token-file", type=Path, default=DEFAULT_TOKEN_FILE, metavar="PATH",
                    help="py4j auth token shared with the shim; created 0600 if missing (default: %(default)s)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--decision-log", type=Path, default=DEFAULT_DECISION_LOG, metavar="PATH",
@@ -106,7 +107,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                         "for an HA pair (default: no control loop)")
     r.add_argument("--yarn-site", type=Path, metavar="FILE",
                    help="read the RM web address(es) from this yarn-site.xml (HA rm-ids understood)")
-    c.add_argument("--tune-interval", type=float, default=5.0, metavar="SECONDS",
+    c.add_argument("--tune-interval", type=float, default=TUNE_INTERVAL_S, metavar="SECONDS",
                    help="seconds between control-loop polls (default: %(default)s)")
     c.add_argument("--no-usage", action="store_true",
                    help="do not read per-container usage from the NodeManagers' /jmx")
@@ -131,13 +132,13 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
 
 
 def _make_policy(args: argparse.Namespace) -> Any:
-    from yarnctl.cli.main import _policy_params
+    from yarnctl.cli.params import policy_params
     from yarnctl.policies import make_policy
 
     name = args.policy.strip()
     if "," in name:
         raise ConfigError("--policy: give one policy")
-    return make_policy(name, _policy_params(args, [name]).get(name))
+    return make_policy(name, policy_params(args, [name]).get(name))
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE
 from yarnctl.errors import ConfigError
 
 if TYPE_CHECKING:  # rich and the HTTP client load only when `status` runs: every CLI start imports this module
@@ -32,7 +33,6 @@ if TYPE_CHECKING:  # rich and the HTTP client load only when `status` runs: ever
     )
 
 LIVE_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
-SERVE_STATUS = Path("~/.yarnctl/serve-status.json")  # `yarnctl serve`'s default --status-file
 WIDE = 180  # columns when not printing to a terminal
 FRESH_S = 5.0  # a status file rewritten every second is stale after this long: its server is gone
 
@@ -125,7 +125,7 @@ def _resolve(args: argparse.Namespace) -> tuple[ResourceManager, Path | None]:
     rm = resource_manager(args, HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1, backoff_s=0.5),
                           env or [local_rm or "http://localhost:8088"])
     assert rm is not None  # there is always a default
-    return rm, args.serve_status or local_status or SERVE_STATUS.expanduser()
+    return rm, args.serve_status or local_status or DEFAULT_STATUS_FILE.expanduser()
 
 
 def _local_cluster() -> tuple[str | None, Path | None]:

@@ -14,6 +14,8 @@ from types import MappingProxyType
 from yarnctl.model.cluster import ANY, AppId, ClusterSnapshot, ContainerId, NodeId
 from yarnctl.model.resources import ZERO, Resources
 
+TUNE_INTERVAL_S = 5.0  # the control loop's default tick, live (`yarnctl serve --tune-interval`) and simulated
+
 
 @dataclass(frozen=True, slots=True)
 class AppUsage:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from yarnctl.errors import RMError
-from yarnctl.model import ANY, AppUsage, ContainerLoad, NodeLoad, Observation
+from yarnctl.model import ANY, TUNE_INTERVAL_S, AppUsage, ContainerLoad, NodeLoad, Observation
 from yarnctl.rm.client import NodeManager, ResourceManager
 from yarnctl.rm.models import AppInfo, NodeReport, ShimMetrics
 from yarnctl.rm.transport import HttpSettings
@@ -156,7 +156,7 @@ class Source(Protocol):
 class ControlLoop:
     """Polls `observer` every `interval_s` on a daemon thread and feeds each observation to `feed`."""
 
-    def __init__(self, observer: Source, feed: Callable[[Observation], None], interval_s: float = 5.0,
+    def __init__(self, observer: Source, feed: Callable[[Observation], None], interval_s: float = TUNE_INTERVAL_S,
                  clock: Callable[[], float] = time.time) -> None:
         self.observer = observer
         self.feed = feed

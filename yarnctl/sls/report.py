@@ -34,14 +34,14 @@ class TraceJob:
 
 def read_trace(path: Path) -> list[TraceJob]:
     """The jobs of an SLS trace, refusing what SLSRunner would crash on (one line naming the field)."""
-    from yarnctl.sim.workload import _json_values
+    from yarnctl.sim.workload import json_values
 
     source = str(path)
     try:
         text = path.read_text()
     except OSError as e:
         raise WorkloadError(source, "", f"cannot read: {e.strerror}") from None
-    docs = _json_values(text, source)
+    docs = json_values(text, source)
     if len(docs) == 1 and isinstance(docs[0], list):
         docs = docs[0]
     if not docs:

@@ -1,229 +1,17 @@
-"""Workloads: the YAML format of docs/workloads.md, Hadoop SLS traces, and the built-in catalogue.
-
-Loading validates every field and expands generators, iterations and distributions with a
-seeded generator, so a `Workload` is concrete: every task has its duration and usage.
-"""
+"""The YAML workload format of docs/workloads.md: every field validated, generators and distributions expanded."""
 
 from __future__ import annotations
 
-import json
-import math
 import random
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from importlib import resources as importlib_resources
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from yarnctl.errors import WorkloadError
 from yarnctl.model import MAP_PRIORITY, REDUCE_PRIORITY, Resources
-
-DEFAULT_AM = Resources(1536, 1)  # yarn.app.mapreduce.am.resource.mb / .cpu-vcores
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSpec:
-    """One simulated NodeManager."""
-
-    id: str
-    rack: str
-    capacity: Resources
-    physical: Resources
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterSpec:
-    """The simulated cluster: its nodes, heartbeat interval and minimum allocation."""
-
-    nodes: tuple[NodeSpec, ...]
-    heartbeat_s: float = 1.0
-    min_allocation: Resources = Resources(1024, 1)
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Actual use as fractions of the request, piecewise constant: (at, cpu, memory) steps."""
-
-    steps: tuple[tuple[float, float, float], ...] = ((0.0, 1.0, 1.0),)
-
-    def at(self, fraction: float) -> tuple[float, float]:
-        """The (cpu, memory) fractions in force at `fraction` of the task's nominal duration."""
-        cpu, mem = self.steps[0][1], self.steps[0][2]
-        for at, c, m in self.steps:
-            if at <= fraction:
-                cpu, mem = c, m
-        return cpu, mem
-
-
-FULL_USAGE = Usage()
-
-
-@dataclass(frozen=True, slots=True)
-class StageSpec:
-    """A set of identical tasks requested together at one priority."""
-
-    name: str
-    kind: str  # map | reduce | executor | task
-    priority: int
-    resource: Resources
-    durations: tuple[float, ...]
-    usage: Usage = FULL_USAGE
-    after: int | None = None  # index of the stage this one follows
-    slowstart: float = 1.0
-
-    @property
-    def tasks(self) -> int:
-        """Number of tasks."""
-        return len(self.durations)
-
-
-@dataclass(frozen=True, slots=True)
-class JobSpec:
-    """One application: its identity, AM and stages (iterations already expanded)."""
-
-    id: str
-    submit_s: float
-    user: str
-    queue: str
-    type: str
-    name: str
-    tags: tuple[str, ...]
-    am: Resources | None
-    stages: tuple[StageSpec, ...]
-    iterations: int = 1
-
-    @property
-    def tasks(self) -> int:
-        """Number of (non-AM) tasks."""
-        return sum(s.tasks for s in self.stages)
-
-
-@dataclass(frozen=True, slots=True)
-class Workload:
-    """A cluster and the jobs submitted to it."""
-
-    name: str
-    description: str
-    source: str
-    cluster: ClusterSpec
-    jobs: tuple[JobSpec, ...]
-    seed: int = 0
-    origin: str = ""
-
-    @property
-    def tasks(self) -> int:
-        """Number of (non-AM) tasks in all jobs."""
-        return sum(j.tasks for j in self.jobs)
-
-
-# ---------------------------------------------------------------- field readers
-
-
-class _Reader:
-    """Reads typed fields out of parsed YAML, raising WorkloadError with the field's path."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, path: str, problem: str) -> WorkloadError:
-        return WorkloadError(self.source, path, problem)
-
-    def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"expected a mapping, got {_show(value)}")
-        return value
-
-    def keys(self, value: Mapping[str, Any], path: str, allowed: set[str]) -> None:
-        unknown = sorted(set(value) - allowed)
-        if unknown:
-            where = f"{path}.{unknown[0]}" if path else str(unknown[0])
-            raise self.fail(where, f"unknown field; expected one of {', '.join(sorted(allowed))}")
-
-    def number(self, value: Any, path: str, *, minimum: float = 0.0, strict: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            raise self.fail(path, f"expected a number, got {_show(value)}")
-        if value < minimum or (strict and value == minimum):
-            raise self.fail(path, f"expected a number {'>' if strict else '>='} {minimum:g}, got {value}")
-        return float(value)
-
-    def integer(self, value: Any, path: str, *, minimum: int = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-            raise self.fail(path, f"expected {kind}, got {_show(value)}")
-        return value
-
-    def string(self, value: Any, path: str) -> str:
-        if not isinstance(value, (str, int)) or isinstance(value, bool) or str(value) == "":
-            raise self.fail(path, f"expected a non-empty string, got {_show(value)}")
-        return str(value)
-
-    def resources(self, value: Any, path: str, *, allow_zero: bool = False) -> Resources:
-        m = self.mapping(value, path)
-        self.keys(m, path, {"memory_mb", "vcores"})
-        for k in ("memory_mb", "vcores"):
-            if k not in m:
-                raise self.fail(f"{path}.{k}", "missing")
-        low = 0 if allow_zero else 1
-        return Resources(self.integer(m["memory_mb"], f"{path}.memory_mb", minimum=low),
-                         self.integer(m["vcores"], f"{path}.vcores", minimum=low))
-
-    def dist(self, value: Any, path: str) -> Callable[[random.Random], float]:
-        """A draw function for a number or a {dist: ...} mapping."""
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            v = self.number(value, path)
-            return lambda rng: v
-        m = self.mapping(value, path)
-        kind = m.get("dist")
-        specs: dict[str, tuple[str, ...]] = {
-            "uniform": ("low", "high"), "normal": ("mean", "std"), "exponential": ("mean",),
-            "lognormal": ("median", "sigma"), "choice": ("values",),
-        }
-        if kind not in specs:
-            raise self.fail(f"{path}.dist", f"expected one of {', '.join(specs)}, got {_show(kind)}")
-        self.keys(m, path, {"dist", *specs[kind], "weights"} if kind == "choice" else {"dist", *specs[kind]})
-        for k in specs[kind]:
-            if k not in m:
-                raise self.fail(f"{path}.{k}", "missing")
-        if kind == "uniform":
-            lo, hi = self.number(m["low"], f"{path}.low"), self.number(m["high"], f"{path}.high")
-            if hi < lo:
-                raise self.fail(f"{path}.high", f"must be >= low ({lo:g})")
-            return lambda rng: rng.uniform(lo, hi)
-        if kind == "normal":
-            mean, std = self.number(m["mean"], f"{path}.mean", strict=True), self.number(m["std"], f"{path}.std")
-            return lambda rng: max(rng.gauss(mean, std), 0.01 * mean)
-        if kind == "exponential":
-            mean = self.number(m["mean"], f"{path}.mean", strict=True)
-            return lambda rng: rng.expovariate(1.0 / mean)
-        if kind == "lognormal":
-            med = self.number(m["median"], f"{path}.median", strict=True)
-            sigma = self.number(m["sigma"], f"{path}.sigma")
-            mu = math.log(med)
-            return lambda rng: rng.lognormvariate(mu, sigma)
-        values = m["values"]
-        if not isinstance(values, list) or not values:
-            raise self.fail(f"{path}.values", f"expected a non-empty list, got {_show(values)}")
-        vals = [self.number(v, f"{path}.values[{i}]") for i, v in enumerate(values)]
-        weights = m.get("weights")
-        if weights is not None:
-            if not isinstance(weights, list) or len(weights) != len(vals):
-                raise self.fail(f"{path}.weights", f"expected {len(vals)} weights")
-            ws = [self.number(w, f"{path}.weights[{i}]") for i, w in enumerate(weights)]
-            if sum(ws) <= 0:
-                raise self.fail(f"{path}.weights", "must not all be zero")
-            return lambda rng: rng.choices(vals, weights=ws)[0]
-        return lambda rng: rng.choice(vals)
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-# ---------------------------------------------------------------- the YAML format
+from yarnctl.sim.workload.distributions import distribution
+from yarnctl.sim.workload.reader import Reader, show as _show
+from yarnctl.sim.workload.types import (
+    DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Usage, Workload, normalize,
+)
 
 _JOB_FIELDS = {"id", "submit_s", "user", "queue", "type", "name", "tags", "am", "iterations",
                "maps", "reduces", "executors", "stages", "slowstart"}
@@ -231,19 +19,19 @@ _STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "
 _DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations"}
 
 
-Reader = _Reader  # public name for other YAML formats (bench specs) that report errors the same way
 
+class Parser:
+    """Turns one parsed workload document into a concrete Workload, seeded."""
 
-class _Parser:
     def __init__(self, source: str, seed: int) -> None:
-        self.r = _Reader(source)
+        self.r = Reader(source)
         self.seed = seed
         self.nodes: tuple[NodeSpec, ...] = ()
         self.min_alloc = Resources(1024, 1)
 
     def check_fits(self, resource: Resources, path: str) -> None:
         """Fail unless `resource` (normalised as the RM would) fits on some node."""
-        need = _normalize(resource, self.min_alloc)
+        need = normalize(resource, self.min_alloc)
         if not any(need.fits_in(n.capacity) for n in self.nodes):
             largest = max((n.capacity for n in self.nodes), key=lambda c: (c.memory_mb, c.vcores))
             raise self.r.fail(path, f"{resource} fits on no node (largest {largest})")
@@ -428,7 +216,7 @@ class _Parser:
                 raise r.fail(f"{path}.{k}", "missing")
         tasks_raw = s["tasks"]
         if isinstance(tasks_raw, Mapping):
-            tasks = max(1, round(r.dist(tasks_raw, f"{path}.tasks")(rng)))
+            tasks = max(1, round(distribution(r, tasks_raw, f"{path}.tasks")(rng)))
         else:
             tasks = r.integer(tasks_raw, f"{path}.tasks")
         resource = r.resources(s["resource"], f"{path}.resource")
@@ -464,7 +252,7 @@ class _Parser:
             return [r.number(v, f"{path}[{i}]", strict=True) for i, v in enumerate(raw)]
         if isinstance(raw, (int, float)) and not isinstance(raw, bool):
             return [r.number(raw, path, strict=True)] * tasks
-        draw = r.dist(raw, path)
+        draw = distribution(r, raw, path)
         out = [draw(rng) for _ in range(tasks)]
         if any(d <= 0 for d in out):
             raise r.fail(path, "durations must be positive")
@@ -570,175 +358,5 @@ class _Parser:
                     if rng.random() * peak <= per_s[int(t // 3600) % 24]:
                         return t
             return next_arrival
-        draw = r.dist(a, path)
+        draw = distribution(r, a, path)
         return lambda rng, t: t + draw(rng)
-
-
-def _normalize(r: Resources, minimum: Resources) -> Resources:
-    """SchedulerUtils.normalizeRequest: round each resource up to a multiple of the minimum."""
-    mem = max(minimum.memory_mb, -(-r.memory_mb // minimum.memory_mb) * minimum.memory_mb) \
-        if minimum.memory_mb else r.memory_mb
-    vc = max(minimum.vcores, -(-r.vcores // minimum.vcores) * minimum.vcores) if minimum.vcores else r.vcores
-    return Resources(mem, vc)
-
-
-normalize = _normalize
-
-
-# ---------------------------------------------------------------- Hadoop SLS traces
-
-
-def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 1),
-              node: Resources = Resources(10240, 10), topology: str | None = None,
-              heartbeat_s: float = 1.0) -> Workload:
-    """A workload from an SLS job trace (SLSRunner.java:274-340 field names)."""
-    r = _Reader(source)
-    docs = _json_values(text, source)
-    if len(docs) == 1 and isinstance(docs[0], list):
-        docs = docs[0]
-    if not docs:
-        raise r.fail("", "the trace has no jobs")
-    if not container.fits_in(node):
-        raise r.fail("", f"containers of {container} fit on no node of {node}")
-    hosts: dict[str, str] = {}
-    jobs = []
-    for i, d in enumerate(docs):
-        p = f"job[{i}]"
-        d = r.mapping(d, p)
-        for k in ("job.start.ms", "job.tasks"):
-            if k not in d:
-                raise r.fail(f"{p}.{k}", "missing")
-        jid = r.string(d.get("job.id", f"job_{i + 1}"), f"{p}.job.id")
-        start = r.number(d["job.start.ms"], f"{p}.job.start.ms") / 1000.0
-        tasks = d["job.tasks"]
-        if not isinstance(tasks, list) or not tasks:
-            raise r.fail(f"{p}.job.tasks", "expected a non-empty list")
-        kinds: dict[str, list[float]] = {"map": [], "reduce": []}
-        for t, task in enumerate(tasks):
-            tp = f"{p}.job.tasks[{t}]"
-            task = r.mapping(task, tp)
-            for k in ("container.start.ms", "container.end.ms"):
-                if k not in task:
-                    raise r.fail(f"{tp}.{k}", "missing")
-            s = r.number(task["container.start.ms"], f"{tp}.container.start.ms")
-            e = r.number(task["container.end.ms"], f"{tp}.container.end.ms")
-            if e <= s:
-                raise r.fail(f"{tp}.container.end.ms", f"must be after container.start.ms ({s:g})")
-            kind = str(task.get("container.type", "map")).lower()
-            if kind not in kinds:
-                raise r.fail(f"{tp}.container.type", f"expected map or reduce, got {_show(kind)}")
-            kinds[kind].append((e - s) / 1000.0)
-            host = str(task.get("container.host", ""))
-            if host:
-                parts = host.strip("/").split("/")
-                hosts.setdefault(parts[-1], parts[0] if len(parts) > 1 else "default-rack")
-        stages = [StageSpec("map", "map", MAP_PRIORITY, container, tuple(kinds["map"]))] if kinds["map"] else []
-        if kinds["reduce"]:
-            # MRAMSimulator requests reduces only once every map has finished
-            stages.append(StageSpec("reduce", "reduce", REDUCE_PRIORITY, container, tuple(kinds["reduce"]),
-                                    after=0 if stages else None, slowstart=1.0))
-        jobs.append(JobSpec(jid, start, str(d.get("job.user", "default")), str(d.get("job.queue.name", "default")),
-                            "MAPREDUCE", jid, (), None, tuple(stages)))
-    if topology is not None:
-        hosts = _sls_topology(topology)
-    if not hosts:
-        raise r.fail("container.host", "no hosts in the trace; pass a topology file (--sls-nodes)")
-    nodes = tuple(NodeSpec(h, rack, node, node) for h, rack in sorted(hosts.items()))
-    jobs.sort(key=lambda j: (j.submit_s, j.id))
-    return Workload(Path(source).stem, f"Hadoop SLS trace {source}", source,
-                    ClusterSpec(nodes, heartbeat_s), tuple(jobs), origin=source)
-
-
-def _sls_topology(path: str) -> dict[str, str]:
-    r = _Reader(path)
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise r.fail("", f"cannot read: {e.strerror}") from None
-    hosts = {}
-    for i, rack in enumerate(_json_values(text, path)):
-        rk = r.mapping(rack, f"rack[{i}]")
-        for j, n in enumerate(rk.get("nodes") or []):
-            n = r.mapping(n, f"rack[{i}].nodes[{j}]")
-            hosts[r.string(n.get("node"), f"rack[{i}].nodes[{j}].node")] = str(rk.get("rack", "default-rack"))
-    return hosts
-
-
-def _json_values(text: str, source: str) -> list[Any]:
-    """Every JSON value in `text`: SLS traces are a stream of objects, not one array."""
-    dec = json.JSONDecoder()
-    out, i = [], 0
-    while True:
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            return out
-        try:
-            value, i = dec.raw_decode(text, i)
-        except json.JSONDecodeError as e:
-            raise WorkloadError(source, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
-        out.append(value)
-
-
-# ---------------------------------------------------------------- loading
-
-
-def builtin_dir() -> Path:
-    """The folder holding the built-in workloads."""
-    return Path(str(importlib_resources.files("yarnctl.sim") / "builtin"))
-
-
-def builtin_names() -> list[str]:
-    """Names of the built-in workloads."""
-    return sorted(p.stem for p in builtin_dir().glob("*.yaml"))
-
-
-def parse_workload(text: str, source: str, seed: int = 0) -> Workload:
-    """A workload from YAML text; `source` names it in errors."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise WorkloadError(source, where, f"malformed YAML: {problem}") from None
-    return _Parser(source, seed).workload(doc, Path(source).stem)
-
-
-def load_workload(name_or_path: str, seed: int = 0, **sls_options: Any) -> Workload:
-    """A built-in workload by name, a YAML workload file, or an SLS JSON trace."""
-    path = Path(name_or_path)
-    if not path.exists():
-        if name_or_path in builtin_names():
-            path = builtin_dir() / f"{name_or_path}.yaml"
-        else:
-            raise WorkloadError(name_or_path, "", "no such file or built-in workload; built-ins: "
-                                + ", ".join(builtin_names()))
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise WorkloadError(str(path), "", f"cannot read: {e}") from None
-    # SLS traces are JSON with "job.tasks"; flow-style YAML may also start with "{"
-    looks_sls = text.lstrip()[:1] in ("{", "[") and '"job.tasks"' in text
-    if path.suffix.lower() == ".json" or (path.suffix.lower() not in (".yaml", ".yml") and looks_sls):
-        return parse_sls(text, name_or_path, **sls_options)
-    return parse_workload(text, name_or_path, seed)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Validate workload files: `python -m yarnctl.sim.workload FILE...`."""
-    args = sys.argv[1:] if argv is None else argv
-    status = 0
-    for a in args:
-        try:
-            w = load_workload(a)
-        except WorkloadError as e:
-            print(f"error: {e}", file=sys.stderr)
-            status = 1
-            continue
-        print(f"{a}: ok: {len(w.cluster.nodes)} nodes, {len(w.jobs)} jobs, {w.tasks} tasks")
-    return status
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

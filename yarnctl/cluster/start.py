@@ -1,0 +1,287 @@
+"""Starting a local cluster: the policy server, the ResourceManager, the JobHistoryServer, the NodeManagers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from yarnctl.bridge.server import load_token
+from yarnctl.cluster import classpath as cp
+from yarnctl.cluster import procs
+from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
+from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
+from yarnctl.cluster.info import (
+    DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo,
+)
+from yarnctl.cluster.ports import free_ports, is_listening
+from yarnctl.errors import ClusterError, RMError
+from yarnctl.rm import HistoryServer, ResourceManager
+
+log = logging.getLogger("yarnctl.cluster.local")
+
+
+class Startup:
+    """`LocalCluster.up` and the steps it takes; a part of LocalCluster (its state and paths live there)."""
+
+
+    def up(self, *, nodes: int = 2, policy: str | None = "fifo", native: str | None = None,
+           nm_memory_mb: int = 4096, nm_vcores: int = 4, deadline_ms: int | None = None,
+           token_file: Path | None = None, heartbeat_ms: int = 1000, serve_args: Sequence[str] = (),
+           timeout_s: float = 180.0) -> ClusterInfo:
+        """Start the policy server (shim on), the RM and `nodes` NMs; return once every NM is RUNNING.
+
+        `native` (fifo|capacity|fair) runs a stock scheduler and no policy server; otherwise the shim
+        runs `policy`. On any failure everything started so far is stopped and ClusterError names
+        the log to read.
+        """
+        if nodes < 1:
+            raise ClusterError(f"--nodes must be at least 1, got {nodes}")
+        if native is not None and native not in NATIVE_SCHEDULERS:
+            raise ClusterError(f"unknown native scheduler {native!r}; valid: {', '.join(NATIVE_SCHEDULERS)}")
+        if native is None and not policy:
+            raise ClusterError("give a policy for the shim (--policy) or a stock scheduler (--native)")
+        if nm_memory_mb < 1024 or nm_vcores < 1:
+            raise ClusterError("a NodeManager needs at least 1024 MB and 1 vcore")
+        self._refuse_if_running()
+        started = time.monotonic()
+        shim = native is None
+        jars, cp_file = cp.resolve_classpath(self.root / "java-bridge" / "cluster" / "pom.xml", self.cache_dir,
+                                             progress=self._say)
+        shim_jar = cp.ensure_shim_jar(self.root, progress=self._say) if shim else None
+        java_home = find_java_home()
+        self._clean_previous()
+        logs = self.dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+
+        host = "127.0.0.1"
+        ports = iter(free_ports(9 + 4 * nodes, host))
+        rm_ports = {k: next(ports) for k in ("rm", "scheduler", "tracker", "admin", "webapp")}
+        jhs_ports = {k: next(ports) for k in ("jhs", "webapp", "admin")}
+        serve_port = next(ports)
+        nm_confs = [NodeManagerConf(i, self.dir / f"nm-{i}", next(ports), next(ports), next(ports), next(ports))
+                    for i in range(nodes)]
+        token = Path(token_file).expanduser() if token_file else DEFAULT_TOKEN_FILE
+        shim_values = {"yarnctl.shim.enabled": "true", "yarnctl.shim.address": host,
+                       "yarnctl.shim.port": str(serve_port), "yarnctl.shim.token-file": str(token)}
+        if deadline_ms is not None:
+            shim_values["yarnctl.shim.deadline-ms"] = str(deadline_ms)
+        conf = ClusterConf(dir=self.dir, classpath=tuple(jars), host=host, rm_port=rm_ports["rm"],
+                           rm_scheduler_port=rm_ports["scheduler"], rm_tracker_port=rm_ports["tracker"],
+                           rm_admin_port=rm_ports["admin"], rm_webapp_port=rm_ports["webapp"],
+                           nm_memory_mb=nm_memory_mb, nm_vcores=nm_vcores, nm_heartbeat_ms=heartbeat_ms,
+                           native=native, shim=shim_values if shim else {}, jhs_port=jhs_ports["jhs"],
+                           jhs_webapp_port=jhs_ports["webapp"], jhs_admin_port=jhs_ports["admin"])
+        templates = self.root / "hadoop-conf"
+        conf_dir = render_conf_dir(templates, self.dir / "conf", conf)
+        for nm in nm_confs:
+            render_conf_dir(templates, nm.dir / "conf", conf, nm)
+            for sub in ("local", "logs"):
+                (nm.dir / sub).mkdir(parents=True, exist_ok=True)
+
+        rm_url = f"http://{host}:{rm_ports['webapp']}"
+        by_name = {p.name: Path(p) for p in map(Path, jars)}
+        info = ClusterInfo(
+            dir=self.dir, rm_url=rm_url, conf_dir=conf_dir, classpath_file=cp_file, java_home=java_home,
+            scheduler_class=conf.scheduler_class, policy=policy if shim else None, native=native,
+            rm=DaemonInfo("resourcemanager", 0, logs / "resourcemanager.log", logs / "resourcemanager.out",
+                          rm_url, rm_ports),
+            nodes=(), serve=None,
+            history=DaemonInfo("historyserver", 0, logs / "historyserver.log", logs / "historyserver.out",
+                               f"http://{host}:{jhs_ports['webapp']}", jhs_ports),
+            token_file=token if shim else None,
+            decision_log=self.dir / "decisions.jsonl" if shim else None,
+            status_file=self.dir / "serve-status.json" if shim else None,
+            shim_jar=shim_jar, jars={k: by_name[v] for k, v in JARS.items() if v in by_name},
+            nm_memory_mb=nm_memory_mb, nm_vcores=nm_vcores, started_at=time.time())
+        deadline = time.monotonic() + timeout_s
+        try:
+            if shim:
+                assert policy is not None
+                load_token(token)  # creates it 0600, or refuses one others can read, before anything starts
+                info = self._start_serve(info, policy, serve_port, serve_args, deadline)
+            # the JobHistoryServer first: it always sleeps 10 s after creating its dirs
+            # (HistoryFileManager.createHistoryDirs), so the RM and NMs start meanwhile
+            info, jhs = self._start_history(info, cp_file, java_home)
+            info = self._start_rm(info, cp_file, java_home, shim_jar, deadline)
+            info = self._start_nms(info, nm_confs, cp_file, java_home, deadline)
+            self._wait_history(info, jhs, deadline)
+        except BaseException:
+            self.down()
+            raise
+        info = dataclasses.replace(info, up_seconds=round(time.monotonic() - started, 1))
+        self._save(info)
+        try:
+            LAST_CLUSTER.parent.mkdir(parents=True, exist_ok=True)
+            LAST_CLUSTER.write_text(f"{self.dir}\n")
+        except OSError as e:  # a convenience for `yarnctl status`: never a reason to fail `up`
+            log.warning("could not record %s in %s: %s", self.dir, LAST_CLUSTER, e)
+        return info
+
+    def _refuse_if_running(self) -> None:
+        if not self.exists():
+            return
+        try:
+            info = self.info()
+        except ClusterError:
+            self.down()
+            return
+        running = [d.name for d in info.daemons if procs.owned(d.pid, marker(d, self.dir))]
+        if running:
+            flag = "" if self.dir == DEFAULT_DIR else f" --dir {self.dir}"
+            raise ClusterError(f"a cluster is already running in {self.dir} ({', '.join(running)}): "
+                               f"run `yarnctl cluster down{flag}` first")
+        self.down()
+
+    def _clean_previous(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for name in ("conf", "logs", "tmp", "staging", "history", "decisions.jsonl", "serve-status.json", STATE_FILE):
+            p = self.dir / name
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.exists():
+                p.unlink()
+        for p in self.dir.glob("nm-*"):
+            shutil.rmtree(p, ignore_errors=True)
+
+    def _start_serve(self, info: ClusterInfo, policy: str, port: int, extra: Sequence[str],
+                     deadline: float) -> ClusterInfo:
+        logs = self.dir / "logs"
+        assert info.token_file and info.decision_log and info.status_file
+        # through the daemon script, as the Docker image does; it execs this interpreter's yarnctl
+        cmd = [str(self.daemon_script), "serve", "--policy", policy, "--port", str(port),
+               "--token-file", str(info.token_file), "--decision-log", str(info.decision_log),
+               "--status-file", str(info.status_file), "--rm", info.rm_url, *extra]
+        self._say(f"starting the policy server: yarnctl serve --policy {policy} --port {port}")
+        proc = procs.spawn(cmd, {**os.environ, "YARNCTL_PYTHON": sys.executable}, logs / "serve.log", cwd=self.dir)
+        d = DaemonInfo("serve", proc.pid, logs / "serve.log", logs / "serve.log", "", {"py4j": port})
+        info = dataclasses.replace(info, serve=d)
+        self._save(info)
+        t0 = time.monotonic()
+        self._wait_until(proc, d, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
+        self._say(f"  policy server listening on 127.0.0.1:{port} ({time.monotonic() - t0:.1f} s)")
+        return info
+
+    def _daemon_env(self, conf_dir: Path, cp_file: Path, java_home: str, name: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "HADOOP_CONF_DIR", "JAVA_TOOL_OPTIONS")}
+        env.update(HADOOP_CONF_DIR=str(conf_dir), YARNCTL_CLASSPATH_FILE=str(cp_file), JAVA_HOME=java_home,
+                   YARNCTL_LOG_DIR=str(self.dir / "logs"), YARNCTL_DAEMON_NAME=name)
+        return env
+
+    def _start_rm(self, info: ClusterInfo, cp_file: Path, java_home: str, shim_jar: Path | None,
+                  deadline: float) -> ClusterInfo:
+        env = self._daemon_env(info.conf_dir, cp_file, java_home, "resourcemanager")
+        if shim_jar:
+            env["YARNCTL_SHIM_JAR"] = str(shim_jar)
+            py4j = py4j_jar_if_needed(shim_jar)
+            if py4j:
+                env["YARNCTL_EXTRA_CLASSPATH"] = str(py4j)
+        self._say(f"starting the resourcemanager ({info.scheduler_class.rsplit('.', 1)[1]})")
+        t0 = time.monotonic()
+        proc = procs.spawn([str(self.daemon_script), "resourcemanager"], env, info.rm.out, cwd=self.dir)
+        info = dataclasses.replace(info, rm=dataclasses.replace(info.rm, pid=proc.pid))
+        self._save(info)
+        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+            self._wait_until(proc, info.rm, deadline, "serve its REST API",
+                             lambda: rm.cluster_info().state == "STARTED")
+        self._say(f"  resourcemanager up at {info.rm_url} ({time.monotonic() - t0:.1f} s)")
+        return info
+
+    def _start_history(self, info: ClusterInfo, cp_file: Path, java_home: str
+                       ) -> tuple[ClusterInfo, subprocess.Popen[bytes]]:
+        assert info.history is not None
+        env = self._daemon_env(info.conf_dir, cp_file, java_home, "historyserver")
+        env["YARNCTL_HEAP"] = "256m"
+        self._say("starting the job history server")
+        proc = procs.spawn([str(self.daemon_script), "historyserver"], env, info.history.out, cwd=self.dir)
+        info = dataclasses.replace(info, history=dataclasses.replace(info.history, pid=proc.pid))
+        self._save(info)
+        return info, proc
+
+    def _wait_history(self, info: ClusterInfo, proc: subprocess.Popen[bytes], deadline: float) -> None:
+        assert info.history is not None
+        with closing(HistoryServer(info.history.url, settings=PROBE)) as jhs:
+            self._wait_until(proc, info.history, deadline, "serve its REST API",
+                             lambda: jhs.info().started_on_ms > 0)
+        self._say(f"  job history server up at {info.history.url}")
+
+    def _start_nms(self, info: ClusterInfo, nms: list[NodeManagerConf], cp_file: Path, java_home: str,
+                   deadline: float) -> ClusterInfo:
+        self._say(f"starting {len(nms)} nodemanager{'s' if len(nms) > 1 else ''} "
+                  f"({info.nm_memory_mb} MB, {info.nm_vcores} vcores each)")
+        t0 = time.monotonic()
+        started: list[tuple[subprocess.Popen[bytes], DaemonInfo]] = []
+        logs = self.dir / "logs"
+        for nm in nms:
+            name = f"nodemanager-{nm.index}"
+            env = self._daemon_env(nm.dir / "conf", cp_file, java_home, name)
+            proc = procs.spawn([str(self.daemon_script), "nodemanager"], env, logs / f"{name}.out", cwd=nm.dir)
+            d = DaemonInfo(name, proc.pid, logs / f"{name}.log", logs / f"{name}.out",
+                           f"http://{info.rm_url.split('//')[1].split(':')[0]}:{nm.webapp_port}",
+                           {"nm": nm.port, "localizer": nm.localizer_port, "webapp": nm.webapp_port,
+                            "shuffle": nm.shuffle_port}, nm.dir)
+            started.append((proc, d))
+            info = dataclasses.replace(info, nodes=tuple(x for _, x in started))
+            self._save(info)
+        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+            self._wait_registered(rm, started, deadline)
+        self._say(f"  {len(nms)} node{'s' if len(nms) > 1 else ''} RUNNING ({time.monotonic() - t0:.1f} s)")
+        return info
+
+    def _wait_registered(self, rm: ResourceManager, started: list[tuple[subprocess.Popen[bytes], DaemonInfo]],
+                         deadline: float) -> None:
+        """Poll the RM's nodes until every started NM is RUNNING; ClusterError like `_wait_until`."""
+        want = {str(d.ports["nm"]) for _, d in started}
+        running: set[str] = set()
+        while True:
+            for proc, d in started:
+                self._check_alive(proc, d)
+            try:
+                running = {n.id.rsplit(":", 1)[-1] for n in rm.nodes(states=["RUNNING"])}
+            except RMError:
+                pass  # not answering yet
+            if want <= running:
+                return
+            waiting = next(d for _, d in started if str(d.ports["nm"]) not in running)
+            self._check_deadline(deadline, waiting, "register with the resourcemanager")
+            time.sleep(0.5)
+
+    def _wait_until(self, proc: subprocess.Popen[Any], d: DaemonInfo, deadline: float, what: str,
+                    ready: Callable[[], bool], poll_s: float = 0.5) -> None:
+        """Poll `ready` until true; ClusterError naming the log if `proc` dies or `deadline` passes."""
+        while True:
+            self._check_alive(proc, d)
+            try:
+                if ready():
+                    return
+            except RMError:
+                pass  # not answering yet
+            self._check_deadline(deadline, d, what)
+            time.sleep(poll_s)
+
+    def _check_alive(self, proc: subprocess.Popen[Any], d: DaemonInfo) -> None:
+        rc = proc.poll()
+        if rc is not None:
+            raise ClusterError(f"{d.name} exited (code {rc}) while starting: {reason(d)}; read {log_to_read(d)}")
+
+    def _check_deadline(self, deadline: float, d: DaemonInfo, what: str) -> None:
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{d.name} did not {what} in time: {reason(d)}; read {log_to_read(d)}")
+
+    def _save(self, info: ClusterInfo) -> None:
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info.to_json(), indent=1) + "\n")
+        tmp.replace(self.state_file)
+
+    @property
+    def daemon_script(self) -> Path:
+        return self.root / "docker" / "bin" / "yarnctl-daemon"

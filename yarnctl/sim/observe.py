@@ -1,0 +1,51 @@
+"""Observations in the simulator: the control loop's view (what `yarnctl serve` reads from the RM and NMs).
+
+A part of SimCluster: the same `Observation` type the live control loop builds, from ground truth.
+"""
+
+from __future__ import annotations
+
+from yarnctl.model import ANY, AppUsage, ContainerLoad, NodeLoad, Observation, Resources
+from yarnctl.sim.kernel import TUNE
+
+
+class Observations:
+    """The control loop's tick and what it observes."""
+
+    def observe(self) -> Observation:
+        """The control loop's view of the simulated cluster now: what `yarnctl serve` reads from the RM and NMs."""
+        now = self.k.now
+        loads: list[ContainerLoad] = []
+        running_s: dict[str, list[float]] = {}
+        for node in self.nodes:
+            for c in node.running.values():
+                app_id = c.job.spec.id
+                loads.append(ContainerLoad(c.id, app_id, node.id, c.mem, c.cpu))
+                acc = running_s.setdefault(app_id, [0.0, 0.0])
+                acc[0] += c.resource.memory_mb * (now - c.start)
+                acc[1] += c.resource.vcores * (now - c.start)
+        apps = []
+        for app_id in self.state.app_ids():
+            job = self.jobs[app_id]
+            app = job.app
+            asks = [r for r in self.state.asks(app_id) if r.resource_name == ANY]
+            mem_s, vc_s = running_s.get(app_id, (0.0, 0.0))
+            apps.append(AppUsage(app_id, app.queue, app.user, self.state.allocated(app_id),
+                                 sum((r.capability * r.count for r in asks), Resources(0, 0)),
+                                 sum(r.count for r in asks),
+                                 int(job.memory_s + mem_s), int(job.vcore_s + vc_s)))
+        nodes = [NodeLoad(nd.id, nd.capacity, nd.allocated) for nd in self.nodes]
+        return Observation.build(now, nodes, apps, loads, usage_measured=True, snapshot=self.snapshot())
+
+    def _tune(self) -> None:
+        """The control loop's tick: on its own clock, so how often heartbeats are skipped cannot change it."""
+        if self.jobs_left == 0:
+            return
+        changed = self.engine.tune(self.observe())
+        if changed:
+            self.version += 1  # the policy may now accept what it refused at this state
+            self._wake_all()
+        if changed or not self.tuning:
+            self.tuning.append((self.k.now, self.engine.tuning()))
+        if self.k.pending():  # something else will happen; alone, ticks would keep a stalled run alive
+            self.k.schedule(self.k.now + self.tune_interval_s, TUNE, self._tune)

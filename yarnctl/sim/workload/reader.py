@@ -1,0 +1,65 @@
+"""Typed reads of parsed YAML fields that fail with one WorkloadError naming the file and the field's path."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from yarnctl.errors import WorkloadError
+from yarnctl.model import Resources
+
+
+class Reader:
+    """Reads typed fields out of parsed YAML, raising WorkloadError with the field's path."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, problem: str) -> WorkloadError:
+        return WorkloadError(self.source, path, problem)
+
+    def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected a mapping, got {show(value)}")
+        return value
+
+    def keys(self, value: Mapping[str, Any], path: str, allowed: set[str]) -> None:
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            where = f"{path}.{unknown[0]}" if path else str(unknown[0])
+            raise self.fail(where, f"unknown field; expected one of {', '.join(sorted(allowed))}")
+
+    def number(self, value: Any, path: str, *, minimum: float = 0.0, strict: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise self.fail(path, f"expected a number, got {show(value)}")
+        if value < minimum or (strict and value == minimum):
+            raise self.fail(path, f"expected a number {'>' if strict else '>='} {minimum:g}, got {value}")
+        return float(value)
+
+    def integer(self, value: Any, path: str, *, minimum: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise self.fail(path, f"expected {kind}, got {show(value)}")
+        return value
+
+    def string(self, value: Any, path: str) -> str:
+        if not isinstance(value, (str, int)) or isinstance(value, bool) or str(value) == "":
+            raise self.fail(path, f"expected a non-empty string, got {show(value)}")
+        return str(value)
+
+    def resources(self, value: Any, path: str, *, allow_zero: bool = False) -> Resources:
+        m = self.mapping(value, path)
+        self.keys(m, path, {"memory_mb", "vcores"})
+        for k in ("memory_mb", "vcores"):
+            if k not in m:
+                raise self.fail(f"{path}.{k}", "missing")
+        low = 0 if allow_zero else 1
+        return Resources(self.integer(m["memory_mb"], f"{path}.memory_mb", minimum=low),
+                         self.integer(m["vcores"], f"{path}.vcores", minimum=low))
+
+
+def show(value: Any) -> str:
+    """A value as an error message quotes it, cut at 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

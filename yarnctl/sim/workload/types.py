@@ -1,0 +1,116 @@
+"""The concrete workload a simulation runs: cluster, jobs, stages, tasks with their durations and usage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from yarnctl.model import Resources
+
+DEFAULT_AM = Resources(1536, 1)  # yarn.app.mapreduce.am.resource.mb / .cpu-vcores
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One simulated NodeManager."""
+
+    id: str
+    rack: str
+    capacity: Resources
+    physical: Resources
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """The simulated cluster: its nodes, heartbeat interval and minimum allocation."""
+
+    nodes: tuple[NodeSpec, ...]
+    heartbeat_s: float = 1.0
+    min_allocation: Resources = Resources(1024, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Actual use as fractions of the request, piecewise constant: (at, cpu, memory) steps."""
+
+    steps: tuple[tuple[float, float, float], ...] = ((0.0, 1.0, 1.0),)
+
+    def at(self, fraction: float) -> tuple[float, float]:
+        """The (cpu, memory) fractions in force at `fraction` of the task's nominal duration."""
+        cpu, mem = self.steps[0][1], self.steps[0][2]
+        for at, c, m in self.steps:
+            if at <= fraction:
+                cpu, mem = c, m
+        return cpu, mem
+
+
+FULL_USAGE = Usage()
+
+
+@dataclass(frozen=True, slots=True)
+class StageSpec:
+    """A set of identical tasks requested together at one priority."""
+
+    name: str
+    kind: str  # map | reduce | executor | task
+    priority: int
+    resource: Resources
+    durations: tuple[float, ...]
+    usage: Usage = FULL_USAGE
+    after: int | None = None  # index of the stage this one follows
+    slowstart: float = 1.0
+
+    @property
+    def tasks(self) -> int:
+        """Number of tasks."""
+        return len(self.durations)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """One application: its identity, AM and stages (iterations already expanded)."""
+
+    id: str
+    submit_s: float
+    user: str
+    queue: str
+    type: str
+    name: str
+    tags: tuple[str, ...]
+    am: Resources | None
+    stages: tuple[StageSpec, ...]
+    iterations: int = 1
+
+    @property
+    def tasks(self) -> int:
+        """Number of (non-AM) tasks."""
+        return sum(s.tasks for s in self.stages)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A cluster and the jobs submitted to it."""
+
+    name: str
+    description: str
+    source: str
+    cluster: ClusterSpec
+    jobs: tuple[JobSpec, ...]
+    seed: int = 0
+    origin: str = ""
+
+    @property
+    def tasks(self) -> int:
+        """Number of (non-AM) tasks in all jobs."""
+        return sum(j.tasks for j in self.jobs)
+
+
+# ---------------------------------------------------------------- field readers
+
+
+def normalize(r: Resources, minimum: Resources) -> Resources:
+    """SchedulerUtils.normalizeRequest: round each resource up to a multiple of the minimum."""
+    mem = max(minimum.memory_mb, -(-r.memory_mb // minimum.memory_mb) * minimum.memory_mb) \
+        if minimum.memory_mb else r.memory_mb
+    vc = max(minimum.vcores, -(-r.vcores // minimum.vcores) * minimum.vcores) if minimum.vcores else r.vcores
+    return Resources(mem, vc)
+
