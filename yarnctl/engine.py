@@ -17,6 +17,7 @@ from yarnctl.model import (
     NodeId,
     NodeResize,
     Observation,
+    RejectCode,
     Request,
     Resources,
 )
@@ -27,10 +28,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """One part of a decision the validator refused, and why."""
+    """One part of a decision the validator refused: its code (the shim's too) and the particulars."""
 
     item: Assignment | Kill | NodeResize
-    reason: str
+    code: RejectCode
+    detail: str
+
+    @property
+    def reason(self) -> str:
+        """The code and the particulars, as the log prints them."""
+        return f"{self.code.value}: {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +72,9 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
     resizes = []
     for r in decision.resizes:
         if r.node_id not in snap.nodes:
-            rejected.append(Rejection(r, f"unknown node {r.node_id}"))
+            rejected.append(Rejection(r, RejectCode.UNKNOWN_NODE, f"unknown node {r.node_id}"))
         elif r.capacity.any_negative():
-            rejected.append(Rejection(r, f"negative capacity {r.capacity}"))
+            rejected.append(Rejection(r, RejectCode.BAD_SIZE, f"negative capacity {r.capacity}"))
         else:
             capacity[r.node_id] = r.capacity
             resizes.append(r)
@@ -76,9 +83,9 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
     for k in decision.kills:
         c = snap.containers.get(k.container_id)
         if c is None:
-            rejected.append(Rejection(k, f"unknown container {k.container_id}"))
+            rejected.append(Rejection(k, RejectCode.UNKNOWN_CONTAINER, f"unknown container {k.container_id}"))
         elif k.container_id in killed:
-            rejected.append(Rejection(k, f"container {k.container_id} killed twice"))
+            rejected.append(Rejection(k, RejectCode.UNKNOWN_CONTAINER, f"container {k.container_id} killed twice"))
         else:
             killed.add(k.container_id)
             cap, u = node_state(c.node_id)
@@ -88,21 +95,21 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
     assignments = []
     granted: dict[tuple[str, int], int] = {}
     for a in decision.assignments:
-        reason = _assignment_problem(snap, a, node_id, granted)
-        if reason is None:
+        problem = _assignment_problem(snap, a, node_id, granted)
+        if problem is None:
             cap, u = node_state(a.node_id)
             req = _any_request(snap, a)
             assert req is not None  # _assignment_problem found it
             after = u + req.capability * a.count
             if not after.fits_in(cap):
-                reason = (f"{a.count} x {req.capability} for {a.app_id} would exceed node "
-                          f"{a.node_id}: {u} of {cap} allocated")
+                problem = (RejectCode.NO_FIT, f"{a.count} x {req.capability} for {a.app_id} would exceed node "
+                                              f"{a.node_id}: {u} of {cap} allocated")
             else:
                 used[a.node_id] = after
                 granted[(a.app_id, a.priority)] = granted.get((a.app_id, a.priority), 0) + a.count
                 assignments.append(a)
                 continue
-        rejected.append(Rejection(a, reason))
+        rejected.append(Rejection(a, *problem))
 
     if not rejected:
         return Validation(decision)
@@ -119,23 +126,25 @@ def _any_request(snap: ClusterSnapshot, a: Assignment) -> Request | None:
 
 def _assignment_problem(
     snap: ClusterSnapshot, a: Assignment, node_id: NodeId | None, granted: dict[tuple[str, int], int]
-) -> str | None:
+) -> tuple[RejectCode, str] | None:
+    # checked in the shim's DecisionApplier order, so both refuse a row with the same code
     if a.count <= 0:
-        return f"non-positive count {a.count} for {a.app_id}"
+        return RejectCode.BAD_COUNT, f"non-positive count {a.count} for {a.app_id}"
     if a.node_id not in snap.nodes:
-        return f"unknown node {a.node_id}"
+        return RejectCode.UNKNOWN_NODE, f"unknown node {a.node_id}"
     if node_id is not None and a.node_id != node_id:
-        return f"assignment to {a.node_id} while {node_id} is heartbeating"
+        return RejectCode.WRONG_NODE, f"assignment to {a.node_id} while {node_id} is heartbeating"
     if a.app_id not in snap.apps:
-        return f"unknown app {a.app_id}"
+        return RejectCode.UNKNOWN_APP, f"unknown app {a.app_id}"
     req = _any_request(snap, a)
     if req is None:
-        return f"{a.app_id} has no outstanding request at priority {a.priority}"
+        return RejectCode.UNKNOWN_PRIORITY, f"{a.app_id} has no outstanding request at priority {a.priority}"
     total = granted.get((a.app_id, a.priority), 0) + a.count
     if total > req.count:
-        return f"{total} containers for {a.app_id} priority {a.priority}, only {req.count} requested"
+        return (RejectCode.OVER_OUTSTANDING,
+                f"{total} containers for {a.app_id} priority {a.priority}, only {req.count} requested")
     if not req.relax_locality and not _locality_allows(snap, a):
-        return f"{a.app_id} priority {a.priority} does not relax locality to {a.node_id}"
+        return RejectCode.LOCALITY, f"{a.app_id} priority {a.priority} does not relax locality to {a.node_id}"
     return None
 
 
@@ -212,5 +221,6 @@ class Engine:
         if result.rejected:
             self.stats["rejections"] += len(result.rejected)
             for r in result.rejected:
+                self.stats[f"rejected_{r.code.value}"] += 1
                 log.warning("policy %s: rejected %s: %s", self.policy.name, r.item, r.reason)
         return result

@@ -53,7 +53,7 @@ def test_rejections_are_logged(tmp_path: Path) -> None:
     dlog.close()
     [rec] = LogReader(tmp_path / "d.jsonl")
     assert rec["resp"] == {"seq": 1}
-    assert rec["rejected"] == [["a", "application_1700000000000_0001",
+    assert rec["rejected"] == [["a", "application_1700000000000_0001", "over-outstanding",
                                 "5 containers for application_1700000000000_0001 priority 10, only 1 requested"]]
 
 

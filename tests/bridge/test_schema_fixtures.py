@@ -61,3 +61,18 @@ def _responses() -> list[str]:
 def test_produced_responses_validate(response: str) -> None:
     VALIDATOR.validate(json.loads(response))
     assert response == json.dumps(json.loads(response), separators=(",", ":"))  # compact, one line
+
+
+def test_one_refusal_vocabulary_in_python_the_schema_and_the_shim() -> None:
+    import re
+
+    from yarnctl.model import RejectCode
+
+    codes = json.loads(SCHEMA.read_text())["$defs"]["rejection"]["enum"]
+    assert [c.value for c in RejectCode] == codes
+    applier = (FIXTURES.parent.parent / "java-bridge" / "src" / "main" / "java" / "io" / "yarnctl" / "shim"
+               / "DecisionApplier.java").read_text()
+    java = set(re.findall(r'reject\("([a-z-]+)"', applier))
+    assert java and java <= set(codes), java - set(codes)
+    table = json.loads((FIXTURES / "decisions.json").read_text())
+    assert {r for case in table["cases"] for r in case["expect"]["rejected"]} <= set(codes)

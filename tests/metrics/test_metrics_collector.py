@@ -213,5 +213,6 @@ def test_shim_metrics_fields_are_all_exported() -> None:
     # two are configuration and the serve-side yarnctl_full_syncs_total
     used = {"delegated", "fallback", "fallback_timeout", "fallback_error", "fallback_unreachable", "fallback_refused",
             "fallback_breaker_open", "fallback_disabled", "containers_by_policy", "containers_native", "rejected",
+            "rejected_by",
             "killed", "resized", "breaker_opens", "breaker_open", "last_latency_micros"}
     assert {f.name for f in dataclasses.fields(ShimMetrics)} == exported | used

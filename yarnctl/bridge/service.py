@@ -36,6 +36,7 @@ class ServiceStats:
     errors: int = 0
     policy_errors: int = 0
     rejected: int = 0
+    rejected_by: dict[str, int] = field(default_factory=dict)  # by RejectCode value, as the shim counts them
     assigned: int = 0
     full_syncs: int = 0
     latency_us: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_US) + 1))
@@ -63,7 +64,8 @@ class ServiceStats:
         """Plain JSON-able counters, the histogram as {"le_µs": count} and bucket p50/p99."""
         return {
             "calls": self.calls, "ok": self.ok, "resync": self.resync, "errors": self.errors,
-            "policy_errors": self.policy_errors, "rejected": self.rejected, "assigned": self.assigned,
+            "policy_errors": self.policy_errors, "rejected": self.rejected, "rejected_by": dict(self.rejected_by),
+            "assigned": self.assigned,
             "full_syncs": self.full_syncs,
             "latency_us": {**{str(b): n for b, n in zip(BUCKETS_US, self.latency_us)},
                            "inf": self.latency_us[-1]},
@@ -196,12 +198,14 @@ class PolicyService:
                 "error"
         for r in result.rejected:
             item = r.item
+            # [row key, what it named, code, particulars]: the code is the shim's vocabulary (RejectCode)
             if isinstance(item, Assignment):
-                rejected.append(["a", item.app_id, r.reason])
+                rejected.append(["a", item.app_id, r.code.value, r.detail])
             elif isinstance(item, Kill):
-                rejected.append(["k", item.container_id, r.reason])
+                rejected.append(["k", item.container_id, r.code.value, r.detail])
             else:
-                rejected.append(["r", item.node_id, r.reason])
+                rejected.append(["r", item.node_id, r.code.value, r.detail])
+            self.stats.rejected_by[r.code.value] = self.stats.rejected_by.get(r.code.value, 0) + 1
         why.update(result.accepted.reasons)
         self.stats.rejected += len(result.rejected)
         self.stats.assigned += result.accepted.containers()

@@ -204,6 +204,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if dlog is not None:
             dlog.close()
         raise
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # before "serving" is announced: whoever waits for that line may stop the server at once
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     started = time.time()
     log.info("serving policy %s on %s:%d (token file %s, decision log %s)", policy.name, args.address, port,
              token_path, dlog.path if dlog else "off")
@@ -223,12 +230,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             if state is not None:
                 save_state(state_file, policy.name, state)
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     last_stats = time.monotonic()
 
     def status() -> dict[str, Any]:

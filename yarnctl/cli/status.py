@@ -206,7 +206,7 @@ def _policy(v: StatusView) -> Iterator[Text]:
         p99 = s.get("p99_us_le")
         yield _line("Policy", f"{s.get('policy', '?')} {state} · pid {s.get('pid', '?')} · up {_dur(s.get('uptime_s'))}"
                     f" · {s.get('decisions_per_s', 0):g} decisions/s · calls {s.get('calls', 0):,}"
-                    f" · errors {s.get('errors', 0):,} · rejected {s.get('rejected', 0):,}"
+                    f" · errors {s.get('errors', 0):,} · rejected {_rejected(s.get('rejected', 0), s.get('rejected_by'))}"
                     + (f" · p99 ≤ {p99} µs" if isinstance(p99, int) and p99 > 0 else ""))
         tuning = s.get("tuning") or {}
         yield _line("Tuning", ", ".join(f"{k}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
@@ -222,7 +222,14 @@ def _policy(v: StatusView) -> Iterator[Text]:
                     + (f" ({reasons})" if reasons else "")
                     + f" · breaker {breaker} (opened {sh.breaker_opens}x)"
                     + f" · containers {sh.containers_by_policy:,} by policy, {sh.containers_native:,} native"
+                    + f" · refused {_rejected(sh.rejected, sh.rejected_by)}"
                     + f" · last call {sh.last_latency_micros:,} µs of {sh.deadline_millis} ms")
+
+
+def _rejected(total: int, by_code: dict[str, int] | None) -> str:
+    """`3 (no-fit 2, locality 1)`: refusals by the codes the validator and the shim share."""
+    codes = ", ".join(f"{code} {n:,}" for code, n in sorted((by_code or {}).items(), key=lambda x: (-x[1], x[0])) if n)
+    return f"{total:,}" + (f" ({codes})" if codes else "")
 
 
 def _control(loop: dict[str, Any] | None) -> str:

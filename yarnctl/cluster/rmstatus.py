@@ -55,5 +55,9 @@ def shim_status(rm: ResourceManager) -> dict[str, Any] | None:
 
 
 def _bean_names(m: ShimMetrics) -> dict[str, Any]:
-    # every ShimMetrics field is its JMX attribute in snake_case: full_syncs <- FullSyncs
-    return {"".join(w.capitalize() for w in k.split("_")): v for k, v in dataclasses.asdict(m).items()}
+    # every ShimMetrics field is its JMX attribute in snake_case (full_syncs <- FullSyncs), but for the
+    # refusals by code, which the bean gives as one string (RejectedByReason: "locality=1,no-fit=3")
+    doc = {"".join(w.capitalize() for w in k.split("_")): v for k, v in dataclasses.asdict(m).items()
+           if k != "rejected_by"}
+    doc["RejectedByReason"] = ",".join(f"{code}={n}" for code, n in sorted(m.rejected_by.items()))
+    return doc

@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 import yarnctl
 from yarnctl.bridge.service import BUCKETS_US
-from yarnctl.model import Locality
+from yarnctl.model import Locality, RejectCode
 
 if TYPE_CHECKING:
     from yarnctl.bridge.service import PolicyService
@@ -71,13 +71,17 @@ class ServeCollector(Collector):
         yield dec
         for name, doc, n in (
             ("yarnctl_policy_errors", "Calls where the policy raised or returned no Decision.", st.policy_errors),
-            ("yarnctl_rejected", "Decision items the engine's validation rejected.", st.rejected),
             ("yarnctl_containers_assigned", "Containers assigned by accepted decisions.", st.assigned),
             ("yarnctl_full_syncs", "Full-state requests received from the shim.", st.full_syncs),
             ("yarnctl_policy_tune_errors", "Control-loop observations the policy failed to take in.",
              svc.engine.stats["tune_errors"]),
         ):
             yield CounterMetricFamily(name, doc, value=n)
+        rejected = CounterMetricFamily("yarnctl_rejected", "Decision items the engine's validation rejected, by "
+                                       "refusal code (the codes the shim refuses with).", labels=["outcome"])
+        for code in RejectCode:  # every reason, zero included, so rate() has a series from the start
+            rejected.add_metric([code.value], st.rejected_by.get(code.value, 0))
+        yield rejected
         yield self._histogram()
         yield from self._bridge()
         yield from self._cluster()
@@ -213,7 +217,8 @@ def _shim(shim: ShimMetrics | None) -> Iterator[Metric]:
                              labels=["outcome"])
     breaker = GaugeMetricFamily("yarnctl_shim_breaker_open", "1 while the shim's circuit breaker is open.")
     opens = CounterMetricFamily("yarnctl_shim_breaker_opens", "Times the shim's circuit breaker opened.")
-    rejected = CounterMetricFamily("yarnctl_shim_rejected", "Decision items the shim refused against live RM state.")
+    rejected = CounterMetricFamily("yarnctl_shim_rejected", "Decision items the shim refused against live RM "
+                                   "state, by refusal code.", labels=["outcome"])
     kills = CounterMetricFamily("yarnctl_shim_kills", "Containers the shim killed on a policy's decision.")
     resizes = CounterMetricFamily("yarnctl_shim_resizes", "Node capacity changes the shim applied.")
     latency = GaugeMetricFamily("yarnctl_shim_last_latency_seconds", "Round trip of the shim's last policy call.")
@@ -228,7 +233,11 @@ def _shim(shim: ShimMetrics | None) -> Iterator[Metric]:
         cs.add_metric(["native"], shim.containers_native)
         breaker.add_metric([], 1 if shim.breaker_open else 0)
         opens.add_metric([], shim.breaker_opens)
-        rejected.add_metric([], shim.rejected)
+        for code in RejectCode:
+            rejected.add_metric([code.value], shim.rejected_by.get(code.value, 0))
+        unclassified = shim.rejected - sum(shim.rejected_by.values())
+        if unclassified > 0:  # a shim that does not count refusals by code yet
+            rejected.add_metric(["unclassified"], unclassified)
         kills.add_metric([], shim.killed)
         resizes.add_metric([], shim.resized)
         latency.add_metric([], shim.last_latency_micros / 1e6)

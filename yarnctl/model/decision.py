@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from types import MappingProxyType
 
 from yarnctl.model.cluster import AppId, ContainerId, ContainerKind, NodeId
@@ -35,6 +36,26 @@ class NodeResize:
 
     node_id: NodeId
     capacity: Resources
+
+
+class RejectCode(str, Enum):
+    """Why a part of a decision was refused: one vocabulary for the validator, the shim and the wire schema.
+
+    The values are `$defs.rejection` of schema/wire.schema.json; the shim's DecisionApplier refuses
+    with the same strings, so a refusal reads the same in the decision log, the metrics and `yarnctl status`.
+    """
+
+    UNKNOWN_NODE = "unknown-node"            # a resize or assignment names no live node
+    BAD_SIZE = "bad-size"                    # a resize to a negative (or, in the shim, unrepresentable) size
+    UNKNOWN_CONTAINER = "unknown-container"  # a kill of no live container (or of one killed earlier in the decision)
+    BAD_COUNT = "bad-count"                  # an assignment of zero or fewer containers
+    UNKNOWN_APP = "unknown-app"              # an assignment for no live application
+    UNKNOWN_PRIORITY = "unknown-priority"    # ... at a priority the application asks nothing at
+    OVER_OUTSTANDING = "over-outstanding"    # more containers than the application asks for there
+    LOCALITY = "locality"                    # a node its strict-locality request does not name
+    NO_FIT = "no-fit"                        # more than the node has left, in memory or vcores
+    BLACKLISTED = "blacklisted"              # a node the application blacklisted (the shim alone knows)
+    WRONG_NODE = "wrong-node"                # a node other than the heartbeating one (the shim cannot express it)
 
 
 _EMPTY: Mapping[AppId, str] = MappingProxyType({})

@@ -7,7 +7,7 @@ combined into `Resources` wherever Hadoop reports a (memory, vcores) pair.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from yarnctl.model import ANY, Resources
@@ -308,3 +308,5 @@ class ShimMetrics:
     breaker_open: bool
     last_latency_micros: int
     deadline_millis: int
+    # refusals by code (the wire schema's $defs.rejection), e.g. {"no-fit": 3}; empty from an older shim
+    rejected_by: dict[str, int] = field(default_factory=dict)

@@ -331,7 +331,18 @@ def shim_metrics(bean: JmxBean, url: str) -> ShimMetrics:
         containers_by_policy=f.integer("ContainersByPolicy"), containers_native=f.integer("ContainersNative"),
         rejected=f.integer("Rejected"), killed=f.integer("Killed"), resized=f.integer("Resized"), full_syncs=f.integer("FullSyncs"),
         breaker_opens=f.integer("BreakerOpens"), breaker_open=f.boolean("BreakerOpen"),
-        last_latency_micros=f.integer("LastLatencyMicros"), deadline_millis=f.integer("DeadlineMillis"))
+        last_latency_micros=f.integer("LastLatencyMicros"), deadline_millis=f.integer("DeadlineMillis"),
+        rejected_by=_by_code(str(bean.attributes.get("RejectedByReason") or "")))
+
+
+def _by_code(text: str) -> dict[str, int]:
+    """`locality=1,no-fit=3` as {"locality": 1, "no-fit": 3}; anything unreadable is left out."""
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        code, _, n = part.partition("=")
+        if code and n.isdigit():
+            out[code] = int(n)
+    return out
 
 
 def each(items: list[Fields], fn: Callable[[Fields], T]) -> tuple[T, ...]:

@@ -112,7 +112,7 @@ final class Heartbeat {
           s.encoder().answered(req.seq);
           m.delegated.incrementAndGet();
           m.containersByPolicy.addAndGet(r.allocated.size());
-          m.rejected.addAndGet(r.rejected);
+          m.rejected(r.rejections);
           m.killed.addAndGet(r.killed.size());
           m.resized.addAndGet(r.resized.size());
           if (r.rejected > 0 && LOG.isDebugEnabled()) {

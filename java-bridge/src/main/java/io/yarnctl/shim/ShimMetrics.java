@@ -1,6 +1,10 @@
 package io.yarnctl.shim;
 
 import java.lang.management.ManagementFactory;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.management.MBeanServer;
@@ -26,6 +30,8 @@ public final class ShimMetrics implements ShimMetricsMBean {
   final AtomicLong containersByPolicy = new AtomicLong();
   final AtomicLong containersNative = new AtomicLong();
   final AtomicLong rejected = new AtomicLong();
+  // by refusal code: $defs.rejection of the wire schema, the same codes Python's validator uses
+  private final ConcurrentMap<String, AtomicLong> rejectedBy = new ConcurrentHashMap<String, AtomicLong>();
   final AtomicLong killed = new AtomicLong();
   final AtomicLong resized = new AtomicLong();
   final AtomicLong fullSyncs = new AtomicLong();
@@ -40,6 +46,22 @@ public final class ShimMetrics implements ShimMetricsMBean {
     this.deadlineMillis = deadlineMillis;
     for (int i = 0; i < fallbacks.length; i++) {
       fallbacks[i] = new AtomicLong();
+    }
+  }
+
+  /** Counts one decision's refused rows by code. */
+  void rejected(Map<String, Integer> byCode) {
+    for (Map.Entry<String, Integer> e : byCode.entrySet()) {
+      AtomicLong n = rejectedBy.get(e.getKey());
+      if (n == null) {
+        AtomicLong fresh = new AtomicLong();
+        n = rejectedBy.putIfAbsent(e.getKey(), fresh);
+        if (n == null) {
+          n = fresh;
+        }
+      }
+      n.addAndGet(e.getValue());
+      rejected.addAndGet(e.getValue());
     }
   }
 
@@ -83,7 +105,7 @@ public final class ShimMetrics implements ShimMetricsMBean {
         + " unreachable=" + getFallbackUnreachable() + " refused=" + getFallbackRefused()
         + " breakerOpen=" + getFallbackBreakerOpen() + " disabled=" + getFallbackDisabled()
         + ") containersByPolicy=" + getContainersByPolicy() + " containersNative=" + getContainersNative()
-        + " rejected=" + getRejected() + " killed=" + getKilled() + " resized=" + getResized()
+        + " rejected=" + getRejected() + " (" + getRejectedByReason() + ") killed=" + getKilled() + " resized=" + getResized()
         + " fullSyncs=" + getFullSyncs() + " breakerOpens=" + getBreakerOpens()
         + " breaker=" + (breakerOpen ? "open" : "closed") + " lastLatencyUs=" + lastLatencyMicros;
   }
@@ -106,6 +128,13 @@ public final class ShimMetrics implements ShimMetricsMBean {
   @Override public long getContainersByPolicy() { return containersByPolicy.get(); }
   @Override public long getContainersNative() { return containersNative.get(); }
   @Override public long getRejected() { return rejected.get(); }
+  @Override public String getRejectedByReason() {
+    StringBuilder out = new StringBuilder();
+    for (Map.Entry<String, AtomicLong> e : new TreeMap<String, AtomicLong>(rejectedBy).entrySet()) {
+      out.append(out.length() == 0 ? "" : ",").append(e.getKey()).append('=').append(e.getValue().get());
+    }
+    return out.toString();
+  }
   @Override public long getKilled() { return killed.get(); }
   @Override public long getResized() { return resized.get(); }
   @Override public long getFullSyncs() { return fullSyncs.get(); }

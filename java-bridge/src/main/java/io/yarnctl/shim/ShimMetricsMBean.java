@@ -26,6 +26,8 @@ public interface ShimMetricsMBean {
   long getContainersNative();
   /** Decision rows refused by re-validation. */
   long getRejected();
+  /** The same by refusal code, e.g. {@code locality=1,no-fit=3} (codes: $defs.rejection of the wire schema). */
+  String getRejectedByReason();
   /** Containers killed by decisions. */
   long getKilled();
   /** Node capacity changes applied from decisions. */
