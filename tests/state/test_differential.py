@@ -106,8 +106,12 @@ def _step(b: _Both, data: st.DataObject) -> None:
         rows += [Request(app_id, prio, cap, n, name, Locality.NODE, bool(r)) for name, n, r in local]
         tables = b.tables.setdefault(app_id, {})
         tables[prio] = rows
-        # the simulator replaces an app's whole request table at once
-        b.state.set_app_asks(app_id, [r for p in sorted(tables) for r in tables[p]])
+        # the simulator replaces an app's whole request table at once; off-switch asks only take its cheap path
+        rows = [r for p in sorted(tables) for r in tables[p]]
+        if all(r.resource_name == ANY for r in rows):
+            b.state.set_any_asks(app_id, tuple(rows))
+        else:
+            b.state.set_app_asks(app_id, rows)
         b.emit("asks", [app_id, prio, cap.memory_mb, cap.vcores, count, int(relax), local])
     elif op == "alloc":
         app_id, nid = pick(snap.apps), pick(snap.nodes)

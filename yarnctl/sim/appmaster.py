@@ -134,8 +134,8 @@ class AppMasters:
 
     def _refresh_requests(self, job: _Job) -> None:
         app_id = job.spec.id
-        self.state.set_app_asks(app_id, [Request(app_id, p, job.capability[p], len(q))
-                                         for p, q in sorted(job.pending.items()) if q])
+        self.state.set_any_asks(app_id, tuple([Request(app_id, p, job.capability[p], len(q))
+                                               for p, q in sorted(job.pending.items()) if q]))
         self.version += 1
 
     def _report(self, c: _Container) -> None:

@@ -46,7 +46,6 @@ class ClusterState:
         self._tables: dict[AppId, dict[int, tuple[Request, ...]]] = {}
         self._requests: dict[AppId, tuple[Request, ...]] = {}
         self._containers: dict[ContainerId, Container] = {}
-        self._app_cids: dict[AppId, set[ContainerId]] = {}
         self._app_alloc: dict[AppId, Resources] = {}
 
     # ------------------------------------------------------------------ reads
@@ -136,7 +135,8 @@ class ClusterState:
         self._apps_view = None
         self._tables.pop(app_id, None)
         self._requests.pop(app_id, None)
-        gone = [self._containers[cid] for cid in list(self._app_cids.get(app_id, ()))]
+        # an app holding nothing has no containers (a container is never empty): no scan for finished apps
+        gone = [c for c in self._containers.values() if c.app_id == app_id] if app_id in self._app_alloc else []
         for c in gone:
             self._release(c)
         return gone
@@ -145,7 +145,11 @@ class ClusterState:
         """Replace the app's request table at `priority` (its ANY row first); no rows removes it."""
         if app_id not in self._apps:
             raise StateError(f"asks: unknown app {app_id}")
-        tables = self._tables.setdefault(app_id, {})
+        tables = self._tables.get(app_id)
+        if tables is None:  # none yet, or only the flat form set_any_asks keeps: split it by priority
+            tables = self._tables[app_id] = {}
+            for r in self._requests.get(app_id, ()):
+                tables[r.priority] = tables.get(r.priority, ()) + (r,)
         table = tuple(rows)
         if table:
             tables[priority] = table
@@ -163,6 +167,20 @@ class ClusterState:
         self._tables[app_id] = {p: tuple(sorted(rs, key=lambda r: r.resource_name != ANY)) for p, rs in tables.items()}
         self._publish(app_id, self._tables[app_id])
 
+    def set_any_asks(self, app_id: AppId, rows: tuple[Request, ...]) -> None:
+        """Replace every request table of the app with off-switch asks only, one per priority, ascending.
+
+        The simulator's asks (it places no locality); the caller keeps that form, which is already the
+        published one, so this is the cheap path of `set_app_asks`.
+        """
+        if app_id not in self._apps:
+            raise StateError(f"asks: unknown app {app_id}")
+        self._tables.pop(app_id, None)  # rebuilt from the flat form if the per-priority path needs it
+        if rows:
+            self._requests[app_id] = rows
+        else:
+            self._requests.pop(app_id, None)
+
     def _publish(self, app_id: AppId, tables: dict[int, tuple[Request, ...]]) -> None:
         if tables:
             self._requests[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
@@ -177,16 +195,17 @@ class ClusterState:
         node = self._nodes.get(c.node_id)
         if node is None:
             raise StateError(f"alloc: container {c.id} on unknown node {c.node_id}")
-        if c.app_id not in self._apps:
-            raise StateError(f"alloc: container {c.id} of unknown app {c.app_id}")
+        app = c.app_id
+        if app not in self._apps:
+            raise StateError(f"alloc: container {c.id} of unknown app {app}")
         if c.id in self._containers:
             raise StateError(f"alloc: container {c.id} allocated twice")
         self._containers[c.id] = c
         self._node_cs[c.node_id][c.id] = c
         self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated + c.resource, node.registered)
         self._dirty.add(c.node_id)
-        self._app_cids.setdefault(c.app_id, set()).add(c.id)
-        self._app_alloc[c.app_id] = self._app_alloc.get(c.app_id, ZERO) + c.resource
+        held = self._app_alloc.get(app)
+        self._app_alloc[app] = c.resource if held is None else held + c.resource
 
     def release(self, container_id: ContainerId) -> Container | None:
         """A container completed, was released or killed: its resources go back; None if it was not live."""
@@ -201,13 +220,12 @@ class ClusterState:
         node = self._nodes[c.node_id]
         self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated - c.resource, node.registered)
         self._dirty.add(c.node_id)
-        cids = self._app_cids[c.app_id]
-        cids.discard(c.id)
-        if cids:
-            self._app_alloc[c.app_id] = self._app_alloc[c.app_id] - c.resource
-        else:  # absent rather than zero: see the module docstring
-            del self._app_cids[c.app_id]
-            del self._app_alloc[c.app_id]
+        app = c.app_id
+        left = self._app_alloc[app] - c.resource
+        if left.is_zero():  # its last container (a container is never empty): absent, see the module docstring
+            del self._app_alloc[app]
+        else:
+            self._app_alloc[app] = left
 
     def _node_or_fail(self, node_id: NodeId) -> Node:
         node = self._nodes.get(node_id)
