@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
-import os
-import signal
 import sys
-import threading
-import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE, DEFAULT_TOKEN_FILE
@@ -24,10 +17,7 @@ from yarnctl.model import TUNE_INTERVAL_S
 log = logging.getLogger("yarnctl.serve")
 
 DEFAULT_DECISION_LOG = Path("~/.yarnctl/decisions.jsonl")
-STATS_EVERY_S = 10.0
 STATE_DIR = Path("~/.yarnctl/state")  # default --state-file: STATE_DIR/<policy>.json
-SAVE_EVERY_S = 10.0  # how often a stateful policy's state is saved (and once more on stop)
-RATE_WINDOW_S = 10.0  # decisions/s in the status file: calls over the last this many seconds
 
 EPILOG_SERVE = """\
 examples:
@@ -143,7 +133,8 @@ def _make_policy(args: argparse.Namespace) -> Any:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from yarnctl.bridge.decisionlog import DecisionLog
-    from yarnctl.bridge.server import PolicyServer, check_address, load_token, write_status
+    from yarnctl.bridge.lifecycle import Serving
+    from yarnctl.bridge.server import PolicyServer, check_address, load_token
     from yarnctl.bridge.service import PolicyService
 
     if args.verbose == 0:  # the startup and stats lines are INFO; -v adds the rest
@@ -204,72 +195,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if dlog is not None:
             dlog.close()
         raise
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    # before "serving" is announced: whoever waits for that line may stop the server at once
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    started = time.time()
-    log.info("serving policy %s on %s:%d (token file %s, decision log %s)", policy.name, args.address, port,
-             token_path, dlog.path if dlog else "off")
-    if loop is not None:
-        loop.start()
-        log.info("control loop polling %s every %g s (container usage %s)", loop.observer.where,
-                 args.tune_interval, "off" if args.no_usage or observer is None else "on")
     status_file = None if args.no_status_file else args.status_file.expanduser()
-    calls = deque([(time.monotonic(), 0)])
-    last_save = time.monotonic()
-
-    def save() -> None:
-        if state_file is not None:
-            from yarnctl.bridge.statefile import save_state
-
-            state = service.policy_state()
-            if state is not None:
-                save_state(state_file, policy.name, state)
-
-    last_stats = time.monotonic()
-
-    def status() -> dict[str, Any]:
-        (t_then, n_then), (t_now, n_now) = calls[0], calls[-1]
-        rate = (n_now - n_then) / (t_now - t_then) if t_now > t_then else 0.0
-        return {"pid": os.getpid(), "policy": policy.name, "address": args.address, "port": port,
-                "started": started, "uptime_s": round(time.time() - started, 1),
-                "decisions_per_s": round(rate, 2), "tuning": service.tuning,
-                "state_file": str(state_file) if state_file else None,
-                "control_loop": loop_status(loop, time.time()) if loop else None, **service.stats.as_dict()}
-
-    try:
-        if status_file:  # at once, so tooling sees the server before its first second is up
-            write_status(status_file, status())
-        while not stop.wait(1.0):
-            calls.append((time.monotonic(), service.stats.calls))
-            while calls[-1][0] - calls[0][0] > RATE_WINDOW_S:
-                calls.popleft()
-            if status_file:
-                write_status(status_file, status())
-            if time.monotonic() - last_save >= SAVE_EVERY_S:
-                last_save = time.monotonic()
-                save()
-            if time.monotonic() - last_stats >= STATS_EVERY_S:
-                last_stats = time.monotonic()
-                log.info("stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        if loop is not None:
-            loop.stop()
-        server.stop()
-        save()
-        if metrics is not None:
-            metrics.shutdown()
-        if dlog is not None:
-            dlog.close()
-        if status_file:
-            write_status(status_file, {**status(), "stopped": time.time()})
-        log.info("stopped; stats %s", json.dumps(service.stats.as_dict(), separators=(",", ":")))
+    loop_text = None
+    if loop is not None:
+        loop_text = (f"control loop polling {loop.observer.where} every {args.tune_interval:g} s "
+                     f"(container usage {'off' if args.no_usage or observer is None else 'on'})")
+    Serving(service, server, port, args.address, token_path, dlog, loop, loop_text, state_file, status_file,
+            metrics).run()
     return 0
 
 
@@ -296,28 +228,6 @@ def _observer(args: argparse.Namespace) -> Any:
     # one quick round per tick: the loop itself is the retry, and a stale mark beats a hung tick
     rm = resource_manager(args, HttpSettings(connect_timeout_s=2.0, read_timeout_s=5.0, retries=0))
     return None if rm is None else ClusterObserver(rm, usage=not args.no_usage)
-
-
-def _polled(source: Any) -> str:
-    rm = getattr(source, "rm", None)
-    return str(source.where) if rm is None else str(rm.active_url or rm.urls[0])
-
-
-def loop_status(loop: Any, now: float) -> dict[str, Any]:
-    """The control loop's state as plain JSON for the status file."""
-    st = loop.state
-    reading = st.reading
-    obs = reading.observation if reading else None
-    age = st.age_s(now)
-    return {
-        "rm": _polled(loop.observer), "interval_s": st.interval_s,
-        "stale": st.stale, "error": st.error, "age_s": None if age is None else round(age, 1),
-        "polls": st.polls, "failures": st.failures, "feed_errors": st.feed_errors, "poll_s": round(st.poll_s, 3),
-        "nodes": len(obs.nodes) if obs else None, "apps": len(obs.apps) if obs else None,
-        "containers_measured": len(obs.containers) if obs and obs.usage_measured else None,
-        "nm_failures": reading.nm_failures if reading else None,
-        "shim": dataclasses.asdict(reading.shim) if reading and reading.shim else None,
-    }
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
