@@ -34,7 +34,8 @@ java:
 # types (mypy --strict on the typed packages) and the dependency direction (import-linter, pyproject.toml)
 typecheck: $(STAMP)
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/state yarnctl/bridge yarnctl/rm yarnctl/metrics
+	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/state yarnctl/bridge yarnctl/rm yarnctl/metrics \
+		yarnctl/sim/workload yarnctl/sim/records.py yarnctl/cli/params.py
 
 # the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM
 check: typecheck

@@ -91,7 +91,8 @@ def _sls_topology(path: str) -> dict[str, str]:
 def json_values(text: str, source: str) -> list[Any]:
     """Every JSON value in `text`: SLS traces are a stream of objects, not one array."""
     dec = json.JSONDecoder()
-    out, i = [], 0
+    out: list[Any] = []
+    i = 0
     while True:
         while i < len(text) and text[i].isspace():
             i += 1
