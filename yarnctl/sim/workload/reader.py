@@ -24,6 +24,14 @@ class Reader:
             raise self.fail(path, f"expected a mapping, got {show(value)}")
         return value
 
+    def required(self, value: Any, path: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
+        """`value` as a mapping that has every one of `keys`."""
+        m = self.mapping(value, path)
+        for k in keys:
+            if k not in m:
+                raise self.fail(f"{path}.{k}", "missing")
+        return m
+
     def keys(self, value: Mapping[str, Any], path: str, allowed: set[str]) -> None:
         unknown = sorted(set(value) - allowed)
         if unknown:

@@ -28,10 +28,7 @@ def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 
     jobs = []
     for i, d in enumerate(docs):
         p = f"job[{i}]"
-        d = r.mapping(d, p)
-        for k in ("job.start.ms", "job.tasks"):
-            if k not in d:
-                raise r.fail(f"{p}.{k}", "missing")
+        d = r.required(d, p, ("job.start.ms", "job.tasks"))
         jid = r.string(d.get("job.id", f"job_{i + 1}"), f"{p}.job.id")
         start = r.number(d["job.start.ms"], f"{p}.job.start.ms") / 1000.0
         tasks = d["job.tasks"]
@@ -40,10 +37,7 @@ def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 
         kinds: dict[str, list[float]] = {"map": [], "reduce": []}
         for t, task in enumerate(tasks):
             tp = f"{p}.job.tasks[{t}]"
-            task = r.mapping(task, tp)
-            for k in ("container.start.ms", "container.end.ms"):
-                if k not in task:
-                    raise r.fail(f"{tp}.{k}", "missing")
+            task = r.required(task, tp, ("container.start.ms", "container.end.ms"))
             s = r.number(task["container.start.ms"], f"{tp}.container.start.ms")
             e = r.number(task["container.end.ms"], f"{tp}.container.end.ms")
             if e <= s:
