@@ -35,7 +35,7 @@ java:
 typecheck: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/state yarnctl/bridge yarnctl/rm yarnctl/metrics \
-		yarnctl/sim/workload yarnctl/sim/records.py yarnctl/cli/params.py
+		yarnctl/sim/workload yarnctl/sim/records.py yarnctl/cli/params.py yarnctl/cluster
 
 # the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM
 check: typecheck

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
@@ -21,7 +21,7 @@ from yarnctl.cluster import procs
 from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
 from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
 from yarnctl.cluster.info import (
-    DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo,
+    DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo, DownReport,
 )
 from yarnctl.cluster.ports import free_ports, is_listening
 from yarnctl.errors import ClusterError, RMError
@@ -32,6 +32,21 @@ log = logging.getLogger("yarnctl.cluster.local")
 
 class Startup:
     """`LocalCluster.up` and the steps it takes; a part of LocalCluster (its state and paths live there)."""
+
+    if TYPE_CHECKING:  # what LocalCluster provides
+        dir: Path
+        root: Path
+        cache_dir: Path | None
+        _say: Callable[[str], None]
+
+        @property
+        def state_file(self) -> Path: ...
+
+        def exists(self) -> bool: ...
+
+        def info(self) -> ClusterInfo: ...
+
+        def down(self, grace_s: float = 15.0) -> DownReport: ...
 
 
     def up(self, *, nodes: int = 2, policy: str | None = "fifo", native: str | None = None,
@@ -284,4 +299,6 @@ class Startup:
 
     @property
     def daemon_script(self) -> Path:
-        return self.root / "docker" / "bin" / "yarnctl-daemon"
+        """docker/bin/yarnctl-daemon, the start script every daemon goes through."""
+        script: Path = self.root / "docker" / "bin" / "yarnctl-daemon"
+        return script
