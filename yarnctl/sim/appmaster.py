@@ -9,11 +9,13 @@ A part of SimCluster: it works on the cluster's state through the same methods.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from yarnctl.model import AM_PRIORITY, App, Request, Resources
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.sim.kernel import AM
+from yarnctl.sim.parts import SimParts
 from yarnctl.sim.records import JobRecord
 from yarnctl.sim.workload import JobSpec, StageSpec, normalize
 
@@ -52,7 +54,7 @@ class _Job:
         for st in self.stages:
             if st.spec.after is not None:
                 self.stages[st.spec.after].dependents.append(st)
-        self.pending: dict[int, deque] = {}
+        self.pending: dict[int, deque[_Task | None]] = {}  # None: the AM
         self.capability: dict[int, Resources] = {s.priority: normalize(s.resource, min_alloc) for s in spec.stages}
         if spec.am is not None:
             self.capability[AM_PRIORITY] = normalize(spec.am, min_alloc)
@@ -84,7 +86,7 @@ class _Task:
         self.stage, self.index, self.duration, self.attempts, self.failures = stage, index, duration, 0, 0
 
 
-class AppMasters:
+class AppMasters(SimParts):
     """The application masters' side of SimCluster: submissions, asks, finished tasks, reduce preemption."""
 
     def _submit(self, spec: JobSpec) -> None:
@@ -119,7 +121,7 @@ class AppMasters:
             if dep.spec.slowstart <= 0:
                 self._request_stage(dep)
 
-    def _request(self, job: _Job, priority: int, items: list, front: bool = False) -> None:
+    def _request(self, job: _Job, priority: int, items: Sequence[_Task | None], front: bool = False) -> None:
         q = job.pending.get(priority)
         if q is None:
             q = job.pending[priority] = deque()
@@ -181,10 +183,10 @@ class AppMasters:
                     continue
                 waiting_any = True
                 if st.running == 0 and job.pending.get(st.spec.priority):
-                    for dep in {w.task.stage for w in st.waiting}:
+                    for dep in {w.task.stage for w in st.waiting if w.task is not None}:
                         q = job.pending.get(dep.spec.priority)
                         if q:
-                            dep.held.extend(q)
+                            dep.held.extend(q)  # type: ignore[arg-type]  # a stage's queue holds tasks, not the AM
                             self.pending_total -= len(q)
                             q.clear()
                             self._refresh_requests(job)

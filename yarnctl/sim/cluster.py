@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
 
 from yarnctl.engine import Engine
 from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, ClusterSnapshot, ContainerKind, Decision, Resources
 from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task
 from yarnctl.sim.kernel import AM, HEARTBEAT, SUBMIT, TICK_DIGITS, TUNE, Kernel
 from yarnctl.sim.observe import Observations
+from yarnctl.sim.parts import ProgressFn
 from yarnctl.sim.physics import NodePhysics, _Container, _Node
 from yarnctl.sim.records import ContainerRecord, JobRecord, SimRun
 from yarnctl.sim.workload import Workload
@@ -28,9 +28,6 @@ __all__ = ["MAX_AM_FAILURES", "MAX_TASK_FAILURES", "TUNE_INTERVAL_S", "Container
            "SimCluster", "SimRun"]
 
 log = logging.getLogger(__name__)
-
-ProgressFn = Callable[[int, int, float], None]
-
 
 class SimCluster(AppMasters, NodePhysics, Observations):
     """Ground truth for one run of one policy on one workload."""
@@ -301,7 +298,9 @@ class SimCluster(AppMasters, NodePhysics, Observations):
                 self._request(job, AM_PRIORITY, [_AM], front=True)
             return
         if c.waiting:
-            job.stages[c.task.stage.spec.after].waiting.remove(c)
+            after = c.task.stage.spec.after
+            assert after is not None  # a task waits only for the stage it follows
+            job.stages[after].waiting.remove(c)
             c.waiting = False
         c.task.attempts += 1
         # an OOM kill is a failed attempt; a kill or preemption is not (MR re-runs those freely)

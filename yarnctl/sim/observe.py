@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from yarnctl.model import ANY, AppUsage, ContainerLoad, NodeLoad, Observation, Resources
 from yarnctl.sim.kernel import TUNE
+from yarnctl.sim.parts import SimParts
 
 
-class Observations:
+class Observations(SimParts):
     """The control loop's tick and what it observes."""
 
     def observe(self) -> Observation:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from yarnctl.model import AM_PRIORITY, Container, ContainerKind, Resources
 from yarnctl.sim.kernel import END
-from yarnctl.sim.workload import Usage
+from yarnctl.sim.parts import SimParts
+from yarnctl.sim.workload import NodeSpec, Usage
 
 if TYPE_CHECKING:  # runtime: the cluster wires the parts together
     from yarnctl.sim.appmaster import _Job, _Task
@@ -21,7 +22,7 @@ class _Node:
     __slots__ = ("id", "rack", "capacity", "physical", "allocated", "running", "finished", "offset",
                  "hb_at", "hb_k", "last_k", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
 
-    def __init__(self, index: int, spec, offset: float) -> None:
+    def __init__(self, index: int, spec: NodeSpec, offset: float) -> None:
         self.index = index
         self.id, self.rack = spec.id, spec.rack
         self.capacity: Resources = spec.capacity
@@ -60,12 +61,13 @@ class _Container:
         self.step = 0
         self.end: float | None = None
         self.done = False  # finished, waiting for its node to report it
+        self.seq = 0  # launch order on the cluster, set at launch
         self.cpu_s = 0.0  # vcore-seconds actually served (demand x its node's rate) until acc_at
         self.mem_s = 0.0  # MB-seconds actually used until acc_at
         self.acc_at = start
 
 
-class NodePhysics:
+class NodePhysics(SimParts):
     """How containers run on their nodes: progress, usage steps, the physical limits."""
 
     def _run(self, c: _Container) -> None:
@@ -80,6 +82,7 @@ class NodePhysics:
             self._schedule_step(c)
 
     def _schedule_step(self, c: _Container) -> None:
+        assert c.usage is not None and c.task is not None  # only tasks have usage profiles
         steps = c.usage.steps
         if c.step + 1 < len(steps):
             done = c.task.duration - c.work  # nominal seconds already worked
@@ -91,6 +94,7 @@ class NodePhysics:
             return
         self._progress(c)
         c.step += 1
+        assert c.usage is not None  # scheduled by _schedule_step
         _, cpu, mem = c.usage.steps[c.step]
         self._set_usage(c, c.resource.vcores * cpu, c.resource.memory_mb * mem)
         if c.token == token:

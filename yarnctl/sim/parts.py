@@ -1,0 +1,74 @@
+"""What the simulator's parts share: the attributes and methods SimCluster gives its mixins (for type checking).
+
+SimCluster is cut into parts (appmaster.py, physics.py, observe.py, and the cluster itself) that
+work on one object; each part subclasses `SimParts`, which declares what the others provide.
+Nothing here exists at run time: the declarations sit under TYPE_CHECKING.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from yarnctl.engine import Engine
+    from yarnctl.model import ClusterSnapshot, ContainerKind, Resources
+    from yarnctl.sim.appmaster import _Job, _Task
+    from yarnctl.sim.kernel import Kernel
+    from yarnctl.sim.physics import _Container, _Node
+    from yarnctl.sim.records import JobRecord
+    from yarnctl.state import ClusterState
+
+ProgressFn = Callable[[int, int, float], None]
+
+
+class SimParts:
+    """The shared state and cross-part methods of one simulation run."""
+
+    if TYPE_CHECKING:
+        k: Kernel
+        engine: Engine
+        state: ClusterState
+        nodes: list[_Node]
+        by_id: dict[str, _Node]
+        idle: set[_Node]
+        jobs: dict[str, _Job]
+        job_records: list[JobRecord]
+        min_alloc: Resources
+        interval: float
+        tune_interval_s: float
+        tuning: list[tuple[float, dict[str, float]]]
+        stats: dict[str, float]
+        progress: ProgressFn | None
+        version: int
+        pending_total: int
+        future: int
+        seq: int
+        ticking: bool
+        jobs_left: int
+        tasks_total: int
+        tasks_done: int
+        alloc_mem: int
+        alloc_vc: int
+        used_cpu_eff: float
+        used_mem: float
+        usage: list[tuple[float, float, float, float, float]]
+
+        def snapshot(self) -> ClusterSnapshot: ...
+
+        def _wake(self, node: _Node) -> None: ...
+
+        def _wake_all(self) -> None: ...
+
+        def _launch(self, job: _Job, task: _Task | None, node: _Node, cap: Resources,
+                    kind: ContainerKind = ...) -> None: ...
+
+        def _release(self, c: _Container, outcome: str) -> None: ...
+
+        def _kill(self, c: _Container, outcome: str, requeue: bool = True) -> None: ...
+
+        def _run(self, c: _Container) -> None: ...
+
+        def _set_usage(self, c: _Container, cpu: float, mem: float) -> None: ...
+
+        def _request(self, job: _Job, priority: int, items: Sequence[_Task | None], front: bool = False) -> None: ...
