@@ -118,7 +118,7 @@ def _step(b: _Both, data: st.DataObject) -> None:
         c = Container(f"container_{next(b.ids):06d}", app_id, nid, data.draw(st.sampled_from([0, 10, 20])),
                       _resources(data), b.seq * 1.0, data.draw(st.sampled_from(WIRE_KINDS)),
                       is_am=data.draw(st.booleans()))
-        b.state.allocate(c)
+        b.state.launch(c)  # the simulator places its containers itself
         b.emit("alloc", [c.id, c.app_id, c.node_id, c.priority, c.resource.memory_mb, c.resource.vcores,
                          int(c.start_s * 1000), int(c.is_am), int(c.kind is ContainerKind.OPPORTUNISTIC)])
     elif op in ("release", "kill") and snap.containers:

@@ -220,7 +220,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         c.seq = self.seq
         node.running[c.id] = c
         node.allocated = node.allocated + cap
-        self.state.allocate(c.frozen)
+        self.state.launch(c.frozen)  # placed by the simulator itself: no need to check it again
         self.alloc_mem += cap.memory_mb
         self.alloc_vc += cap.vcores
         self.running_count += 1

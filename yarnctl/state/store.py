@@ -68,7 +68,9 @@ class ClusterState:
 
     def app_ids(self) -> list[AppId]:
         """Every app, in submit order then id."""
-        return list(self._ordered_apps())
+        if not self._in_order:
+            self._ordered_apps()
+        return list(self._apps)
 
     def asks(self, app_id: AppId) -> tuple[Request, ...]:
         """The app's outstanding requests, ascending priority (ANY first within one)."""
@@ -200,6 +202,13 @@ class ClusterState:
             raise StateError(f"alloc: container {c.id} of unknown app {app}")
         if c.id in self._containers:
             raise StateError(f"alloc: container {c.id} allocated twice")
+        self.launch(c, node)
+
+    def launch(self, c: Container, node: Node | None = None) -> None:
+        """`allocate` without its checks, for a caller that placed the container itself (the simulator)."""
+        if node is None:
+            node = self._nodes[c.node_id]
+        app = c.app_id
         self._containers[c.id] = c
         self._node_cs[c.node_id][c.id] = c
         self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated + c.resource, node.registered)
@@ -221,11 +230,11 @@ class ClusterState:
         self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated - c.resource, node.registered)
         self._dirty.add(c.node_id)
         app = c.app_id
-        left = self._app_alloc[app] - c.resource
-        if left.is_zero():  # its last container (a container is never empty): absent, see the module docstring
+        held = self._app_alloc[app]
+        if held == c.resource:  # its last container (a container is never empty): absent, see the module docstring
             del self._app_alloc[app]
         else:
-            self._app_alloc[app] = left
+            self._app_alloc[app] = held - c.resource
 
     def _node_or_fail(self, node_id: NodeId) -> Node:
         node = self._nodes.get(node_id)
