@@ -58,10 +58,6 @@ class ClusterState:
         """How many live containers `node_id` holds."""
         return len(self._node_cs.get(node_id, ()))
 
-    def app(self, app_id: AppId) -> App | None:
-        """The app's record, or None."""
-        return self._apps.get(app_id)
-
     def container(self, container_id: ContainerId) -> Container | None:
         """A live container, or None."""
         return self._containers.get(container_id)
