@@ -78,7 +78,7 @@ def test_random_workloads_keep_the_invariants(text, policy):
     ids = [c.id for c in run.containers]
     assert len(ids) == len(set(ids)) == run.stats["assigned"]
     left = sim.snapshot()
-    assert not left.containers and not left.app_allocated and all(n.allocated.is_zero() for n in sim.nodes)
+    assert not left.containers and not left.app_allocated and all(not n.running for n in sim.nodes)
     assert all(n.allocated.is_zero() for n in left.nodes.values())
     # no node ever holds more than its capacity (releases before starts at equal times)
     events = defaultdict(list)

@@ -140,8 +140,14 @@ class SimCluster(AppMasters, NodePhysics, Observations):
 
     def _wake_all(self) -> None:
         for node in sorted(self.idle, key=lambda n: n.index):
-            if self.min_alloc.fits_in(node.capacity - node.allocated):
+            if self._has_room(node):
                 self._wake(node)
+
+    def _has_room(self, node: _Node) -> bool:
+        """Whether the smallest container still fits on `node` (the store holds what is allocated)."""
+        held, m = self.state.node_allocated(node.id), self.min_alloc
+        return (m.memory_mb <= node.capacity.memory_mb - held.memory_mb
+                and m.vcores <= node.capacity.vcores - held.vcores)
 
     def _heartbeat(self, node: _Node) -> None:
         node.hb_at = None
@@ -151,8 +157,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             for c in node.finished:
                 self._report(c)
             node.finished.clear()
-        room = self.min_alloc.fits_in(node.capacity - node.allocated)
-        if not (room and self.pending_total > 0) and self.skip_idle:
+        if not (self._has_room(node) and self.pending_total > 0) and self.skip_idle:
             self.idle.add(node)  # sleeps until a container ends here or new demand arrives
             return
         if self.skip_idle and not self.time_dependent and node.seen_version == self.version:
@@ -219,7 +224,6 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         c = _Container(f"{job.spec.id}_{self.seq:06d}", job, task, node, cap, now, kind)
         c.seq = self.seq
         node.running[c.id] = c
-        node.allocated = node.allocated + cap
         self.state.launch(c.frozen)  # placed by the simulator itself: no need to check it again
         self.alloc_mem += cap.memory_mb
         self.alloc_vc += cap.vcores
@@ -256,7 +260,6 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         if c.task is not None:
             c.task.stage.running -= 1
         del node.running[c.id]
-        node.allocated = node.allocated - c.resource
         self.state.release(c.id)  # None for a failed job's last containers: they went with the app
         job.memory_s += c.resource.memory_mb * (self.k.now - c.start)
         job.vcore_s += c.resource.vcores * (self.k.now - c.start)

@@ -35,8 +35,9 @@ class Observations(SimParts):
                                  sum((r.capability * r.count for r in asks), Resources(0, 0)),
                                  sum(r.count for r in asks),
                                  int(job.memory_s + mem_s), int(job.vcore_s + vc_s)))
-        nodes = [NodeLoad(nd.id, nd.capacity, nd.allocated) for nd in self.nodes]
-        return Observation.build(now, nodes, apps, loads, usage_measured=True, snapshot=self.snapshot())
+        snap = self.snapshot()
+        nodes = [NodeLoad(n.id, n.capacity, n.allocated) for n in snap.nodes.values()]
+        return Observation.build(now, nodes, apps, loads, usage_measured=True, snapshot=snap)
 
     def _tune(self) -> None:
         """The control loop's tick: on its own clock, so how often heartbeats are skipped cannot change it."""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # runtime: the cluster wires the parts together
 
 
 class _Node:
-    __slots__ = ("id", "rack", "capacity", "physical", "allocated", "running", "finished", "offset",
+    __slots__ = ("id", "rack", "capacity", "physical", "running", "finished", "offset",
                  "hb_at", "hb_k", "last_k", "seen_version", "used_cpu", "used_mem", "rate", "eff_cpu", "index")
 
     def __init__(self, index: int, spec: NodeSpec, offset: float) -> None:
@@ -27,7 +27,6 @@ class _Node:
         self.id, self.rack = spec.id, spec.rack
         self.capacity: Resources = spec.capacity
         self.physical: Resources = spec.physical
-        self.allocated = Resources(0, 0)
         self.running: dict[str, _Container] = {}
         self.finished: list[_Container] = []
         self.offset = offset

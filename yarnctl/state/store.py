@@ -36,7 +36,10 @@ class ClusterState:
     def __init__(self, min_allocation: Resources = Resources(1024, 1)) -> None:
         self.min_allocation = min_allocation
         self.capacity = ZERO
-        self._nodes: dict[NodeId, Node] = {}  # frozen, `allocated` kept current
+        # a node's frozen record is rebuilt when read after its allocation changed (`_dirty`), not on
+        # every launch and release: most heartbeats launch one or two containers and read one node
+        self._nodes: dict[NodeId, Node] = {}
+        self._node_alloc: dict[NodeId, Resources] = {}
         self._node_cs: dict[NodeId, dict[ContainerId, Container]] = {}
         self._node_views: dict[NodeId, tuple[Container, ...]] = {}
         self._dirty: set[NodeId] = set()
@@ -52,7 +55,13 @@ class ClusterState:
 
     def node(self, node_id: NodeId) -> Node | None:
         """The node as a policy would see it now, or None."""
+        if node_id in self._dirty:
+            self._refresh(node_id)
         return self._nodes.get(node_id)
+
+    def node_allocated(self, node_id: NodeId) -> Resources:
+        """What the node's containers hold now (zero for an unknown node)."""
+        return self._node_alloc.get(node_id, ZERO)
 
     def node_container_count(self, node_id: NodeId) -> int:
         """How many live containers `node_id` holds."""
@@ -84,9 +93,10 @@ class ClusterState:
         `registered` is the size the node joined with or an admin set; None for a new node means the
         source does not know it (the RM REST API), for a known node that it did not change.
         """
-        old = self._nodes.get(node_id)
+        old = self.node(node_id)
         if old is None:
             self._nodes[node_id] = Node(node_id, rack, capacity, ZERO, registered)
+            self._node_alloc[node_id] = ZERO
             self._node_cs[node_id] = {}
             self._node_views[node_id] = ()
         else:
@@ -108,7 +118,7 @@ class ClusterState:
         gone = list(self._node_cs[node_id].values())
         for c in gone:
             self._release(c)
-        del self._nodes[node_id], self._node_cs[node_id], self._node_views[node_id]
+        del self._nodes[node_id], self._node_alloc[node_id], self._node_cs[node_id], self._node_views[node_id]
         self._dirty.discard(node_id)
         self.capacity = self.capacity - node.capacity
         return gone
@@ -190,25 +200,22 @@ class ClusterState:
 
     def allocate(self, c: Container) -> None:
         """A container is allocated (by a policy, the native fallback or the simulator), with its kind."""
-        node = self._nodes.get(c.node_id)
-        if node is None:
+        if c.node_id not in self._nodes:
             raise StateError(f"alloc: container {c.id} on unknown node {c.node_id}")
         app = c.app_id
         if app not in self._apps:
             raise StateError(f"alloc: container {c.id} of unknown app {app}")
         if c.id in self._containers:
             raise StateError(f"alloc: container {c.id} allocated twice")
-        self.launch(c, node)
+        self.launch(c)
 
-    def launch(self, c: Container, node: Node | None = None) -> None:
+    def launch(self, c: Container) -> None:
         """`allocate` without its checks, for a caller that placed the container itself (the simulator)."""
-        if node is None:
-            node = self._nodes[c.node_id]
-        app = c.app_id
+        app, node_id = c.app_id, c.node_id
         self._containers[c.id] = c
-        self._node_cs[c.node_id][c.id] = c
-        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated + c.resource, node.registered)
-        self._dirty.add(c.node_id)
+        self._node_cs[node_id][c.id] = c
+        self._node_alloc[node_id] = self._node_alloc[node_id] + c.resource
+        self._dirty.add(node_id)
         held = self._app_alloc.get(app)
         self._app_alloc[app] = c.resource if held is None else held + c.resource
 
@@ -222,8 +229,7 @@ class ClusterState:
     def _release(self, c: Container) -> None:
         del self._containers[c.id]
         del self._node_cs[c.node_id][c.id]
-        node = self._nodes[c.node_id]
-        self._nodes[c.node_id] = Node(node.id, node.rack, node.capacity, node.allocated - c.resource, node.registered)
+        self._node_alloc[c.node_id] = self._node_alloc[c.node_id] - c.resource
         self._dirty.add(c.node_id)
         app = c.app_id
         held = self._app_alloc[app]
@@ -232,8 +238,14 @@ class ClusterState:
         else:
             self._app_alloc[app] = held - c.resource
 
+    def _refresh(self, node_id: NodeId) -> None:
+        node = self._nodes[node_id]
+        self._nodes[node_id] = Node(node.id, node.rack, node.capacity, self._node_alloc[node_id], node.registered)
+        self._node_views[node_id] = tuple(self._node_cs[node_id].values())
+        self._dirty.discard(node_id)
+
     def _node_or_fail(self, node_id: NodeId) -> Node:
-        node = self._nodes.get(node_id)
+        node = self.node(node_id)
         if node is None:
             raise StateError(f"unknown node {node_id}")
         return node
@@ -250,9 +262,8 @@ class ClusterState:
 
     def snapshot(self, now_s: float) -> ClusterSnapshot:
         """A read-only ClusterSnapshot of the state, in O(changes) plus dict copies."""
-        for node_id in self._dirty:
-            self._node_views[node_id] = tuple(self._node_cs[node_id].values())
-        self._dirty.clear()
+        for node_id in list(self._dirty):
+            self._refresh(node_id)
         return ClusterSnapshot(
             now_s,
             MappingProxyType(dict(self._nodes)),
