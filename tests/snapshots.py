@@ -10,9 +10,9 @@ def GB(n: float, vcores: int = 1) -> Resources:
     return Resources(int(n * 1024), vcores)
 
 
-def snapshot(nodes, apps, requests=(), containers=(), min_allocation=Resources(1024, 1)):
-    """nodes: [(id, capacity) or (id, capacity, registered)], apps: [App], requests: [Request], containers: [Container]."""
-    return snapshot_of(0.0, [Node(n, "r1", cap, Resources(0, 0), *reg) for n, cap, *reg in nodes], apps, requests,
+def snapshot(nodes, apps, asks=(), containers=(), min_allocation=Resources(1024, 1)):
+    """nodes: [(id, capacity) or (id, capacity, registered)], apps: [App], asks: [Ask], containers: [Container]."""
+    return snapshot_of(0.0, [Node(n, "r1", cap, Resources(0, 0), *reg) for n, cap, *reg in nodes], apps, asks,
                        containers, min_allocation)
 
 

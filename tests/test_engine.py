@@ -6,12 +6,12 @@ import pytest
 from snapshots import GB, running, snapshot
 
 from yarnctl.engine import Engine, validate
-from yarnctl.model import App, Assignment, Decision, Kill, Locality, Node, NodeResize, Request, Resources
+from yarnctl.model import App, Assignment, Decision, Kill, Locality, Node, NodeResize, Ask, Resources
 from yarnctl.state import snapshot_of
 from yarnctl.policies.contract import PolicyBase
 
 APPS = [App("a1", submit_s=0), App("a2", submit_s=1)]
-REQS = [Request("a1", 20, GB(1), 3), Request("a2", 10, GB(3), 2)]
+REQS = [Ask("a1", 20, GB(1), 3), Ask("a2", 10, GB(3), 2)]
 SNAP = snapshot([("n1", GB(4, 8)), ("n2", GB(8, 8))], APPS, REQS,
                 [running("c1", "a2", "n2", GB(3))])
 
@@ -61,8 +61,8 @@ def test_kills_and_resizes_change_the_room_assignments_see():
 
 def test_strict_locality_is_enforced():
     snap = snapshot([("n1", GB(8)), ("n2", GB(8))], [App("a1")],
-                    [Request("a1", 20, GB(1), 2, relax_locality=False),
-                     Request("a1", 20, GB(1), 2, resource_name="n2")])
+                    [Ask("a1", 20, GB(1), 2, relax_locality=False),
+                     Ask("a1", 20, GB(1), 2, resource_name="n2")])
     assert validate(snap, Decision((Assignment("a1", 20, "n1", 1),))).rejected
     assert not validate(snap, Decision((Assignment("a1", 20, "n2", 1),))).rejected
 
@@ -81,8 +81,8 @@ def test_strict_locality_is_enforced():
 def test_strict_locality_accepts_the_host_part_of_host_port(local, node, allowed):
     snap = snapshot_of(
         0.0, [Node("h1:45454", "/r1", GB(8)), Node("h2:45454", "/r2", GB(8))], [App("a1")],
-        [Request("a1", 20, GB(1), 2, relax_locality=False),
-         Request("a1", 20, GB(1), 2, resource_name=local,
+        [Ask("a1", 20, GB(1), 2, relax_locality=False),
+         Ask("a1", 20, GB(1), 2, resource_name=local,
                  locality=Locality.RACK if local.startswith("/") else Locality.NODE)])
     rejected = validate(snap, Decision((Assignment("a1", 20, node, 1),)), node).rejected
     assert not rejected if allowed else rejected

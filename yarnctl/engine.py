@@ -18,7 +18,7 @@ from yarnctl.model import (
     NodeResize,
     Observation,
     RejectCode,
-    Request,
+    Ask,
     Resources,
 )
 from yarnctl.policies.contract import Estimator, Policy, Tunable, is_tunable
@@ -117,8 +117,8 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
     return Validation(accepted, tuple(rejected))
 
 
-def _any_request(snap: ClusterSnapshot, a: Assignment) -> Request | None:
-    for r in snap.requests.get(a.app_id, ()):
+def _any_request(snap: ClusterSnapshot, a: Assignment) -> Ask | None:
+    for r in snap.asks.get(a.app_id, ()):
         if r.priority == a.priority and r.resource_name == ANY:
             return r
     return None
@@ -150,7 +150,7 @@ def _assignment_problem(
 
 def _locality_allows(snap: ClusterSnapshot, a: Assignment) -> bool:
     node = snap.nodes[a.node_id]
-    names = {r.resource_name for r in snap.requests.get(a.app_id, ()) if r.priority == a.priority}
+    names = {r.resource_name for r in snap.asks.get(a.app_id, ()) if r.priority == a.priority}
     # live node ids are host:port while node-level request names are bare hostnames (the AM asks by host)
     host = node.id.rpartition(":")[0] or node.id
     return node.id in names or host in names or node.rack in names
@@ -199,12 +199,12 @@ class Engine:
         """The validated decision for `node_id`'s heartbeat; a failing policy yields an empty one."""
         self.stats["decisions"] += 1
         node = snap.nodes.get(node_id)
-        if node is not None and node.capacity != node.configured and not self.policy.resizes_nodes:
+        if node is not None and node.capacity != (node.registered or node.capacity) and not self.policy.resizes_nodes:
             # an earlier policy (feedback, OPERA, a restarted server) left this node rescaled and this one does
             # not manage capacity: give the node back its registered size before placing anything on it, so
             # a policy that knows nothing of resizes never fills room nobody means to offer any more
             self.stats["restores"] += 1
-            return Validation(Decision(resizes=(NodeResize(node_id, node.configured),)))
+            return Validation(Decision(resizes=(NodeResize(node_id, node.registered or node.capacity),)))
         for e in self.estimators:
             e.observe(snap)
         try:

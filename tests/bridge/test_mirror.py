@@ -9,7 +9,7 @@ from wirefixtures import APP1, APP2, C1, C2, C3, compact, doc, text
 
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.wire import parse_request
-from yarnctl.model import ANY, App, ClusterSnapshot, Container, ContainerKind, Locality, Node, Request, Resources
+from yarnctl.model import ANY, App, ClusterSnapshot, Container, ContainerKind, Locality, Node, Ask, Resources
 
 R = Resources
 ALICE = App(APP1, "default", "alice", "MAPREDUCE", "QuasiMonteCarlo", (), 1700000000.0)
@@ -18,10 +18,10 @@ CONT1 = Container(C1, APP1, "n1:45454", 0, R(2048, 1), 1700000000.5, is_am=True)
 CONT2 = Container(C2, APP1, "n1:45454", 20, R(1024, 1), 1700000001.5, ContainerKind.OPPORTUNISTIC)  # placed by OPERA
 CONT3 = Container(C3, APP2, "n2:45454", 0, R(1024, 1), 1700000002.5, is_am=True)
 APP1_REQS = (
-    Request(APP1, 10, R(4096, 1), 1, ANY, Locality.ANY, True),
-    Request(APP1, 20, R(1024, 1), 4, ANY, Locality.ANY, True),
-    Request(APP1, 20, R(1024, 1), 2, "n1", Locality.NODE, True),
-    Request(APP1, 20, R(1024, 1), 2, "/r1", Locality.RACK, True),
+    Ask(APP1, 10, R(4096, 1), 1, ANY, Locality.ANY, True),
+    Ask(APP1, 20, R(1024, 1), 4, ANY, Locality.ANY, True),
+    Ask(APP1, 20, R(1024, 1), 2, "n1", Locality.NODE, True),
+    Ask(APP1, 20, R(1024, 1), 2, "/r1", Locality.RACK, True),
 )
 
 
@@ -34,7 +34,7 @@ def _mirror(*names: str) -> Mirror:
 
 def _state(snap: ClusterSnapshot) -> dict[str, object]:
     return {
-        "nodes": dict(snap.nodes), "apps": list(snap.apps.values()), "requests": dict(snap.requests),
+        "nodes": dict(snap.nodes), "apps": list(snap.apps.values()), "requests": dict(snap.asks),
         "containers": {n: cs for n, cs in snap.node_containers.items() if cs},
         "app_allocated": dict(snap.app_allocated), "min": snap.min_allocation, "capacity": snap.capacity,
     }
@@ -45,7 +45,7 @@ EXPECTED = {
         "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(3072, 2), R(8192, 8)),
                   "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(0, 0), R(8192, 8))},
         "apps": [ALICE, BOB],
-        "requests": {APP1: APP1_REQS, APP2: (Request(APP2, 0, R(1024, 1), 1),)},
+        "requests": {APP1: APP1_REQS, APP2: (Ask(APP2, 0, R(1024, 1), 1),)},
         "containers": {"n1:45454": (CONT1, CONT2)},
         "app_allocated": {APP1: R(3072, 2)}, "min": R(1024, 1), "capacity": R(16384, 16),
     },
@@ -53,7 +53,7 @@ EXPECTED = {
         "nodes": {"n1:45454": Node("n1:45454", "/r1", R(8192, 8), R(3072, 2), R(8192, 8)),
                   "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(1024, 1), R(8192, 8))},
         "apps": [ALICE, BOB],
-        "requests": {APP1: APP1_REQS, APP2: (Request(APP2, 0, R(1024, 2), 3),)},
+        "requests": {APP1: APP1_REQS, APP2: (Ask(APP2, 0, R(1024, 2), 3),)},
         "containers": {"n1:45454": (CONT1, CONT2), "n2:45454": (CONT3,)},
         "app_allocated": {APP1: R(3072, 2), APP2: R(1024, 1)}, "min": R(1024, 1), "capacity": R(16384, 16),
     },
@@ -62,7 +62,7 @@ EXPECTED = {
                   "n2:45454": Node("n2:45454", "/r2", R(8192, 8), R(1024, 1), R(8192, 8)),
                   "n3:45454": Node("n3:45454", "/r1", R(4096, 4), R(0, 0), R(4096, 4))},
         "apps": [BOB],
-        "requests": {APP2: (Request(APP2, 0, R(1024, 2), 3),)},
+        "requests": {APP2: (Ask(APP2, 0, R(1024, 2), 3),)},
         "containers": {"n2:45454": (CONT3,)},
         "app_allocated": {APP2: R(1024, 1)}, "min": R(1024, 1), "capacity": R(20480, 20),
     },
@@ -140,7 +140,7 @@ def test_full_request_resets_everything() -> None:
     m.apply(parse_request(json.dumps(only)))
     snap = m.snapshot(0.0)
     assert m.seq == 9
-    assert list(snap.nodes) == ["x:1"] and not snap.apps and not snap.requests and not snap.containers
+    assert list(snap.nodes) == ["x:1"] and not snap.apps and not snap.asks and not snap.containers
     assert not snap.app_allocated and snap.capacity == R(100, 1)
 
 
@@ -150,17 +150,17 @@ def test_full_request_resets_everything() -> None:
         ([APP2, 5, 1, 1, 0, 1, []], None),
         ([APP2, 5, 1, 1, 0, 1, [["h1", 2, 1]]], None),
         ([APP2, 5, 1, 1, 2, 0, [["h1", 2, 1], ["/r9", 1, 0]]],
-         (Request(APP2, 5, R(1, 1), 2, ANY, Locality.ANY, False),
-          Request(APP2, 5, R(1, 1), 2, "h1", Locality.NODE, True),
-          Request(APP2, 5, R(1, 1), 1, "/r9", Locality.RACK, False))),
+         (Ask(APP2, 5, R(1, 1), 2, ANY, Locality.ANY, False),
+          Ask(APP2, 5, R(1, 1), 2, "h1", Locality.NODE, True),
+          Ask(APP2, 5, R(1, 1), 1, "/r9", Locality.RACK, False))),
     ],
     ids=["count-0-removes", "count-0-with-locals-removes", "locals-and-strict-any"],
 )
-def test_ask_row_replaces_the_table(ask: list[object], expected: tuple[Request, ...] | None) -> None:
+def test_ask_row_replaces_the_table(ask: list[object], expected: tuple[Ask, ...] | None) -> None:
     m = _mirror("request-full.json", "request-delta.json")
     m.apply(parse_request(_edit("request-delta-2.json", gone=[], done=[], nodes=[], node="n1:45454",
                                 used=[3072, 2, 2], asks=[ask])))
-    reqs = m.snapshot(0.0).requests[APP2]
+    reqs = m.snapshot(0.0).asks[APP2]
     extra = tuple(r for r in reqs if r.priority == 5)
     assert extra == (expected or ())
     assert [r.priority for r in reqs] == sorted(r.priority for r in reqs)

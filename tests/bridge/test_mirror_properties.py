@@ -94,7 +94,7 @@ def _step(rm: _RM, data: st.DataObject) -> None:
 
 
 def _state(snap: ClusterSnapshot) -> dict[str, Any]:
-    return {"nodes": dict(snap.nodes), "apps": list(snap.apps.items()), "requests": dict(snap.requests),
+    return {"nodes": dict(snap.nodes), "apps": list(snap.apps.items()), "requests": dict(snap.asks),
             "containers": sorted((c.id, c) for c in snap.containers.values()),
             "node_containers": {n: sorted(c.id for c in cs) for n, cs in snap.node_containers.items()},
             "app_allocated": dict(snap.app_allocated), "capacity": snap.capacity, "min": snap.min_allocation}

@@ -6,7 +6,7 @@ from snapshots import GB, running, snapshot
 
 from yarnctl.bridge.mirrorsource import MirrorSource
 from yarnctl.bridge.service import PolicyService
-from yarnctl.model import App, Observation, Request
+from yarnctl.model import App, Observation, Ask
 from yarnctl.policies import make_policy
 from yarnctl.rm.observe import ControlLoop
 
@@ -14,7 +14,7 @@ NODES = [("n1", GB(8, 8)), ("n2", GB(8, 8))]
 APPS = [App("big", submit_s=0.0), App("small", submit_s=1.0)]
 HELD = [running("c1", "big", "n1", GB(1), is_am=True), running("c2", "big", "n1", GB(7, 7)),
         running("c3", "big", "n2", GB(6, 6)), running("c4", "small", "n2", GB(1), is_am=True)]
-ASKS = [Request("big", 20, GB(1), 10), Request("small", 20, GB(1), 1)]
+ASKS = [Ask("big", 20, GB(1), 10), Ask("small", 20, GB(1), 1)]
 
 
 def test_observation_from_snapshot_carries_allocations_and_asks_but_no_usage() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from yarnctl.fairness.accounting import QueueTracker
 from yarnctl.fairness.windows import Window
-from yarnctl.model import App, Container, Node, Request, Resources
+from yarnctl.model import App, Container, Node, Ask, Resources
 from yarnctl.state import snapshot_of
 
 GB = 1024
@@ -21,7 +21,7 @@ def snap(now, held, asked=None):
     task = Resources(2 * GB, 1)
     containers = {f"c-{q}-{i}": Container(f"c-{q}-{i}", f"app-{q}", "n1", 20, task, 0.0)
                   for q, n in held.items() for i in range(n)}
-    requests = [Request(f"app-{q}", 20, task, n) for q, n in asked.items() if n]
+    requests = [Ask(f"app-{q}", 20, task, n) for q, n in asked.items() if n]
     return snapshot_of(now, [NODE], apps.values(), requests, containers.values())
 
 

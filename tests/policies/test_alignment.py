@@ -5,7 +5,7 @@ import yaml
 from snapshots import GB, running, snapshot
 
 from yarnctl.engine import Engine
-from yarnctl.model import App, Request
+from yarnctl.model import App, Ask
 from yarnctl.policies import make_policy
 from yarnctl.policies.alignment import HasteAConfig, alignments, iterations
 from yarnctl.sim.cluster import SimCluster
@@ -65,7 +65,7 @@ def _contest():
     # on n1's <3 GB, 7 cores> "plain" fits better (<3 GB, 1 core>: 16 against 10) and is more
     # urgent (two of its seven maps run); "iter" runs the 2nd of 6 iterations
     apps = [App("plain", submit_s=0), tagged("iter", 6, 2, submit=1)]
-    requests = [Request("plain", 20, GB(3), 5), Request("iter", 20, GB(1), 20)]
+    requests = [Ask("plain", 20, GB(3), 5), Ask("iter", 20, GB(1), 20)]
     containers = [running(f"p{i}", "plain", "n2", GB(3)) for i in range(2)]
     containers += [running("am-p", "plain", "n2", GB(2), 0, is_am=True),
                    running("am-i", "iter", "n1", GB(2), 0, is_am=True)]

@@ -3,7 +3,7 @@
 import pytest
 from snapshots import GB, running, snapshot
 
-from yarnctl.model import App, Assignment, Request
+from yarnctl.model import App, Assignment, Ask
 from yarnctl.policies import make_policy
 
 NODES = [("n1", GB(10, 10)), ("n2", GB(10, 10))]  # 20 GB cluster
@@ -11,7 +11,7 @@ NODES = [("n1", GB(10, 10)), ("n2", GB(10, 10))]  # 20 GB cluster
 
 def test_least_used_queue_relative_to_its_capacity_goes_first():
     apps = [App("a", queue="A", submit_s=0), App("b", queue="B", submit_s=1)]
-    reqs = [Request("a", 20, GB(1), 5), Request("b", 20, GB(1), 5)]
+    reqs = [Ask("a", 20, GB(1), 5), Ask("b", 20, GB(1), 5)]
     # A (70%) holds 6 GB = 43% of its 14 GB; B (30%) holds 3 GB = 50% of its 6 GB: A first
     snap = snapshot(NODES, apps, reqs, [running("c0", "a", "n2", GB(6)), running("c1", "b", "n2", GB(3))])
     policy = make_policy("capacity", {"queues": {"A": {"capacity": 70, "maximum_capacity": 100},
@@ -21,7 +21,7 @@ def test_least_used_queue_relative_to_its_capacity_goes_first():
 
 def test_maximum_capacity_caps_a_queue():
     apps = [App("a", queue="A")]
-    snap = snapshot(NODES, apps, [Request("a", 20, GB(1), 5)], [running("c0", "a", "n2", GB(10))])
+    snap = snapshot(NODES, apps, [Ask("a", 20, GB(1), 5)], [running("c0", "a", "n2", GB(10))])
     capped = make_policy("capacity", {"queues": {"A": {"capacity": 50, "maximum_capacity": 50,
                                                        "user_limit_factor": 2}}})
     assert capped.decide(snap, "n1").is_empty()
@@ -35,7 +35,7 @@ def test_maximum_capacity_caps_a_queue():
 def test_user_limit_factor_one_keeps_a_single_user_near_the_queue_capacity(held_gb, served):
     # LeafQueue.canAssignToUser checks used > limit without the request: at the limit, one more
     apps = [App("a", queue="A", user="u")]
-    snap = snapshot(NODES, apps, [Request("a", 20, GB(1), 5)], [running("c0", "a", "n2", GB(held_gb))])
+    snap = snapshot(NODES, apps, [Ask("a", 20, GB(1), 5)], [running("c0", "a", "n2", GB(held_gb))])
     policy = make_policy("capacity", {"queues": {"A": {"capacity": 50, "maximum_capacity": 100}}})
     assert (not policy.decide(snap, "n1").is_empty()) == served
 
@@ -43,7 +43,7 @@ def test_user_limit_factor_one_keeps_a_single_user_near_the_queue_capacity(held_
 def test_am_resource_limit_activates_apps_in_order():
     # 10% of 20 GB = 2 GB of AMs: the first app's 2 GB AM is active, the second waits
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
-    snap = snapshot(NODES, apps, [Request("a", 0, GB(2), 1), Request("b", 0, GB(2), 1)])
+    snap = snapshot(NODES, apps, [Ask("a", 0, GB(2), 1), Ask("b", 0, GB(2), 1)])
     policy = make_policy("capacity", {"multiple_off_switch": True})
     assert policy.decide(snap, "n1").assignments == (Assignment("a", 0, "n1", 1),)
     relaxed = make_policy("capacity", {"multiple_off_switch": True, "max_am_resource_percent": 0.5})
@@ -51,14 +51,14 @@ def test_am_resource_limit_activates_apps_in_order():
 
 
 def test_one_off_switch_container_per_heartbeat_by_default():
-    snap = snapshot(NODES, [App("a")], [Request("a", 20, GB(1), 5)])
+    snap = snapshot(NODES, [App("a")], [Ask("a", 20, GB(1), 5)])
     assert make_policy("capacity").decide(snap, "n1").containers() == 1
     assert make_policy("capacity", {"multiple_off_switch": True}).decide(snap, "n1").containers() == 5
 
 
 def test_unlisted_queues_share_the_rest():
     apps = [App("a", queue="X"), App("b", queue="Y", submit_s=1)]
-    snap = snapshot(NODES, apps, [Request("a", 20, GB(1), 20), Request("b", 20, GB(1), 20)],
+    snap = snapshot(NODES, apps, [Ask("a", 20, GB(1), 20), Ask("b", 20, GB(1), 20)],
                     [running("c0", "a", "n2", GB(5))])
     # X and Y get 50% each by default; X holds 5 GB (50% of its share) so Y goes first
     assert make_policy("capacity").decide(snap, "n1").assignments[0].app_id == "b"

@@ -9,7 +9,7 @@ from snapshots import GB, running, snapshot
 
 from yarnctl.engine import Engine, validate
 from yarnctl.errors import ConfigError
-from yarnctl.model import App, AppUsage, NodeLoad, Observation, Request, Resources
+from yarnctl.model import App, AppUsage, NodeLoad, Observation, Ask, Resources
 from yarnctl.policies import make_policy
 from yarnctl.policies.dress import Category, Dress, DressConfig, category_of, reserve_ratio
 from yarnctl.sim.cluster import SimCluster
@@ -58,17 +58,17 @@ def test_category_memory_measure_ignores_vcores():
 def test_category_fixed_at_first_task_request_with_am_counted():
     p = Dress()
     apps = [App("big", submit_s=0), App("small", submit_s=1)]
-    am_only = snapshot(NODES, apps, [Request("big", 0, GB(1), 1), Request("small", 0, GB(1), 1)])
+    am_only = snapshot(NODES, apps, [Ask("big", 0, GB(1), 1), Ask("small", 0, GB(1), 1)])
     p.observe(am_only)
     assert p.categories == {}  # only AMs asked: demand unknown, admitted as SD
     assert p.category("big") is Category.SD
     # the AM runs (5%) and asks for 2 maps: 15% > θ; small asks for 1 map with its AM: 10%
-    later = snapshot(NODES, apps, [Request("big", 20, GB(1), 2), Request("small", 20, GB(1), 1)],
+    later = snapshot(NODES, apps, [Ask("big", 20, GB(1), 2), Ask("small", 20, GB(1), 1)],
                      [running("am1", "big", "n1", GB(1), 0, True), running("am2", "small", "n1", GB(1), 0, True)])
     p.observe(later)
     assert p.categories == {"big": Category.LD, "small": Category.SD}
     # fixed: a smaller later request does not move it
-    p.observe(snapshot(NODES, apps, [Request("big", 20, GB(1), 1)], [running("am1", "big", "n1", GB(1), 0, True)]))
+    p.observe(snapshot(NODES, apps, [Ask("big", 20, GB(1), 1)], [running("am1", "big", "n1", GB(1), 0, True)]))
     assert p.category("big") is Category.LD
     p.observe(snapshot(NODES, [App("small", submit_s=1)]))
     assert "big" not in p.categories  # forgotten once gone
@@ -82,7 +82,7 @@ def classified(delta: float, cats: dict[str, Category], **cfg: object) -> Dress:
 
 def test_pools_limit_sd_to_delta_and_ld_to_one_minus_delta():
     apps = [App("ld", submit_s=0), App("sd", submit_s=1)]
-    reqs = [Request("ld", 20, GB(1), 30), Request("sd", 20, GB(1), 30)]
+    reqs = [Ask("ld", 20, GB(1), 30), Ask("sd", 20, GB(1), 30)]
     snap = snapshot(NODES, apps, reqs)
     p = classified(0.1, {"ld": Category.LD, "sd": Category.SD})
     d = p.decide(snap, "n1")
@@ -90,14 +90,14 @@ def test_pools_limit_sd_to_delta_and_ld_to_one_minus_delta():
     assert not validate(snap, d, "n1").rejected
     # LD already holds 17 of its 18 (90%): one more, and the free rest of the node stays reserved
     held = [running(f"c{i}", "ld", "n2" if i < 10 else "n1", GB(1)) for i in range(17)]
-    snap = snapshot(NODES, apps, [Request("ld", 20, GB(1), 30)], held)
+    snap = snapshot(NODES, apps, [Ask("ld", 20, GB(1), 30)], held)
     d = classified(0.1, {"ld": Category.LD, "sd": Category.SD}).decide(snap, "n1")
     assert [(a.app_id, a.count) for a in d.assignments] == [("ld", 1)]
 
 
 def test_unused_pool_share_is_lent_only_through_delta():
     apps = [App("ld", submit_s=0)]
-    snap = snapshot(NODES, apps, [Request("ld", 20, GB(1), 30)])
+    snap = snapshot(NODES, apps, [Ask("ld", 20, GB(1), 30)])
     p = classified(0.5, {"ld": Category.LD})
     assert sum(a.count for a in p.decide(snap, "n1").assignments) == 10  # 50%: SD's half stays free
     # the next tick: SD has no demand, its free 50% goes to LD (Alg. 3 lines 7-8)
@@ -110,7 +110,7 @@ def test_unused_pool_share_is_lent_only_through_delta():
 
 def test_am_of_unclassified_job_goes_through_sd_pool_and_one_container_per_heartbeat():
     apps = [App("ld", submit_s=0), App("new", submit_s=5)]
-    reqs = [Request("ld", 20, GB(1), 30), Request("new", 0, GB(1), 1)]
+    reqs = [Ask("ld", 20, GB(1), 30), Ask("new", 0, GB(1), 1)]
     p = Dress()  # δ = 10%, Capacity-like one off-switch container per heartbeat
     p.categories["ld"] = Category.LD
     d = p.decide(snapshot(NODES, apps, reqs), "n1")
@@ -148,7 +148,7 @@ def test_config_errors_name_the_field():
 
 def test_smallest_order_serves_the_smaller_pending_job_first():
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
-    reqs = [Request("a", 20, GB(1), 3), Request("b", 20, GB(1), 1)]
+    reqs = [Ask("a", 20, GB(1), 3), Ask("b", 20, GB(1), 1)]
     snap = snapshot(NODES, apps, reqs)
     p = Dress(DressConfig(order="smallest"))
     p.categories.update({"a": Category.SD, "b": Category.SD})

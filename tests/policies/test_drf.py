@@ -4,7 +4,7 @@ import pytest
 from snapshots import GB, running, snapshot
 
 from yarnctl.fairness.comparators import drf_key
-from yarnctl.model import ZERO, App, Request, Resources
+from yarnctl.model import ZERO, App, Ask, Resources
 from yarnctl.policies import make_policy
 
 CLUSTER = Resources(100 * 1024, 100)  # [H-MRF] Example 1: <100 CPU, 100 GB>
@@ -33,7 +33,7 @@ def test_drf_key_example1(a_tasks, b_tasks, next_):
 def test_drf_policy_picks_the_lower_dominant_share():
     apps = [App("A", submit_s=0), App("B", submit_s=0)]
     snap = snapshot([("n1", Resources(100 * 1024, 100))], apps,
-                    [Request("A", 20, GB(2), 100), Request("B", 20, GB(1), 100)],
+                    [Ask("A", 20, GB(2), 100), Ask("B", 20, GB(1), 100)],
                     [running(f"a{i}", "A", "n1", GB(2)) for i in range(10)]
                     + [running(f"b{i}", "B", "n1", GB(1)) for i in range(15)])
     # A holds 20% memory, B 15%: B goes next

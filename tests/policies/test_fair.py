@@ -4,21 +4,21 @@ import pytest
 from snapshots import GB, running, snapshot
 
 from yarnctl.fairness.comparators import fair_share_key
-from yarnctl.model import ZERO, App, Assignment, Request, Resources
+from yarnctl.model import ZERO, App, Assignment, Ask, Resources
 from yarnctl.policies import make_policy
 
 
 def test_one_container_per_heartbeat_by_default_to_the_app_using_least_memory():
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
     snap = snapshot([("n1", GB(8, 8)), ("n2", GB(8, 8))], apps,
-                    [Request("a", 20, GB(1), 5), Request("b", 20, GB(1), 5)],
+                    [Ask("a", 20, GB(1), 5), Ask("b", 20, GB(1), 5)],
                     [running("c0", "a", "n2", GB(2))])
     assert make_policy("fair").decide(snap, "n1").assignments == (Assignment("b", 20, "n1", 1),)
 
 
 def test_assign_multiple_alternates_as_usage_grows():
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
-    snap = snapshot([("n1", GB(4, 8))], apps, [Request("a", 20, GB(1), 5), Request("b", 20, GB(1), 5)])
+    snap = snapshot([("n1", GB(4, 8))], apps, [Ask("a", 20, GB(1), 5), Ask("b", 20, GB(1), 5)])
     d = make_policy("fair", {"assign_multiple": True}).decide(snap, "n1")
     assert sorted((a.app_id, a.count) for a in d.assignments) == [("a", 2), ("b", 2)]
     d = make_policy("fair", {"assign_multiple": True, "max_assign": 3}).decide(snap, "n1")
@@ -29,7 +29,7 @@ def test_queue_weights_scale_usage():
     # queue A holds 4 GB with weight 2 (ratio 2), queue B 3 GB with weight 1 (ratio 3): A goes first
     apps = [App("a", queue="A"), App("b", queue="B")]
     snap = snapshot([("n1", GB(4, 8)), ("n2", GB(16, 16))], apps,
-                    [Request("a", 20, GB(1), 5), Request("b", 20, GB(1), 5)],
+                    [Ask("a", 20, GB(1), 5), Ask("b", 20, GB(1), 5)],
                     [running("c0", "a", "n2", GB(4)), running("c1", "b", "n2", GB(3))])
     policy = make_policy("fair", {"queues": {"A": {"weight": 2}}})
     assert policy.decide(snap, "n1").assignments[0].app_id == "a"
@@ -38,7 +38,7 @@ def test_queue_weights_scale_usage():
 
 def test_app_whose_first_request_does_not_fit_is_skipped():
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
-    snap = snapshot([("n1", GB(2, 8))], apps, [Request("a", 20, GB(4), 1), Request("b", 20, GB(1), 1)])
+    snap = snapshot([("n1", GB(2, 8))], apps, [Ask("a", 20, GB(4), 1), Ask("b", 20, GB(1), 1)])
     assert make_policy("fair").decide(snap, "n1").assignments == (Assignment("b", 20, "n1", 1),)
 
 
@@ -68,7 +68,7 @@ def test_no_pending_apps_means_no_decision():
 def test_memory_only_ordering_ignores_vcores():
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
     snap = snapshot([("n1", GB(8, 8)), ("n2", GB(8, 8))], apps,
-                    [Request("a", 20, GB(1), 5), Request("b", 20, GB(1), 5)],
+                    [Ask("a", 20, GB(1), 5), Ask("b", 20, GB(1), 5)],
                     [running("c0", "a", "n2", Resources(1024, 6)), running("c1", "b", "n2", Resources(2048, 1))])
     assert make_policy("fair").decide(snap, "n1").assignments[0].app_id == "a"
     assert make_policy("drf").decide(snap, "n1").assignments[0].app_id == "b"

@@ -8,7 +8,7 @@ from snapshots import GB, running, snapshot
 from yarnctl.engine import Engine, validate
 from yarnctl.errors import ConfigError
 from yarnctl.estimation.feedback import Usage
-from yarnctl.model import App, ContainerLoad, NodeLoad, NodeResize, Observation, Request, Resources
+from yarnctl.model import App, ContainerLoad, NodeLoad, NodeResize, Observation, Ask, Resources
 from yarnctl.policies import make_policy
 from yarnctl.policies.feedback import Feedback, FeedbackConfig, resized
 from yarnctl.sim.cluster import SimCluster
@@ -17,7 +17,7 @@ from yarnctl.sim.workload import load_workload
 NODES = [("n1", GB(8, 8)), ("n2", GB(8, 8))]
 APPS = [App("a1", submit_s=0.0), App("a2", submit_s=1.0)]
 FULL = [running(f"c{i}", "a1", "n1", GB(2, 1)) for i in range(4)]  # n1 fully reserved: 8 GB / 4 vcores
-ASK = [Request("a2", 20, GB(2, 1), 10)]
+ASK = [Ask("a2", 20, GB(2, 1), 10)]
 
 
 @pytest.mark.parametrize("allocated, avail, ceiling, want", [

@@ -7,11 +7,11 @@ from snapshots import GB, running, snapshot
 
 from yarnctl.engine import validate
 from yarnctl.errors import ConfigError
-from yarnctl.model import App, Container, Locality, Node, Request
+from yarnctl.model import App, Container, Locality, Node, Ask
 from yarnctl.state import snapshot_of
 from yarnctl.policies import make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
-from yarnctl.policies.haste import TaskRequest, normalised, preferences, real_time_assignment
+from yarnctl.policies.haste import TaskAsk, normalised, preferences, real_time_assignment
 from yarnctl.policies.urgency import JobProgress
 
 TYPE_I, TYPE_II = GB(1, 3), GB(3, 1)
@@ -22,7 +22,7 @@ def decide(snap, node="n1", policy="haste", **params):
 
 
 def request(app, capability, left=10, submit=0.0, priority=20, urgency=0.0):
-    return TaskRequest(app, priority, capability, left, 0.0, JobProgress(), urgency, (2, submit, app, priority))
+    return TaskAsk(app, priority, capability, left, 0.0, JobProgress(), urgency, (2, submit, app, priority))
 
 
 def test_sec_3_4_1_table_scores_per_iteration_and_final_pick():
@@ -50,7 +50,7 @@ def test_sec_3_4_1_preferences_are_normalised_fitness_when_urgency_is_equal():
 def test_sec_3_4_1_example_through_the_policy():
     # a node of <12 GB, 8 cores> holding another job's AM has the example's <10 GB, 6 cores> free
     snap = snapshot([("n1", GB(12, 8))], [App("I", submit_s=0), App("II", submit_s=1), App("x")],
-                    [Request("I", 20, TYPE_I, 10), Request("II", 20, TYPE_II, 10)],
+                    [Ask("I", 20, TYPE_I, 10), Ask("II", 20, TYPE_II, 10)],
                     [running("am", "x", "n1", GB(2, 2), 0, is_am=True)])
     assert decide(snap) == {("II", 20): 3, ("I", 20): 1}
 
@@ -72,14 +72,14 @@ def test_normalised_maps_the_range_to_0_1_and_a_flat_list_to_zeros():
 def test_am_requests_are_served_first():
     # b's AM came last and fits worse than a's tasks, but the node's last 2 GB go to it
     snap = snapshot([("n1", GB(8, 8))], [App("a", submit_s=0), App("b", submit_s=5)],
-                    [Request("a", 20, GB(2, 4), 10), Request("b", 0, GB(2, 1), 1)],
+                    [Ask("a", 20, GB(2, 4), 10), Ask("b", 0, GB(2, 1), 1)],
                     [running("c1", "a", "n1", GB(6, 2)), running("am-a", "a", "n1", GB(0, 1), 0, is_am=True)])
     assert decide(snap) == {("b", 0): 1}
 
 
 def test_am_requests_in_submit_order_then_tasks():
     snap = snapshot([("n1", GB(6, 8))], [App("a", submit_s=2), App("b", submit_s=1), App("c", submit_s=0)],
-                    [Request("a", 0, GB(2), 1), Request("b", 0, GB(2), 1), Request("c", 20, GB(1), 9)],
+                    [Ask("a", 0, GB(2), 1), Ask("b", 0, GB(2), 1), Ask("c", 20, GB(1), 9)],
                     [running("am-c", "c", "n1", GB(3), 0, is_am=True)])
     assignments = make_policy("haste").decide(snap, "n1").assignments
     assert [(a.app_id, a.priority, a.count) for a in assignments] == [("b", 0, 1), ("c", 20, 1)]
@@ -94,8 +94,8 @@ def _busy(requests, apps, capacity=GB(6, 6)):
 def test_equal_scores_go_to_the_better_locality():
     # a and b ask for the same thing; b came later but asks for this node by name
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
-    requests = [Request("a", 20, GB(4, 4), 1), Request("b", 20, GB(4, 4), 1),
-                Request("b", 20, GB(4, 4), 1, "n1", Locality.NODE)]
+    requests = [Ask("a", 20, GB(4, 4), 1), Ask("b", 20, GB(4, 4), 1),
+                Ask("b", 20, GB(4, 4), 1, "n1", Locality.NODE)]
     assert decide(_busy(requests, apps)) == {("b", 20): 1}
     # without the node-level request a wins on submit time
     assert decide(_busy(requests[:2], apps)) == {("a", 20): 1}
@@ -103,12 +103,12 @@ def test_equal_scores_go_to_the_better_locality():
 
 def test_strict_locality_elsewhere_is_not_placed():
     apps = [App("a", submit_s=0), App("b", submit_s=1)]
-    requests = [Request("a", 20, GB(4, 4), 1, relax_locality=False), Request("a", 20, GB(4, 4), 1, "n2", Locality.NODE),
-                Request("b", 20, GB(1, 1), 1)]
+    requests = [Ask("a", 20, GB(4, 4), 1, relax_locality=False), Ask("a", 20, GB(4, 4), 1, "n2", Locality.NODE),
+                Ask("b", 20, GB(1, 1), 1)]
     assert decide(_busy(requests, apps)) == {("b", 20): 1}
 
 
-TABLE_2_MAPS = [Request(f"wc{i}", 20, GB(1, i + 1), 52) for i in (1, 2, 3, 4)]
+TABLE_2_MAPS = [Ask(f"wc{i}", 20, GB(1, i + 1), 52) for i in (1, 2, 3, 4)]
 TABLE_2_APPS = [App(f"wc{i}") for i in (1, 2, 3, 4)]
 
 
@@ -137,7 +137,7 @@ def test_reasons_say_which_rule_chose_each_app():
     assert reasons["wc2"].startswith("RTA p20: fitness ")
     ita = make_policy("haste").decide(snapshot([("n1", GB(8, 8))], TABLE_2_APPS, TABLE_2_MAPS), "n1").reasons
     assert ita == {"wc1": "ITA p20: 4 of the batch packed by Alg. 1"}
-    am = make_policy("haste").decide(snapshot([("n1", GB(8, 8))], [App("a")], [Request("a", 0, GB(1), 1)]), "n1")
+    am = make_policy("haste").decide(snapshot([("n1", GB(8, 8))], [App("a")], [Ask("a", 0, GB(1), 1)]), "n1")
     assert am.reasons == {"a": "AM first"}
 
 
@@ -150,7 +150,7 @@ def test_ita_only_until_a_job_has_finished_a_map():
     policy = make_policy("haste")
     policy.decide(snapshot([("n1", GB(8, 8))], TABLE_2_APPS, TABLE_2_MAPS), "n1")
     # wc1 then shows 50 maps pending and none running: two have finished, the batch is under way
-    later = [Request("wc1", 20, GB(1, 2), 50), *TABLE_2_MAPS[1:]]
+    later = [Ask("wc1", 20, GB(1, 2), 50), *TABLE_2_MAPS[1:]]
     d = policy.decide(snapshot([("n1", GB(8, 8))], TABLE_2_APPS, later), "n1")
     assert {(a.app_id, a.count) for a in d.assignments} == {("wc4", 1), ("wc2", 1)}
 
@@ -160,7 +160,7 @@ def test_urgency_follows_the_containers_placed_in_the_same_heartbeat():
     # urgency decides. With <6 GB, 6 cores> free, R3 alternates as the shares move: reduce, reduce,
     # map, reduce, map, reduce. A score frozen at the heartbeat's start would give all six to reduces.
     snap = snapshot([("n1", GB(7, 7)), ("n2", GB(8, 8))], [App("a")],
-                    [Request("a", 20, GB(1), 7), Request("a", 10, GB(1), 8)],
+                    [Ask("a", 20, GB(1), 7), Ask("a", 10, GB(1), 8)],
                     [running("m1", "a", "n2", GB(1)), running("m2", "a", "n2", GB(1)), running("m3", "a", "n1", GB(1)),
                      running("am", "a", "n2", GB(2), 0, is_am=True)])
     assert decide(snap) == {("a", 10): 4, ("a", 20): 2}
@@ -188,11 +188,11 @@ def snapshots(draw):
     for app in apps:
         for priority in draw(st.lists(st.sampled_from([0, 5, 10, 20]), unique=True, max_size=3)):
             capability = GB(draw(st.sampled_from([0.5, 1, 2, 3, 4, 6])), draw(st.integers(1, 4)))
-            requests.append(Request(app.id, priority, capability, draw(st.integers(0, 30)),
+            requests.append(Ask(app.id, priority, capability, draw(st.integers(0, 30)),
                                     relax_locality=draw(st.booleans())))
             if draw(st.booleans()):
                 where = draw(st.sampled_from([*nodes, "r0", "r1"]))
-                requests.append(Request(app.id, priority, capability, draw(st.integers(0, 5)), where,
+                requests.append(Ask(app.id, priority, capability, draw(st.integers(0, 5)), where,
                                         Locality.RACK if where.startswith("r") else Locality.NODE))
             for _ in range(draw(st.integers(0, 3))):
                 node = draw(st.sampled_from(sorted(nodes)))

@@ -6,7 +6,7 @@ import pytest
 from snapshots import GB, running, snapshot
 
 from yarnctl.policies.contract import is_stateful
-from yarnctl.model import App, Request
+from yarnctl.model import App, Ask
 from yarnctl.policies import make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig
 from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
@@ -92,7 +92,7 @@ def _snap(pending, running_maps=0, reduces=0, am=True):
     containers += [running(f"r{i}", "a", "n1", GB(2), 10) for i in range(reduces)]
     if am:
         containers.append(running("am", "a", "n1", GB(2), 0, is_am=True))
-    requests = [Request("a", 20, GB(1), pending)] if pending else []
+    requests = [Ask("a", 20, GB(1), pending)] if pending else []
     return snapshot([("n1", GB(64, 64))], [App("a")], requests, containers)
 
 

@@ -8,7 +8,7 @@ from snapshots import snapshot
 from yarnctl.engine import Engine, validate
 from yarnctl.errors import ConfigError
 from yarnctl.model import (
-    App, Container, ContainerKind, ContainerLoad, NodeLoad, NodeResize, Observation, Request, Resources,
+    App, Container, ContainerKind, ContainerLoad, NodeLoad, NodeResize, Observation, Ask, Resources,
 )
 from yarnctl.policies import make_policy
 from yarnctl.policies.opera import Opera, OperaConfig
@@ -19,12 +19,12 @@ CAP = Resources(12288, 15)
 APPS = [App("old", type="MAPREDUCE", name="sort", submit_s=0.0), App("new", type="MAPREDUCE", name="count", submit_s=1.0)]
 OPP = ContainerKind.OPPORTUNISTIC
 MAPS = [Container(f"old_{i}", "old", "n1", 20, Resources(1024, 4), 0.0) for i in range(3)]  # 12 of 15 vcores
-ASK = [Request("new", 20, Resources(1024, 4), 10)]
+ASK = [Ask("new", 20, Resources(1024, 4), 10)]
 
 
-def snap_with(containers, now=10.0, requests=ASK, capacity=CAP):
-    s = snapshot([("n1", capacity, CAP)], APPS, requests, containers)  # registered at CAP, as the shim says
-    return s.__class__(now, s.nodes, s.apps, s.requests, s.node_containers, s.app_allocated, s.min_allocation,
+def snap_with(containers, now=10.0, asks=ASK, capacity=CAP):
+    s = snapshot([("n1", capacity, CAP)], APPS, asks, containers)  # registered at CAP, as the shim says
+    return s.__class__(now, s.nodes, s.apps, s.asks, s.node_containers, s.app_allocated, s.min_allocation,
                        s.capacity)
 
 
@@ -91,13 +91,13 @@ def test_policy_remembers_its_opportunistic_containers_and_keeps_offering_them()
     p.decide(snap, "n1")
     # launched as the decision asked: opportunistic (the simulator and the shim record the kind)
     launched = [Container(f"new_{i}", "new", "n1", 20, Resources(1024, 4), 10.0, OPP) for i in range(3)]
-    later = snap_with(MAPS + launched, now=11.0, requests=[Request("new", 20, Resources(1024, 4), 7)],
+    later = snap_with(MAPS + launched, now=11.0, asks=[Ask("new", 20, Resources(1024, 4), 7)],
                       capacity=Resources(15360, 27))
     d = p.decide(later, "n1")
     assert all(p.is_opportunistic(c.id) for c in launched) and not p.is_opportunistic("old_0")
     assert d.assignments == ()  # OA now counts the new ones at their demand: 12 − 12 = 0
     assert d.resizes == ()  # already offering C + 3 x <1 GB, 4 vcores>
-    done = snap_with(MAPS + launched[:1], now=12.0, requests=[], capacity=Resources(15360, 27))
+    done = snap_with(MAPS + launched[:1], now=12.0, asks=[], capacity=Resources(15360, 27))
     assert p.decide(done, "n1").resizes == (NodeResize("n1", Resources(13312, 19)),)  # one left: shrink
 
 
@@ -109,7 +109,7 @@ def contended(relief: str, cpu: float, mem: float):
     offer = p.decide(snap, "n1").resizes[0].capacity
     opp = [Container("new_1", "new", "n1", 20, Resources(1024, 4), 10.0, OPP),
            Container("new_2", "new", "n1", 20, Resources(1024, 4), 10.5, OPP)]
-    later = snap_with(MAPS + opp, now=15.0, requests=[], capacity=offer)  # as it offered
+    later = snap_with(MAPS + opp, now=15.0, asks=[], capacity=offer)  # as it offered
     p.tune(observe(later, {c: (mem, cpu) for c in MAPS + opp}))
     return p, later
 
@@ -148,7 +148,7 @@ def test_no_relief_without_opportunistic_tasks():
 def test_normal_grant_never_lands_on_memory_used_by_opportunistic_tasks():
     big = [Container("old_big", "old", "n1", 20, Resources(8192, 4), 0.0)]  # normal, uses 2 GB so far
     opp = [Container(f"new_{i}", "new", "n1", 20, Resources(1024, 1), 5.0 + i, OPP) for i in range(8)]
-    snap = snap_with(big + opp, requests=[Request("old", 20, Resources(4096, 2), 1)])
+    snap = snap_with(big + opp, asks=[Ask("old", 20, Resources(4096, 2), 1)])
     p = Opera(OperaConfig(relief="aggressive"))
     p.tune(observe(snap, {**{c: (1000.0, 0.5) for c in opp}, big[0]: (2048.0, 1.0)}))
     d = p.decide(snap, "n1")
@@ -161,7 +161,7 @@ def test_normal_grant_never_lands_on_memory_used_by_opportunistic_tasks():
 def test_learns_finished_tasks_but_not_its_own_kills():
     p, later = contended("neutral", 3.0, 1000.0)
     p.decide(later, "n1")  # kills new_2
-    gone = snap_with(MAPS, now=40.0, requests=[])
+    gone = snap_with(MAPS, now=40.0, asks=[])
     p.tune(observe(gone, {c: (400.0, 1.0) for c in MAPS}))
     assert [t.id for t in p.finished] == ["new_1"]  # new_2 was killed: not a finished task
     assert p.finished[0].end_s - p.finished[0].start_s == pytest.approx(17.5)  # ended half way between ticks

@@ -7,7 +7,7 @@ import pytest
 from snapshots import GB, snapshot
 
 from yarnctl.estimation.feedback import Usage
-from yarnctl.model import App, Container, ContainerKind, Request, Resources
+from yarnctl.model import App, Container, ContainerKind, Ask, Resources
 from yarnctl.policies.opera.availability import fits, guaranteed, opportunistic
 from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
@@ -139,7 +139,7 @@ APPS = [App("a", submit_s=0.0), App("b", submit_s=1.0)]
 
 
 def queue(a_count=5, b_count=5, a_demand=Resources(1024, 4), b_demand=Resources(1024, 2)):
-    reqs = [Request("a", 20, a_demand, a_count), Request("b", 20, b_demand, b_count)]
+    reqs = [Ask("a", 20, a_demand, a_count), Ask("b", 20, b_demand, b_count)]
     return FairQueue(snapshot([("n1", GB(12, 15))], APPS, reqs))
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from yarnctl.bridge.mirror import Mirror
 from yarnctl.bridge.wire import parse_request
-from yarnctl.model import ANY, App, ClusterSnapshot, Container, ContainerKind, Locality, Request, Resources
+from yarnctl.model import ANY, App, ClusterSnapshot, Container, ContainerKind, Locality, Ask, Resources
 from yarnctl.state import ClusterState
 
 WIRE_KINDS = (ContainerKind.NORMAL, ContainerKind.OPPORTUNISTIC)  # wire v2 carries both
@@ -33,7 +33,7 @@ class _Both:
         self.ids = itertools.count(1)
         self.seq = 0
         self.rows: dict[str, list[Any]] = {}
-        self.tables: dict[str, dict[int, list[Request]]] = {}  # the sim's per-app asks by priority
+        self.tables: dict[str, dict[int, list[Ask]]] = {}  # the sim's per-app asks by priority
         self.node_rows: dict[str, list[Any]] = {}
         self.heartbeat = ""
 
@@ -102,11 +102,11 @@ def _step(b: _Both, data: st.DataObject) -> None:
         cap, count = _resources(data), data.draw(st.integers(0, 5))
         relax = data.draw(st.booleans())
         local = [[pick(snap.nodes).rpartition(":")[0], count, 1]] if count and data.draw(st.booleans()) else []
-        rows = [Request(app_id, prio, cap, count, ANY, Locality.ANY, relax)] if count else []
-        rows += [Request(app_id, prio, cap, n, name, Locality.NODE, bool(r)) for name, n, r in local]
+        rows = [Ask(app_id, prio, cap, count, ANY, Locality.ANY, relax)] if count else []
+        rows += [Ask(app_id, prio, cap, n, name, Locality.NODE, bool(r)) for name, n, r in local]
         tables = b.tables.setdefault(app_id, {})
         tables[prio] = rows
-        # the simulator replaces an app's whole request table at once; off-switch asks only take its cheap path
+        # the simulator replaces an app's whole ask table at once; off-switch asks only take its cheap path
         rows = [r for p in sorted(tables) for r in tables[p]]
         if all(r.resource_name == ANY for r in rows):
             b.state.set_any_asks(app_id, tuple(rows))
@@ -131,7 +131,7 @@ def _step(b: _Both, data: st.DataObject) -> None:
 
 def _view(s: ClusterSnapshot) -> dict[str, Any]:
     """Every part of a snapshot a policy reads, with the apps' order."""
-    return {"nodes": dict(s.nodes), "apps": list(s.apps.items()), "requests": dict(s.requests),
+    return {"nodes": dict(s.nodes), "apps": list(s.apps.items()), "requests": dict(s.asks),
             "containers": {n: list(cs) for n, cs in s.node_containers.items()},
             "allocated": dict(s.app_allocated), "capacity": s.capacity, "min": s.min_allocation}
 

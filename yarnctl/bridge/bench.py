@@ -4,7 +4,7 @@
 
 A tiny stand-in for the ResourceManager keeps the ground truth: every heartbeat it completes a few
 containers on the heartbeating node, reports the previous answer's containers as `alloc` rows and
-the changed request tables as `asks` rows, exactly as the shim would, and times only `decide`.
+the changed ask tables as `asks` rows, exactly as the shim would, and times only `decide`.
 """
 
 from __future__ import annotations

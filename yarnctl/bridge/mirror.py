@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from yarnctl.bridge.wire import AskRow, WireRequest
-from yarnctl.model import ANY, App, ClusterSnapshot, Container, Locality, Request, Resources
+from yarnctl.model import ANY, App, ClusterSnapshot, Container, Locality, Ask, Resources
 from yarnctl.state import ClusterState, StateError
 
 
@@ -75,8 +75,8 @@ class Mirror:
         return self.state.snapshot(now_s)
 
 
-def _ask_rows(ask: AskRow) -> tuple[Request, ...]:
-    """The requests of one (app, priority) table; none when its ANY count is 0.
+def _ask_rows(ask: AskRow) -> tuple[Ask, ...]:
+    """The asks of one (app, priority) table; none when its ANY count is 0.
 
     A priority whose ANY count is 0 cannot be allocated (FifoScheduler skips it), whatever its
     locals say, so it is dropped with the "count 0 and no locals" tables the README removes.
@@ -84,8 +84,8 @@ def _ask_rows(ask: AskRow) -> tuple[Request, ...]:
     if ask.count == 0:
         return ()
     cap = Resources(ask.memory_mb, ask.vcores)
-    rows = [Request(ask.app, ask.priority, cap, ask.count, ANY, Locality.ANY, ask.relax)]
+    rows = [Ask(ask.app, ask.priority, cap, ask.count, ANY, Locality.ANY, ask.relax)]
     for loc in ask.locals:
         level = Locality.RACK if loc.name.startswith("/") else Locality.NODE
-        rows.append(Request(ask.app, ask.priority, cap, loc.count, loc.name, level, loc.relax))
+        rows.append(Ask(ask.app, ask.priority, cap, loc.count, loc.name, level, loc.relax))
     return tuple(rows)

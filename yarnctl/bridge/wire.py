@@ -51,7 +51,7 @@ class AppRow:
 
 @dataclass(frozen=True, slots=True)
 class LocalRow:
-    """A host or /rack entry of a request table."""
+    """A host or /rack entry of a ask table."""
 
     name: str
     count: int
@@ -60,7 +60,7 @@ class LocalRow:
 
 @dataclass(frozen=True, slots=True)
 class AskRow:
-    """The whole current request table of one (app, priority)."""
+    """The whole current ask table of one (app, priority)."""
 
     app: str
     priority: int

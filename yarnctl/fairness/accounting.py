@@ -135,7 +135,7 @@ class QueueTracker:
             name = self.entity_of(app)
             self._account(name)
             held[name] = held.get(name, ZERO) + snap.allocated(app.id)
-            if app.id in snap.requests:
+            if app.id in snap.asks:
                 asked[name] = asked.get(name, ZERO) + snap.pending(app.id)
         for name, acc in self.accounts.items():
             u, p = held.get(name, ZERO), asked.get(name, ZERO)

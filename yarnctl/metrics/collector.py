@@ -186,10 +186,10 @@ class ServeCollector(Collector):
             fams["allocated_vcores"].add_metric([], vcores)
             fams["nodes"].add_metric([], len(snap.nodes))
             # an app's ANY row carries its outstanding count (locals only refine where)
-            fams["pending"].add_metric([], sum(r.count for rs in snap.requests.values() for r in rs
+            fams["pending"].add_metric([], sum(r.count for rs in snap.asks.values() for r in rs
                                                if r.locality is Locality.ANY))
             running = sum(1 for a in snap.apps if a in snap.app_allocated)
-            pending = sum(1 for a in snap.apps if a not in snap.app_allocated and a in snap.requests)
+            pending = sum(1 for a in snap.apps if a not in snap.app_allocated and a in snap.asks)
             apps.add_metric(["running"], running)
             apps.add_metric(["pending"], pending)
         yield from fams.values()

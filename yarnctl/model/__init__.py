@@ -14,7 +14,7 @@ from yarnctl.model.cluster import (
     Locality,
     Node,
     NodeId,
-    Request,
+    Ask,
 )
 from yarnctl.model.decision import EMPTY_DECISION, Assignment, Decision, Kill, NodeResize, RejectCode
 from yarnctl.model.observation import TUNE_INTERVAL_S, AppUsage, ContainerLoad, NodeLoad, Observation
@@ -24,5 +24,5 @@ __all__ = [
     "AM_PRIORITY", "ANY", "MAP_PRIORITY", "REDUCE_PRIORITY", "RESOURCE_TYPES", "ZERO",
     "App", "AppId", "AppUsage", "Assignment", "ClusterSnapshot", "Container", "ContainerId", "ContainerKind",
     "ContainerLoad", "Decision", "EMPTY_DECISION", "Kill", "Locality", "Node", "NodeId", "NodeLoad", "NodeResize",
-    "Observation", "RejectCode", "Request", "Resources", "TUNE_INTERVAL_S",
+    "Observation", "RejectCode", "Ask", "Resources", "TUNE_INTERVAL_S",
 ]

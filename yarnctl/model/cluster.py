@@ -1,4 +1,4 @@
-"""Frozen value types for the cluster state a policy sees: nodes, apps, requests, containers."""
+"""Frozen value types for the cluster state a policy sees: nodes, apps, asks, containers."""
 
 from __future__ import annotations
 
@@ -53,13 +53,9 @@ class Node:
     capacity: Resources
     allocated: Resources = ZERO
     # the size the node registered with (or an admin set), which a policy's NodeResize never changes;
-    # None where the source does not know it (the RM REST API): then the capacity is all there is
+    # None where the source does not know it (the RM REST API): then the capacity is all there is,
+    # so `node.registered or node.capacity` is the node's own size
     registered: Resources | None = None
-
-    @property
-    def configured(self) -> Resources:
-        """The node's own size before any policy resized it (its capacity when that is unknown)."""
-        return self.capacity if self.registered is None else self.registered
 
     @property
     def available(self) -> Resources:
@@ -81,7 +77,7 @@ class App:
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
+class Ask:
     """An outstanding ResourceRequest: `count` containers of `capability` at `priority`."""
 
     app_id: AppId
@@ -115,8 +111,8 @@ def _frozen(d: Mapping[K, V] | None) -> Mapping[K, V]:
 class ClusterSnapshot:
     """Everything a policy may look at when one node heartbeats: a read-only copy of RM state.
 
-    `apps` iterates in submit order (then id), as the RM keeps them; `requests[app]` holds that
-    app's outstanding requests in ascending priority and only apps with outstanding requests
+    `apps` iterates in submit order (then id), as the RM keeps them; `asks[app]` holds that
+    app's outstanding asks in ascending priority and only apps with outstanding asks
     appear in it; `node_containers[node]` holds the live containers on each node, in launch order;
     `app_allocated` lists only apps that hold something. Built only by `yarnctl.state.ClusterState`.
     """
@@ -124,7 +120,7 @@ class ClusterSnapshot:
     now_s: float
     nodes: Mapping[NodeId, Node]
     apps: Mapping[AppId, App]
-    requests: Mapping[AppId, tuple[Request, ...]]
+    asks: Mapping[AppId, tuple[Ask, ...]]
     node_containers: Mapping[NodeId, tuple[Container, ...]]
     app_allocated: Mapping[AppId, Resources]
     min_allocation: Resources = Resources(1024, 1)
@@ -140,27 +136,27 @@ class ClusterSnapshot:
         return self._by_id[0]
 
     def iter_pending_apps(self) -> Iterator[App]:
-        """Apps with outstanding requests, in submit order (then id), lazily."""
-        requests = self.requests
+        """Apps with outstanding asks, in submit order (then id), lazily."""
+        asks = self.asks
         for app in self.apps.values():
-            if app.id in requests:
+            if app.id in asks:
                 yield app
 
     def pending_apps(self) -> list[App]:
-        """Apps with outstanding requests, in submit order (then id)."""
+        """Apps with outstanding asks, in submit order (then id)."""
         return list(self.iter_pending_apps())
 
     def allocated(self, app_id: AppId) -> Resources:
         """What `app_id` holds now (zero if nothing)."""
         return self.app_allocated.get(app_id, ZERO)
 
-    def any_requests(self, app_id: AppId) -> list[Request]:
-        """The app's off-switch (ANY) requests, ascending priority: one per priority."""
-        return [r for r in self.requests.get(app_id, ()) if r.resource_name == ANY]
+    def any_asks(self, app_id: AppId) -> list[Ask]:
+        """The app's off-switch (ANY) asks, ascending priority: one per priority."""
+        return [r for r in self.asks.get(app_id, ()) if r.resource_name == ANY]
 
     def pending(self, app_id: AppId) -> Resources:
-        """The total outstanding demand of `app_id` (sum of its ANY requests)."""
+        """The total outstanding demand of `app_id` (sum of its ANY asks)."""
         total = ZERO
-        for r in self.any_requests(app_id):
+        for r in self.any_asks(app_id):
             total = total + r.capability * r.count
         return total

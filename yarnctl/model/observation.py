@@ -81,7 +81,7 @@ class Observation:
         """What the scheduler's own state says (no usage, no accumulated seconds): the tick without an RM API."""
         nodes = [NodeLoad(n.id, n.capacity, n.allocated) for n in snap.nodes.values()]
         apps = [AppUsage(a.id, a.queue, a.user, snap.allocated(a.id), snap.pending(a.id),
-                         sum(r.count for r in snap.requests.get(a.id, ()) if r.resource_name == ANY), 0, 0) for a in snap.apps.values()]
+                         sum(r.count for r in snap.asks.get(a.id, ()) if r.resource_name == ANY), 0, 0) for a in snap.apps.values()]
         return Observation.build(snap.now_s, nodes, apps, snapshot=snap)
 
     @staticmethod

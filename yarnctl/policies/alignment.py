@@ -5,7 +5,7 @@ with I_i the job's iterations (1 for a plain job), I_i^current those it has fini
 over every job in the cluster. It ranks iterative jobs above plain ones (R4), jobs with more
 iterations above those with fewer (R5) and, among those, the ones further along (R6). The
 preference of Eq. 4 becomes Eq. 6: beta_1 F^ + beta_2 U^ + beta_3 A^ with every score min-max
-normalised over the requests that fit, beta = (0.2, 0.2, 0.6) as in Sec. 5.2.3. Everything else
+normalised over the asks that fit, beta = (0.2, 0.2, 0.6) as in Sec. 5.2.3. Everything else
 is HaSTE's (haste.py).
 
 Jobs declare their iterations through application tags (the paper assumes the count is known,

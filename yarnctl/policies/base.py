@@ -10,13 +10,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from yarnctl.errors import ConfigError
-from yarnctl.model import App, Assignment, ClusterSnapshot, Node, Request, Resources
+from yarnctl.model import App, Assignment, ClusterSnapshot, Node, Ask, Resources
 
 C = TypeVar("C")
 
 
 @dataclass(slots=True)
-class Ask:
+class OpenAsk:
     """An outstanding request and how many containers it still wants while a decision is built."""
 
     app_id: str
@@ -25,16 +25,16 @@ class Ask:
     left: int
 
     @staticmethod
-    def of(snap: ClusterSnapshot, app_id: str) -> list[Ask]:
-        """The app's ANY requests as asks, ascending priority."""
-        return [Ask(app_id, r.priority, r.capability, r.count) for r in snap.any_requests(app_id)]
+    def of(snap: ClusterSnapshot, app_id: str) -> list[OpenAsk]:
+        """The app's ANY asks as open asks, ascending priority."""
+        return [OpenAsk(app_id, r.priority, r.capability, r.count) for r in snap.any_asks(app_id)]
 
 
 class AppOrdering(Protocol):
     """Decides which app is served next ("which app": FIFO, Fair, DRF, the H-MRF family)."""
 
     def order(self, snap: ClusterSnapshot) -> list[App]:
-        """Apps with outstanding requests, most deserving first."""
+        """Apps with outstanding asks, most deserving first."""
         ...
 
 
@@ -42,7 +42,7 @@ class Placement(Protocol):
     """Decides what to put on a node ("which tasks here, how many": FFD-DotProduct)."""
 
     def place(self, snap: ClusterSnapshot, node: Node, apps: list[App]) -> list[Assignment]:
-        """Assignments on `node` for requests of `apps`."""
+        """Assignments on `node` for asks of `apps`."""
         ...
 
 
@@ -106,9 +106,9 @@ def _coerce(raw: Any, hint: Any, where: str) -> Any:
     return raw
 
 
-def first_request(snap: ClusterSnapshot, app_id: str) -> Request | None:
+def first_request(snap: ClusterSnapshot, app_id: str) -> Ask | None:
     """The app's outstanding ANY request with the lowest priority number."""
-    reqs = snap.any_requests(app_id)
+    reqs = snap.any_asks(app_id)
     return reqs[0] if reqs else None
 
 
@@ -126,7 +126,7 @@ def fill_app(
     `taken` counts containers of each (app, priority) already given earlier in this heartbeat.
     """
     out: list[Assignment] = []
-    for req in snap.any_requests(app.id):
+    for req in snap.any_asks(app.id):
         count = req.count - (taken.get((app.id, req.priority), 0) if taken else 0)
         if count <= 0:
             continue

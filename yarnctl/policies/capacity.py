@@ -5,7 +5,7 @@ skipping queues at their maximum capacity or whose head apps' users are at their
 inside a leaf queue apps are served in submit order (LeafQueue.activeApplications). Apps are
 activated while AM resources stay within `max_am_resource_percent` of the queue. At the root,
 an off-switch assignment ends the heartbeat (ParentQueue.assignContainers in 2.7), so ANY
-requests get one container per node heartbeat unless `multiple_off_switch`.
+asks get one container per node heartbeat unless `multiple_off_switch`.
 
 Departures, on purpose or not yet modelled: a container must fit in memory *and* vcores (the
 shim counts both; stock 2.7 with DefaultResourceCalculator checks memory only), queue usage is
@@ -121,7 +121,7 @@ class Capacity(PolicyBase):
             q_cap = conf.capacity / 100.0
             users = {a.user for a in active[q]}
             for app in active[q]:
-                req = next((r for r in snap.any_requests(app.id)
+                req = next((r for r in snap.any_asks(app.id)
                             if r.count > taken.get((app.id, r.priority), 0)), None)
                 if req is None:
                     continue
@@ -164,7 +164,7 @@ class Capacity(PolicyBase):
             if app.id in has_am:
                 lst.append(app)
                 continue
-            am_req = next((r for r in snap.any_requests(app.id) if r.priority == 0), None)
+            am_req = next((r for r in snap.any_asks(app.id) if r.priority == 0), None)
             if am_req is None:  # no AM to place (unmanaged AM or already running)
                 lst.append(app)
                 continue
@@ -179,11 +179,11 @@ class Capacity(PolicyBase):
 
 
 def _capability(snap: ClusterSnapshot, a: Assignment) -> Resources:
-    return next(r.capability for r in snap.any_requests(a.app_id) if r.priority == a.priority)
+    return next(r.capability for r in snap.any_asks(a.app_id) if r.priority == a.priority)
 
 
 def _remaining(snap: ClusterSnapshot, app: App, taken: dict[tuple[str, int], int]) -> bool:
-    return any(r.count > taken.get((app.id, r.priority), 0) for r in snap.any_requests(app.id))
+    return any(r.count > taken.get((app.id, r.priority), 0) for r in snap.any_asks(app.id))
 
 
 def _merge(assignments: list[Assignment]) -> list[Assignment]:

@@ -30,7 +30,7 @@ pool in `order` (fifo: submit time then id; smallest: ascending pending demand),
 container per heartbeat unless `multiple_off_switch`, as the Capacity baseline.
 
 AMs: the paper classifies jobs at submission; in YARN an AM must run before the job reveals its
-demand, so a job without task requests yet is admitted through the SD pool (its demand so far
+demand, so a job without task asks yet is admitted through the SD pool (its demand so far
 is one small container). Once classified, its AM is charged to its own category.
 """
 
@@ -125,7 +125,7 @@ class Dress(PolicyBase):
         """Classify apps seen asking for tasks for the first time and feed the phase tracker."""
         self.tracker.observe(snap)
         with_tasks = {c.app_id for cs in snap.node_containers.values() for c in cs if not c.is_am}
-        with_tasks.update(a for a, rs in snap.requests.items() if any(r.priority != AM_PRIORITY for r in rs))
+        with_tasks.update(a for a, rs in snap.asks.items() if any(r.priority != AM_PRIORITY for r in rs))
         for app_id in snap.apps:
             if app_id not in self.categories and app_id in with_tasks:
                 request = snap.allocated(app_id) + snap.pending(app_id)

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from yarnctl.fairness.comparators import SortKey
 from yarnctl.model import AM_PRIORITY, ZERO, App, Assignment, ClusterSnapshot, Decision, NodeId, Resources
-from yarnctl.policies.base import Ask
+from yarnctl.policies.base import OpenAsk
 
 KeyFn = Callable[[Resources, Resources, Resources, float, float, str], SortKey]
 
@@ -68,10 +68,10 @@ class _FairRound:
             if owner is not None:
                 self.q_usage[owner.queue] = self.q_usage.get(owner.queue, ZERO) + used
         self.usage: dict[str, Resources] = {}
-        self.asks: dict[str, list[Ask]] = {}  # built lazily: most apps are never looked at
+        self.asks: dict[str, list[OpenAsk]] = {}  # built lazily: most apps are never looked at
         self.am_room = _AmRoom(snap, config)
 
-    def take_one(self) -> Ask | None:
+    def take_one(self) -> OpenAsk | None:
         """Give one container to the first app in fair order whose head ask fits; None if none does."""
         if not self.snap.min_allocation.fits_in(self.available):
             return None
@@ -92,10 +92,10 @@ class _FairRound:
         self.q_usage[app.queue] = self.q_usage.get(app.queue, ZERO) + ask.capability
         return ask
 
-    def _head(self, app: App) -> Ask:
+    def _head(self, app: App) -> OpenAsk:
         asks = self.asks.get(app.id)
         if asks is None:
-            asks = self.asks[app.id] = Ask.of(self.snap, app.id)
+            asks = self.asks[app.id] = OpenAsk.of(self.snap, app.id)
         return asks[0]
 
     def _fits(self, app: App) -> bool:

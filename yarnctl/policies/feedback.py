@@ -61,7 +61,7 @@ def placed(snap: ClusterSnapshot, decision: Decision) -> Resources:
     """What `decision`'s assignments add to their node: count × the capability each app asked for at that priority."""
     total = ZERO
     for a in decision.assignments:
-        ask = next((r.capability for r in snap.any_requests(a.app_id) if r.priority == a.priority), ZERO)
+        ask = next((r.capability for r in snap.any_asks(a.app_id) if r.priority == a.priority), ZERO)
         total = total + ask * a.count
     return total
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, NodeId, Resources
-from yarnctl.policies.base import Ask
+from yarnctl.policies.base import OpenAsk
 from yarnctl.policies.contract import PolicyBase
 
 
@@ -42,13 +42,13 @@ class FfdDp(PolicyBase):
         self.config = config
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
-        """Pack the heartbeating node with the highest-fitness requests until nothing fits."""
+        """Pack the heartbeating node with the highest-fitness asks until nothing fits."""
         residual = snap.nodes[node_id].available
         # candidates in submit order, then priority: the earlier one wins a tie in fitness
-        candidates = [ask for app in snap.iter_pending_apps() for ask in Ask.of(snap, app.id)]
+        candidates = [ask for app in snap.iter_pending_apps() for ask in OpenAsk.of(snap, app.id)]
         granted: dict[tuple[str, int], int] = {}
         while snap.min_allocation.fits_in(residual):
-            best: Ask | None = None
+            best: OpenAsk | None = None
             best_score = -1.0
             for ask in candidates:
                 if ask.left > 0 and ask.capability.fits_in(residual):

@@ -29,11 +29,11 @@ class Fifo(PolicyBase):
         self.config = config
 
     def order(self, snap: ClusterSnapshot) -> Iterable[App]:
-        """Apps with outstanding requests by submit time, then id (lazily: a full node stops early)."""
+        """Apps with outstanding asks by submit time, then id (lazily: a full node stops early)."""
         return snap.iter_pending_apps()
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
-        """Fill `node_id` with the oldest apps' requests."""
+        """Fill `node_id` with the oldest apps' asks."""
         node = snap.nodes[node_id]
         out: list[Assignment] = fill_in_order(snap, node, self.order(snap), snap.min_allocation)
         return Decision(tuple(out)) if out else Decision()

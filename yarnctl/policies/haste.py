@@ -1,7 +1,7 @@
 """HaSTE: task assignment by fitness and urgency ([HaSTE] Sec. 3.2-3.4, Alg. 1, Eq. 1-4).
 
 On each heartbeat of node S_j:
-1. ApplicationMaster requests (priority 0) go first, in submit order, while they fit (Sec. 3.4.3).
+1. ApplicationMaster asks (priority 0) go first, in submit order, while they fit (Sec. 3.4.3).
    A request carries no AM flag, so (approx.) other containers asked for at priority 0, as
    distributed shell's, go first too.
 2. ITA (Sec. 3.3, Alg. 1 in ita.py) while a batch meets an idle cluster: if S_j held nothing
@@ -17,7 +17,7 @@ On each heartbeat of node S_j:
    earlier in the same heartbeat, as the RM's app state would. Ties go to the better locality
    on S_j (node, rack, off-switch: the paper's "best locality"), then submit time, app id and
    priority. A heartbeat costs O(A + C + k n): A apps and C live containers read once for the
-   urgency inputs, n (app, priority) requests scored for each of the k containers placed (the paper's
+   urgency inputs, n (app, priority) asks scored for each of the k containers placed (the paper's
    O(n log n) sorts once; placing several containers needs the scores again because F and the
    min-max range change with the residual).
 """
@@ -31,14 +31,14 @@ from operator import attrgetter
 from typing import Any
 
 from yarnctl.errors import ConfigError
-from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Request, Resources
+from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Ask, Resources
 from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
 from yarnctl.policies.ita import grid_work, initial_assignment
 from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
 from yarnctl.policies.contract import PolicyBase
 
 Beta = tuple[float, float, float]  # weights of the normalised fitness, urgency and alignment (Eq. 6)
-Places = list[tuple[App, list[tuple[Request, int]]]]  # pending apps in submit order, each with `placeable`
+Places = list[tuple[App, list[tuple[Ask, int]]]]  # pending apps in submit order, each with `placeable`
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ class HasteConfig:
 
 
 @dataclass(slots=True)
-class TaskRequest:
+class TaskAsk:
     """One (app, priority) request for map or reduce tasks, as one heartbeat scores it."""
 
     app_id: str
@@ -71,10 +71,10 @@ def normalised(xs: Sequence[float]) -> list[float]:
     return [(x - lo) / (hi - lo) for x in xs] if hi > lo else [0.0] * len(xs)
 
 
-def preferences(requests: Sequence[TaskRequest], residual: Resources, w: FfdDpConfig,
-                beta: Beta) -> list[tuple[float, TaskRequest]]:
+def preferences(asks: Sequence[TaskAsk], residual: Resources, w: FfdDpConfig,
+                beta: Beta) -> list[tuple[float, TaskAsk]]:
     """Eq. 4 (Eq. 6 with `beta`): the preference of every request with a task that fits `residual`."""
-    fitting = [r for r in requests if r.left > 0 and r.capability.fits_in(residual)]
+    fitting = [r for r in asks if r.left > 0 and r.capability.fits_in(residual)]
     if not fitting:
         return []
     f = normalised([fitness(r.capability, residual, w) for r in fitting])
@@ -84,14 +84,14 @@ def preferences(requests: Sequence[TaskRequest], residual: Resources, w: FfdDpCo
     return [(b1 * fi + b2 * ui + b3 * ai, r) for fi, ui, ai, r in zip(f, u, a, fitting)]
 
 
-def real_time_assignment(requests: Sequence[TaskRequest], residual: Resources, w: FfdDpConfig,
-                         beta: Beta) -> Iterator[tuple[TaskRequest, str]]:
+def real_time_assignment(asks: Sequence[TaskAsk], residual: Resources, w: FfdDpConfig,
+                         beta: Beta) -> Iterator[tuple[TaskAsk, str]]:
     """RTA (Sec. 3.4.3): place the most preferred task that fits, one at a time, until none fits.
 
     Yields each pick with why: its raw fitness (Eq. 1), urgency (Eq. 2-3), alignment when weighted
     (Eq. 5) and preference (Eq. 4/6), for the decision log.
     """
-    while scored := preferences(requests, residual, w, beta):
+    while scored := preferences(asks, residual, w, beta):
         top = max(p for p, _ in scored)
         best = min((r for p, r in scored if p == top), key=attrgetter("order"))
         why = (f"RTA p{best.priority}: fitness {fitness(best.capability, residual, w):.1f}, "
@@ -99,22 +99,22 @@ def real_time_assignment(requests: Sequence[TaskRequest], residual: Resources, w
                + f", preference {top:.2f} of {len(scored)}")
         best.left -= 1
         best.job.start(best.priority, best.size)
-        for r in requests:
+        for r in asks:
             if r.job is best.job:  # a placed task changes the urgency of its own job only
                 r.urgency = r.job.urgency(r.priority, r.size)
         residual = residual - best.capability
         yield best, why
 
 
-def placeable(requests: Sequence[Request], node: Node) -> list[tuple[Request, int]]:
+def placeable(asks: Sequence[Ask], node: Node) -> list[tuple[Ask, int]]:
     """Each priority's off-switch request that may run on `node`, with its locality there (0 node, 1 rack, 2 any).
 
-    `requests` is one app's; YARN keeps an off-switch (ANY) request beside any node or rack ones.
+    `asks` is one app's; YARN keeps an off-switch (ANY) ask beside any node or rack ones.
     """
-    named = [q for q in requests if q.resource_name != ANY and q.count > 0]
-    host = node.id.rpartition(":")[0] or node.id  # live node ids are host:port, requests name the host
+    named = [q for q in asks if q.resource_name != ANY and q.count > 0]
+    host = node.id.rpartition(":")[0] or node.id  # live node ids are host:port, asks name the host
     out = []
-    for r in requests:
+    for r in asks:
         if r.resource_name != ANY:
             continue
         names = {q.resource_name for q in named if q.priority == r.priority} if named else ()
@@ -144,23 +144,23 @@ class Haste(PolicyBase):
         self.progress = Progress(self.weights)  # the policy's only state: the T_i^m seen (urgency.py)
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
-        """AM requests first, then ITA on an empty node of an idle cluster, else RTA, until nothing fits."""
+        """AM asks first, then ITA on an empty node of an idle cluster, else RTA, until nothing fits."""
         node = snap.nodes[node_id]
-        places = [(app, placeable(snap.requests[app.id], node)) for app in snap.iter_pending_apps()]
+        places = [(app, placeable(snap.asks[app.id], node)) for app in snap.iter_pending_apps()]
         granted: dict[tuple[str, int], int] = {}
         residual = self._serve_ams(places, residual=node.available, granted=granted)
         why: dict[str, list[str]] = {app: ["AM first"] for app, _ in granted}
         if snap.min_allocation.fits_in(residual):
             jobs = self.progress.read(snap)
-            requests = self._task_requests(snap, places, residual, jobs)
+            asks = self._task_asks(snap, places, residual, jobs)
             idle = node.allocated.is_zero() and not any(j.maps_finished() for j in jobs.values())
-            initial = self._initial(requests, residual, snap.min_allocation) if idle else None
+            initial = self._initial(asks, residual, snap.min_allocation) if idle else None
             if initial is None:
-                for r in requests:  # only RTA weighs urgency
+                for r in asks:  # only RTA weighs urgency
                     r.urgency = r.job.urgency(r.priority, r.size)
             plan = [(r, n, f"ITA p{r.priority}: {n} of the batch packed by Alg. 1") for r, n in initial] \
                 if initial is not None else \
-                [(r, 1, text) for r, text in real_time_assignment(requests, residual, self.weights, self.beta)]
+                [(r, 1, text) for r, text in real_time_assignment(asks, residual, self.weights, self.beta)]
             for r, n, text in plan:
                 granted[(r.app_id, r.priority)] = granted.get((r.app_id, r.priority), 0) + n
                 why.setdefault(r.app_id, []).append(text)
@@ -191,23 +191,23 @@ class Haste(PolicyBase):
                     residual = residual - r.capability * n
         return residual
 
-    def _task_requests(self, snap: ClusterSnapshot, places: Places, residual: Resources,
-                       jobs: Mapping[str, JobProgress]) -> list[TaskRequest]:
+    def _task_asks(self, snap: ClusterSnapshot, places: Places, residual: Resources,
+                       jobs: Mapping[str, JobProgress]) -> list[TaskAsk]:
         """Every map or reduce request in `places` that fits `residual`, with its job's urgency inputs (urgency 0)."""
         aligned = self.alignments(snap)
         out = []
         for app, fitting in places:
             for r, rank in fitting:
                 if r.priority != AM_PRIORITY and r.capability.fits_in(residual):
-                    out.append(TaskRequest(app.id, r.priority, r.capability, r.count,
+                    out.append(TaskAsk(app.id, r.priority, r.capability, r.count,
                                            weighted_size(r.capability, self.weights), jobs[app.id], 0.0,
                                            (rank, app.submit_s, app.id, r.priority), aligned.get(app.id, 0.0)))
         return out
 
-    def _initial(self, requests: Sequence[TaskRequest], residual: Resources,
-                 unit: Resources) -> list[tuple[TaskRequest, int]] | None:
-        """ITA's plan for this node (tasks of one size go to requests in tie-break order); None above the work bound."""
-        ordered = sorted(requests, key=attrgetter("order"))
+    def _initial(self, asks: Sequence[TaskAsk], residual: Resources,
+                 unit: Resources) -> list[tuple[TaskAsk, int]] | None:
+        """ITA's plan for this node (tasks of one size go to asks in tie-break order); None above the work bound."""
+        ordered = sorted(asks, key=attrgetter("order"))
         pending: dict[Resources, list[int]] = {}  # tasks pending per size, sizes in the order Alg. 1 tries them
         for r in ordered:
             if (left := pending.get(r.capability)) is None:

@@ -87,7 +87,7 @@ class LongTermPolicy(PolicyBase):
         return out
 
     def order(self, snap: ClusterSnapshot) -> list[App]:
-        """AppOrdering: apps with outstanding requests, entity by entity in rank order, oldest app first."""
+        """AppOrdering: apps with outstanding asks, entity by entity in rank order, oldest app first."""
         self.tracker.advance(snap)
         by_entity = self._pending_by_entity(snap)
         ranked = sorted(by_entity, key=lambda n: self._key(self.tracker.standing(n, snap.now_s),

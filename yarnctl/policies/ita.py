@@ -4,7 +4,7 @@ Alg. 1's AssignTask(j, T) fills server S_j with the tasks that maximise sum_p w_
 knapsack of Sec. 3.3): OPT[a, b] and L[a, b] are kept per cell of a (memory, vcores) grid; a
 task of some size extends L[a - R1, b - R2] unless that list already holds every task of that
 size (lines 6-17), and the best cell wins (line 18). The grid steps are the minimum allocation
-(YARN normalises requests to its multiples), so the work is cells x distinct task sizes, and
+(YARN normalises asks to its multiples), so the work is cells x distinct task sizes, and
 callers bound it (`grid_work`; HaSTE falls back to RTA above `ita_max_work`).
 
 How it is computed, with the same result as lines 4-18 cell by cell (tests/policies/test_haste_ita.py

@@ -106,7 +106,7 @@ class Progress:
                     job.maps_running += 1
                     maps[(c.app_id, c.priority)] = maps.get((c.app_id, c.priority), 0) + 1
         for app_id, job in jobs.items():
-            for r in snap.any_requests(app_id):
+            for r in snap.any_asks(app_id):
                 if r.priority not in (AM_PRIORITY, REDUCE_PRIORITY):
                     job.maps_pending += r.count
                     maps[(app_id, r.priority)] = maps.get((app_id, r.priority), 0) + r.count

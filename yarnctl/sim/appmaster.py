@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from yarnctl.model import AM_PRIORITY, App, Request, Resources
+from yarnctl.model import AM_PRIORITY, App, Ask, Resources
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.sim.kernel import AM
 from yarnctl.sim.parts import SimParts
@@ -44,7 +44,7 @@ class _Stage:
 
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
-                 "last_finish", "am", "finished_at", "kills", "requests", "state", "am_failures",
+                 "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
                  "memory_s", "vcore_s")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
@@ -64,7 +64,7 @@ class _Job:
         self.am: _Container | None = None
         self.finished_at: float | None = None
         self.kills = 0
-        self.requests: tuple[Request, ...] = ()
+        self.asks: tuple[Ask, ...] = ()
         self.state = "running"
         self.am_failures = 0
         self.memory_s = 0.0  # MB x seconds of released containers, as the RM's memorySeconds
@@ -130,13 +130,13 @@ class AppMasters(SimParts):
         else:
             q.extend(items)
         self.pending_total += len(items)
-        self._refresh_requests(job)
+        self._refresh_asks(job)
         if self.idle:
             self._wake_all()
 
-    def _refresh_requests(self, job: _Job) -> None:
+    def _refresh_asks(self, job: _Job) -> None:
         app_id = job.spec.id
-        self.state.set_any_asks(app_id, tuple([Request(app_id, p, job.capability[p], len(q))
+        self.state.set_any_asks(app_id, tuple([Ask(app_id, p, job.capability[p], len(q))
                                                for p, q in sorted(job.pending.items()) if q]))
         self.version += 1
 
@@ -171,7 +171,7 @@ class AppMasters(SimParts):
 
         Reduces that started early wait for their maps; if they fill the space the maps need,
         nothing moves. Like the MR AM, a job with maps still pending, none running, and waiting
-        reduces kills its youngest waiting reduce and withholds its reduce requests until every
+        reduces kills its youngest waiting reduce and withholds its reduce asks until every
         map has been scheduled.
         """
         self.ticking = False
@@ -189,7 +189,7 @@ class AppMasters(SimParts):
                             dep.held.extend(q)  # type: ignore[arg-type]  # a stage's queue holds tasks, not the AM
                             self.pending_total -= len(q)
                             q.clear()
-                            self._refresh_requests(job)
+                            self._refresh_asks(job)
                     victim = max(st.waiting, key=lambda c: (c.start, c.seq))
                     self.stats["reduce_preemptions"] = self.stats.get("reduce_preemptions", 0) + 1
                     self._kill(victim, "preempted", requeue=False)

@@ -6,7 +6,7 @@ Measures (not asserts) two goals: simulated tasks per second for `fifo` on a 100
 build machines are shared and noisy.
 
 `--policy-cost` measures instead what one heartbeat's decision costs each policy on a busy
-cluster with 200 pending (app, priority) requests (goal for `haste`: under 1 ms median), on a
+cluster with 200 pending (app, priority) asks (goal for `haste`: under 1 ms median), on a
 node with some room and on an empty node (where HaSTE runs its ITA knapsack, timed cold and with
 its result cached), and Alg. 1 alone at HaSTE's work bound.
 """
@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from yarnctl.engine import Engine
-from yarnctl.model import App, ClusterSnapshot, Container, Node, Request, Resources
+from yarnctl.model import App, ClusterSnapshot, Container, Node, Ask, Resources
 from yarnctl.state import snapshot_of
 from yarnctl.policies import ita, make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig
@@ -97,10 +97,10 @@ def bench(repeat: int = 3, policies: tuple[str, ...] = ("fifo",)) -> dict[str, A
     return out
 
 
-def cost_snapshot(requests: int = 200, seed: int = 0) -> ClusterSnapshot:
+def cost_snapshot(asks: int = 200, seed: int = 0) -> ClusterSnapshot:
     """A busy cluster of 50 <32 GB, 16 vcores> nodes where n000 has <6 GB, 5 vcores> free and n049 is empty.
 
-    Each app has a map and a reduce request (`requests` in all) and runs its AM, some maps and reduces.
+    Each app has a map and a reduce request (`asks` in all) and runs its AM, some maps and reduces.
     """
     rng = random.Random(seed)
     sizes = [Resources(m * 1024, v) for m in (1, 2, 3, 4) for v in (1, 2, 3, 4)]
@@ -109,13 +109,13 @@ def cost_snapshot(requests: int = 200, seed: int = 0) -> ClusterSnapshot:
     room["n000"] = capacity - Resources(6 * 1024, 5)
     room["n049"] = Resources()
     apps: dict[str, App] = {}
-    asks: dict[str, tuple[Request, ...]] = {}
+    asks: dict[str, tuple[Ask, ...]] = {}
     containers: dict[str, Container] = {}
-    for i in range(requests // 2):
+    for i in range(asks // 2):
         app = f"app{i:04d}"
         apps[app] = App(app, submit_s=float(i))
         map_size, reduce_size = rng.choice(sizes), rng.choice(sizes)
-        asks[app] = (Request(app, 20, map_size, rng.randint(1, 100)), Request(app, 10, reduce_size, rng.randint(1, 10)))
+        asks[app] = (Ask(app, 20, map_size, rng.randint(1, 100)), Ask(app, 10, reduce_size, rng.randint(1, 10)))
         for priority, size, n in ((0, Resources(2048, 1), 1), (20, map_size, rng.randint(0, 6)),
                                   (10, reduce_size, rng.randint(0, 2))):
             for _ in range(n):
@@ -156,18 +156,18 @@ def ita_at_bound(repeat: int = 51) -> dict[str, Any]:
     return {"work": work, "bound": HasteConfig().ita_max_work, "median_ms": round(median_ms, 3)}
 
 
-def policy_cost(policies: tuple[str, ...], requests: int = 200, repeat: int = 301) -> dict[str, Any]:
+def policy_cost(policies: tuple[str, ...], asks: int = 200, repeat: int = 301) -> dict[str, Any]:
     """The median time each policy takes to decide one heartbeat of `cost_snapshot`.
 
     ITA's results are cached (ita.py), and this loop asks the same question again and again, so the
     empty node is timed cold (cache emptied before each call: the first empty node of a batch) and,
     for HaSTE, warm too (the identical empty nodes that follow it).
     """
-    snap = cost_snapshot(requests)
+    snap = cost_snapshot(asks)
     out: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "system": platform.platform(),
                     "cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()},
-        "requests": sum(len(r) for r in snap.requests.values()),
+        "asks": sum(len(r) for r in snap.asks.values()),
         "containers": len(snap.containers), "nodes": len(snap.nodes), "cases": [],
     }
     for policy in policies:

@@ -57,7 +57,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         self.state = ClusterState(self.min_alloc)
         for nd in self.nodes:
             self.state.put_node(nd.id, nd.rack, nd.capacity, nd.capacity)
-        self.configured = self.state.capacity  # what utilisation is measured against; resizes change the store's
+        self.registered = self.state.capacity  # what utilisation is measured against; resizes change the store's
         self.physical = sum((nd.physical for nd in self.nodes), Resources(0, 0))
         self.jobs: dict[str, _Job] = {}
         self.pending_total = 0
@@ -113,7 +113,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         if self.progress:
             self.progress(self.tasks_done, self.tasks_total, self.k.now)
         return SimRun(self.w, self.engine.policy.name, self.job_records, self.records, self.usage,
-                      self.configured, self.physical, self.k.now, self.stats, stuck, self.tuning)
+                      self.registered, self.physical, self.k.now, self.stats, stuck, self.tuning)
 
     def snapshot(self) -> ClusterSnapshot:
         """A read-only copy of the state the RM would hand a policy now."""
@@ -176,7 +176,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             # if that lasts for several rounds of every node, nothing ever will
             self.empty_streak += 1
             if self.empty_streak > self.stall_heartbeats:
-                log.warning("stalled at t=%.1f: %d jobs left whose requests no node accepts",
+                log.warning("stalled at t=%.1f: %d jobs left whose asks no node accepts",
                             self.k.now, self.jobs_left)
                 self.k.stop()
                 return
@@ -211,7 +211,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
                 self.stats["assigned"] += 1
                 self._launch(job, q.popleft(), node, cap, a.kind)
             if job.state == "running":
-                self._refresh_requests(job)
+                self._refresh_asks(job)
 
     def _find(self, cid: str) -> _Container | None:
         c = self.state.container(cid)

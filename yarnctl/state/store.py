@@ -1,6 +1,6 @@
 """The ResourceManager's bookkeeping, kept by one store that the simulator and the bridge's mirror both drive.
 
-`ClusterState` owns nodes, applications, request tables, containers and per-app allocation, and
+`ClusterState` owns nodes, applications, ask tables, containers and per-app allocation, and
 offers the RM's few mutations: a node added, resized or removed; an app added or removed; an app's
 asks set; a container allocated or released (a kill is a release the scheduler chose). It is the
 only code that builds a `ClusterSnapshot`, so a policy sees the same state whichever path drove it.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from yarnctl.model import ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Node, NodeId, Request, Resources
+from yarnctl.model import ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Node, NodeId, Ask, Resources
 
 
 class StateError(Exception):
@@ -46,8 +46,8 @@ class ClusterState:
         self._apps: dict[AppId, App] = {}
         self._apps_view: Mapping[AppId, App] | None = _EMPTY_APPS
         self._in_order = True  # `_apps` iterates in submit order then id (arrivals almost always come so)
-        self._tables: dict[AppId, dict[int, tuple[Request, ...]]] = {}
-        self._requests: dict[AppId, tuple[Request, ...]] = {}
+        self._tables: dict[AppId, dict[int, tuple[Ask, ...]]] = {}
+        self._asks: dict[AppId, tuple[Ask, ...]] = {}
         self._containers: dict[ContainerId, Container] = {}
         self._app_alloc: dict[AppId, Resources] = {}
 
@@ -77,9 +77,9 @@ class ClusterState:
             self._ordered_apps()
         return list(self._apps)
 
-    def asks(self, app_id: AppId) -> tuple[Request, ...]:
-        """The app's outstanding requests, ascending priority (ANY first within one)."""
-        return self._requests.get(app_id, ())
+    def asks(self, app_id: AppId) -> tuple[Ask, ...]:
+        """The app's outstanding asks, ascending priority (ANY first within one)."""
+        return self._asks.get(app_id, ())
 
     def allocated(self, app_id: AppId) -> Resources:
         """What the app holds now."""
@@ -142,21 +142,21 @@ class ClusterState:
             return []
         self._apps_view = None
         self._tables.pop(app_id, None)
-        self._requests.pop(app_id, None)
+        self._asks.pop(app_id, None)
         # an app holding nothing has no containers (a container is never empty): no scan for finished apps
         gone = [c for c in self._containers.values() if c.app_id == app_id] if app_id in self._app_alloc else []
         for c in gone:
             self._release(c)
         return gone
 
-    def set_asks(self, app_id: AppId, priority: int, rows: Iterable[Request]) -> None:
-        """Replace the app's request table at `priority` (its ANY row first); no rows removes it."""
+    def set_asks(self, app_id: AppId, priority: int, rows: Iterable[Ask]) -> None:
+        """Replace the app's ask table at `priority` (its ANY row first); no rows removes it."""
         if app_id not in self._apps:
             raise StateError(f"asks: unknown app {app_id}")
         tables = self._tables.get(app_id)
         if tables is None:  # none yet, or only the flat form set_any_asks keeps: split it by priority
             tables = self._tables[app_id] = {}
-            for r in self._requests.get(app_id, ()):
+            for r in self._asks.get(app_id, ()):
                 tables[r.priority] = tables.get(r.priority, ()) + (r,)
         table = tuple(rows)
         if table:
@@ -165,18 +165,18 @@ class ClusterState:
             tables.pop(priority, None)
         self._publish(app_id, tables)
 
-    def set_app_asks(self, app_id: AppId, rows: Iterable[Request]) -> None:
-        """Replace every request table of the app at once."""
+    def set_app_asks(self, app_id: AppId, rows: Iterable[Ask]) -> None:
+        """Replace every ask table of the app at once."""
         if app_id not in self._apps:
             raise StateError(f"asks: unknown app {app_id}")
-        tables: dict[int, list[Request]] = {}
+        tables: dict[int, list[Ask]] = {}
         for r in rows:
             tables.setdefault(r.priority, []).append(r)
         self._tables[app_id] = {p: tuple(sorted(rs, key=lambda r: r.resource_name != ANY)) for p, rs in tables.items()}
         self._publish(app_id, self._tables[app_id])
 
-    def set_any_asks(self, app_id: AppId, rows: tuple[Request, ...]) -> None:
-        """Replace every request table of the app with off-switch asks only, one per priority, ascending.
+    def set_any_asks(self, app_id: AppId, rows: tuple[Ask, ...]) -> None:
+        """Replace every ask table of the app with off-switch asks only, one per priority, ascending.
 
         The simulator's asks (it places no locality); the caller keeps that form, which is already the
         published one, so this is the cheap path of `set_app_asks`.
@@ -185,16 +185,16 @@ class ClusterState:
             raise StateError(f"asks: unknown app {app_id}")
         self._tables.pop(app_id, None)  # rebuilt from the flat form if the per-priority path needs it
         if rows:
-            self._requests[app_id] = rows
+            self._asks[app_id] = rows
         else:
-            self._requests.pop(app_id, None)
+            self._asks.pop(app_id, None)
 
-    def _publish(self, app_id: AppId, tables: dict[int, tuple[Request, ...]]) -> None:
+    def _publish(self, app_id: AppId, tables: dict[int, tuple[Ask, ...]]) -> None:
         if tables:
-            self._requests[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
+            self._asks[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
         else:
             self._tables.pop(app_id, None)
-            self._requests.pop(app_id, None)
+            self._asks.pop(app_id, None)
 
     # ------------------------------------------------------------------ containers
 
@@ -268,7 +268,7 @@ class ClusterState:
             now_s,
             MappingProxyType(dict(self._nodes)),
             self._ordered_apps(),
-            MappingProxyType(dict(self._requests)),
+            MappingProxyType(dict(self._asks)),
             MappingProxyType(dict(self._node_views)),
             MappingProxyType(dict(self._app_alloc)),
             self.min_allocation,
@@ -280,7 +280,7 @@ def snapshot_of(
     now_s: float,
     nodes: Iterable[Node],
     apps: Iterable[App],
-    requests: Iterable[Request] = (),
+    asks: Iterable[Ask] = (),
     containers: Iterable[Container] = (),
     min_allocation: Resources = Resources(1024, 1),
 ) -> ClusterSnapshot:
@@ -293,8 +293,8 @@ def snapshot_of(
         state.put_node(n.id, n.rack, n.capacity, n.registered)
     for a in apps:
         state.add_app(a)
-    by_app: dict[AppId, list[Request]] = {}
-    for r in requests:
+    by_app: dict[AppId, list[Ask]] = {}
+    for r in asks:
         by_app.setdefault(r.app_id, []).append(r)
     for app_id, rows in by_app.items():
         state.set_app_asks(app_id, rows)

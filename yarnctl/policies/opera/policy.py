@@ -83,7 +83,7 @@ class _Tracked:
 
 @dataclass(slots=True)
 class _NodeState:
-    configured: Resources
+    registered: Resources  # C_i
     expected: int = 0  # containers granted at the last heartbeat that have not appeared yet
     granted_at: float = -math.inf
     reserved: list[Reserved] = field(default_factory=list)
@@ -130,9 +130,9 @@ class Opera(PolicyBase):
         node = snap.nodes[node_id]
         st = self.nodes.get(node_id)
         # a source that does not know the registered size (node.registered None) keeps the one last heard
-        configured = node.configured if node.registered is not None or st is None else st.configured
-        if st is None or configured != st.configured:
-            st = self.nodes[node_id] = _NodeState(configured)  # new, or resized by someone else
+        registered = node.registered or (node.capacity if st is None else st.registered)
+        if st is None or registered != st.registered:
+            st = self.nodes[node_id] = _NodeState(registered)  # new, or resized by someone else
         if st.block is None:
             st.block = Block(Usage.of(self.config.block), self.config.block_time_s, snap.now_s)
         return st
@@ -140,7 +140,7 @@ class Opera(PolicyBase):
     def features(self, snap: ClusterSnapshot, app_id: str, priority: int, size: Resources) -> TaskFeatures:
         """F_t, A_t, S_t, P_t, D_t of a task of `app_id` at `priority` (see yarnctl/estimation/classifier.py)."""
         app = snap.apps.get(app_id)
-        others = any(r.priority not in (priority, AM_PRIORITY) for r in snap.any_requests(app_id))
+        others = any(r.priority not in (priority, AM_PRIORITY) for r in snap.any_asks(app_id))
         if not others:
             others = any(c.app_id == app_id and not c.is_am and c.priority != priority
                          for c in snap.containers.values())
@@ -212,14 +212,14 @@ class Opera(PolicyBase):
         used = Usage()
         for x in cs:
             used = used + self.task_usage(x)
-        c = cres(used, st.configured, self.config.rho) if opp else Contention.NONE
+        c = cres(used, st.registered, self.config.rho) if opp else Contention.NONE
         if kills(self.relief, c):
             v = victim(cs, opp)
             st.kill = v.id if v is not None else None
         if self.relief is Relief.PRESERVE and st.block is not None:
             st.block = relieve(st.block, c, now_s, self.config.alpha,
                                Block(Usage.of(self.config.block), self.config.block_time_s, now_s),
-                               st.configured, self.config.max_block_time_s)
+                               st.registered, self.config.max_block_time_s)
 
     def tuning(self) -> Mapping[str, float]:
         """Opportunistic containers running, PRESERVE's blocked resources, relief kills so far."""
@@ -247,7 +247,7 @@ class Opera(PolicyBase):
             doomed.append(Kill(st.kill, f"opera {self.relief.value}: contention"))
             cs = [c for c in cs if c.id != st.kill]
         st.kill = None
-        c_i = st.configured
+        c_i = st.registered
         blocked = st.block.blocked if self.relief is Relief.PRESERVE and st.block is not None else Usage()
         k = self.config.max_overcommit
         ceiling = Resources(math.floor(c_i.memory_mb * k), math.floor(c_i.vcores * k))

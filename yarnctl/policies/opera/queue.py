@@ -53,7 +53,7 @@ class FairQueue:
     def left(self, key: TaskKey) -> int:
         """Containers still outstanding for `key` after this heartbeat's grants."""
         app_id, priority = key
-        for r in self.snap.any_requests(app_id):
+        for r in self.snap.any_asks(app_id):
             if r.priority == priority:
                 return r.count - self.taken.get(key, 0)
         return 0
@@ -62,14 +62,14 @@ class FairQueue:
         """The task `key` names, or None when its request is no longer outstanding."""
         if self.left(key) <= 0:
             return None
-        for r in self.snap.any_requests(key[0]):
+        for r in self.snap.any_asks(key[0]):
             if r.priority == key[1]:
                 return Task(key[0], key[1], r.capability)
         return None
 
     def head(self, app: App) -> Task | None:
         """The app's highest-priority task still outstanding."""
-        for r in self.snap.any_requests(app.id):
+        for r in self.snap.any_asks(app.id):
             if r.count - self.taken.get((app.id, r.priority), 0) > 0:
                 return Task(app.id, r.priority, r.capability)
         return None
@@ -103,7 +103,7 @@ class FairQueue:
         out: Resources | None = None
         for apps in self.by_queue.values():
             for app in apps:
-                for r in self.snap.any_requests(app.id):
+                for r in self.snap.any_asks(app.id):
                     if r.count - self.taken.get((app.id, r.priority), 0) > 0:
                         d = r.capability
                         out = d if out is None else Resources(min(out.memory_mb, d.memory_mb), min(out.vcores, d.vcores))
