@@ -163,6 +163,8 @@ class Engine:
     policy: Policy
     estimators: Sequence[Estimator] = ()
     stats: Counter[str] = field(default_factory=Counter)
+    # decision items refused, by RejectCode value: the one count the bridge's metrics and status report
+    rejected_by: Counter[str] = field(default_factory=Counter)
 
     @property
     def tunable(self) -> bool:
@@ -221,6 +223,6 @@ class Engine:
         if result.rejected:
             self.stats["rejections"] += len(result.rejected)
             for r in result.rejected:
-                self.stats[f"rejected_{r.code.value}"] += 1
+                self.rejected_by[r.code.value] += 1
                 log.warning("policy %s: rejected %s: %s", self.policy.name, r.item, r.reason)
         return result

@@ -9,6 +9,7 @@ import threading
 import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from yarnctl.bridge.decisionlog import DecisionLog
@@ -35,13 +36,18 @@ class ServiceStats:
     resync: int = 0
     errors: int = 0
     policy_errors: int = 0
-    rejected: int = 0
-    rejected_by: dict[str, int] = field(default_factory=dict)  # by RejectCode value, as the shim counts them
+    # by RejectCode value, as the shim counts them: the engine's own counter, shared
+    rejected_by: Mapping[str, int] = field(default_factory=dict)
     assigned: int = 0
     full_syncs: int = 0
     latency_us: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_US) + 1))
     latency_sum_us: int = 0  # the histogram's sum, for Prometheus' rate(sum)/rate(count)
     last_call_s: float | None = None  # wall-clock time.time() of the last call's end; None before any
+
+    @property
+    def rejected(self) -> int:
+        """Decision items the validation refused."""
+        return sum(self.rejected_by.values())
 
     def observe(self, us: int) -> None:
         """Count one call's latency."""
@@ -104,7 +110,7 @@ class PolicyService:
         self.policy_name: str = policy.name
         self.engine = Engine(self._policy)
         self.mirror = Mirror()
-        self.stats = ServiceStats()
+        self.stats = ServiceStats(rejected_by=self.engine.rejected_by)
         # the snapshot the policy saw on the last decided call: immutable, so scrapes read it lock-free
         self.last_snapshot: ClusterSnapshot | None = None
         self.decision_log = decision_log
@@ -205,9 +211,7 @@ class PolicyService:
                 rejected.append(["k", item.container_id, r.code.value, r.detail])
             else:
                 rejected.append(["r", item.node_id, r.code.value, r.detail])
-            self.stats.rejected_by[r.code.value] = self.stats.rejected_by.get(r.code.value, 0) + 1
         why.update(result.accepted.reasons)
-        self.stats.rejected += len(result.rejected)
         self.stats.assigned += result.accepted.containers()
         self.stats.ok += 1
         return encode_decision(seq, result.accepted), "ok"

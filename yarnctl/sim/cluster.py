@@ -108,6 +108,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
                                                   spec.submit_s, None, None, spec.tasks, 0, "pending"))
         self.job_records.sort(key=lambda j: (j.submit_s, j.id))
         self.stats.update({f"engine_{k}": v for k, v in self.engine.stats.items()})
+        self.stats.update({f"engine_rejected_{k}": v for k, v in self.engine.rejected_by.items()})
         self.stats["wall_s"] = time.perf_counter() - started
         self.stats["tasks"] = self.tasks_done
         if self.progress:
