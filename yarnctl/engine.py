@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from yarnctl.model import (
+    AM_PRIORITY,
     ANY,
+    AppId,
     EMPTY_DECISION,
     Assignment,
     ClusterSnapshot,
@@ -21,6 +23,7 @@ from yarnctl.model import (
     Ask,
     Resources,
 )
+from yarnctl.policies import am_limit
 from yarnctl.policies.contract import Estimator, Policy, Tunable, is_tunable
 
 log = logging.getLogger(__name__)
@@ -48,13 +51,15 @@ class Validation:
     rejected: tuple[Rejection, ...] = ()
 
 
-def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None = None) -> Validation:
+def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None = None,
+             held_back: frozenset[AppId] = frozenset()) -> Validation:
     """Split `decision` into what is safe to apply to `snap` and what is not, saying why.
 
     Applied in order resizes, kills, assignments (as the shim does). An assignment is refused
-    whole when it names an unknown node, app or (app, priority) request, asks for more
-    containers than are outstanding, would exceed the node's capacity, or (with `node_id`)
-    targets any node but the one heartbeating.
+    whole when it names an unknown node, app or (app, priority) ask, asks for more
+    containers than are outstanding, would exceed the node's capacity, (with `node_id`)
+    targets any node but the one heartbeating, or starts the AM of an app in `held_back`
+    (beyond the AM-share limit, `policies/am_limit.py`).
     """
     if decision.is_empty():
         return Validation(decision)
@@ -95,7 +100,7 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
     assignments = []
     granted: dict[tuple[str, int], int] = {}
     for a in decision.assignments:
-        problem = _assignment_problem(snap, a, node_id, granted)
+        problem = _assignment_problem(snap, a, node_id, granted, held_back)
         if problem is None:
             cap, u = node_state(a.node_id)
             req = _any_request(snap, a)
@@ -125,7 +130,8 @@ def _any_request(snap: ClusterSnapshot, a: Assignment) -> Ask | None:
 
 
 def _assignment_problem(
-    snap: ClusterSnapshot, a: Assignment, node_id: NodeId | None, granted: dict[tuple[str, int], int]
+    snap: ClusterSnapshot, a: Assignment, node_id: NodeId | None, granted: dict[tuple[str, int], int],
+    held_back: frozenset[AppId] = frozenset(),
 ) -> tuple[RejectCode, str] | None:
     # checked in the shim's DecisionApplier order, so both refuse a row with the same code
     if a.count <= 0:
@@ -136,6 +142,8 @@ def _assignment_problem(
         return RejectCode.WRONG_NODE, f"assignment to {a.node_id} while {node_id} is heartbeating"
     if a.app_id not in snap.apps:
         return RejectCode.UNKNOWN_APP, f"unknown app {a.app_id}"
+    if a.priority == AM_PRIORITY and a.app_id in held_back:
+        return RejectCode.AM_LIMIT, f"the AM of {a.app_id} would take the AMs past their share of the cluster"
     req = _any_request(snap, a)
     if req is None:
         return RejectCode.UNKNOWN_PRIORITY, f"{a.app_id} has no outstanding request at priority {a.priority}"
@@ -163,8 +171,14 @@ class Engine:
     policy: Policy
     estimators: Sequence[Estimator] = ()
     stats: Counter[str] = field(default_factory=Counter)
+    max_am_share: float | None = None  # None: the policy's own (Policy.max_am_share)
     # decision items refused, by RejectCode value: the one count the bridge's metrics and status report
     rejected_by: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def am_share(self) -> float:
+        """The share of cluster memory AMs may hold: the engine's override, else the policy's own."""
+        return self.policy.max_am_share if self.max_am_share is None else self.max_am_share
 
     @property
     def tunable(self) -> bool:
@@ -179,7 +193,7 @@ class Engine:
         self.stats["tunes"] += 1
         try:
             before = dict(policy.tuning())
-            policy.tune(obs)
+            policy.tune(am_limit.observed(obs, self.am_share))
             return dict(policy.tuning()) != before
         except Exception:  # like decide: a policy bug must not stop the control loop
             self.stats["tune_errors"] += 1
@@ -209,8 +223,9 @@ class Engine:
             return Validation(Decision(resizes=(NodeResize(node_id, node.registered or node.capacity),)))
         for e in self.estimators:
             e.observe(snap)
+        held = am_limit.held_back(snap, self.am_share)
         try:
-            decision = self.policy.decide(snap, node_id)
+            decision = self.policy.decide(am_limit.without(snap, held), node_id)
         except Exception:  # a policy bug must not stop the scheduler; it is logged and counted
             self.stats["policy_errors"] += 1
             log.exception("policy %s failed on node %s; deciding nothing", self.policy.name, node_id)
@@ -219,7 +234,7 @@ class Engine:
             self.stats["policy_errors"] += 1
             log.error("policy %s returned %r, not a Decision", self.policy.name, type(decision))
             return Validation(EMPTY_DECISION)
-        result = validate(snap, decision, node_id)
+        result = validate(snap, decision, node_id, held)
         if result.rejected:
             self.stats["rejections"] += len(result.rejected)
             for r in result.rejected:

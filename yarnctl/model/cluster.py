@@ -125,6 +125,8 @@ class ClusterSnapshot:
     app_allocated: Mapping[AppId, Resources]
     min_allocation: Resources = Resources(1024, 1)
     capacity: Resources = field(default=ZERO)
+    am_allocated: Resources = ZERO  # what live ApplicationMaster containers hold
+    am_asked: Resources = ZERO  # what the AM asks (priority 0, off-switch) of every app add up to
     _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, repr=False, compare=False)
 
     @property

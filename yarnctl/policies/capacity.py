@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Resources
+from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
 
@@ -48,6 +49,7 @@ class Capacity(PolicyBase):
     """Guaranteed queue capacities, elastic up to each queue's maximum, FIFO within a queue."""
 
     name = "capacity"
+    max_am_share = NO_LIMIT  # each queue has its own (max_am_resource_percent), as LeafQueue.activateApplications
     Config = CapacityConfig
 
     def __init__(self, config: CapacityConfig = CapacityConfig()) -> None:

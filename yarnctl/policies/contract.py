@@ -6,7 +6,9 @@ protocol the engine, the simulator and the policy server test for with `isinstan
 - `Stateful`: `save_state()` and `load_state(doc)`, kept across restarts (H-MRF's accounting).
 It declares its capabilities as class (or instance) attributes, defaults in `PolicyBase`:
 - `time_dependent`: it learns from every heartbeat, so the simulator may not skip idle ones;
-- `resizes_nodes`: it manages node capacities, so the engine does not restore rescaled nodes.
+- `resizes_nodes`: it manages node capacities, so the engine does not restore rescaled nodes;
+- `max_am_share`: the share of cluster memory ApplicationMasters may hold (`policies/am_limit.py`),
+  0.5 as FairScheduler's maxAMShare unless the policy follows a scheduler with another default.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class Policy(Protocol):
     name: str
     time_dependent: bool
     resizes_nodes: bool
+    max_am_share: float
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """The decision for the heartbeat of `node_id`."""
@@ -35,6 +38,7 @@ class PolicyBase:
 
     time_dependent: bool = False
     resizes_nodes: bool = False
+    max_am_share: float = 0.5
 
 
 @runtime_checkable

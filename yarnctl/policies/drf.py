@@ -13,6 +13,7 @@ from functools import partial
 from yarnctl.fairness.comparators import drf_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
 from yarnctl.policies.fairshare import FairConfig, serve_fairly
+from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
 
 
@@ -20,6 +21,7 @@ class Drf(PolicyBase):
     """Dominant Resource Fairness: equalise each app's largest share of any resource."""
 
     name = "drf"
+    max_am_share = NO_LIMIT  # each queue's own limit (max_am_share) applies, as FSLeafQueue.canRunAppAM
     Config = FairConfig
 
     def __init__(self, config: FairConfig = FairConfig()) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from yarnctl.fairness.comparators import fair_share_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
 from yarnctl.policies.fairshare import FairConfig, serve_fairly
+from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
 
 
@@ -16,6 +17,7 @@ class Fair(PolicyBase):
     """FairScheduler's default policy: the app (and queue) with the least memory goes next."""
 
     name = "fair"
+    max_am_share = NO_LIMIT  # each queue's own limit (max_am_share) applies, as FSLeafQueue.canRunAppAM
     Config = FairConfig
 
     def __init__(self, config: FairConfig = FairConfig()) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from yarnctl.model import ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Node, NodeId, Ask, Resources
+from yarnctl.model import AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Node, NodeId, Ask, Resources
 
 
 class StateError(Exception):
@@ -50,6 +50,10 @@ class ClusterState:
         self._asks: dict[AppId, tuple[Ask, ...]] = {}
         self._containers: dict[ContainerId, Container] = {}
         self._app_alloc: dict[AppId, Resources] = {}
+        # what ApplicationMasters hold and ask for, kept as totals so the AM-share limit costs O(1) when far
+        self._am_allocated = ZERO
+        self._am_asks: dict[AppId, Resources] = {}
+        self._am_asked = ZERO
 
     # ------------------------------------------------------------------ reads
 
@@ -143,6 +147,7 @@ class ClusterState:
         self._apps_view = None
         self._tables.pop(app_id, None)
         self._asks.pop(app_id, None)
+        self._note_am_ask(app_id, ())
         # an app holding nothing has no containers (a container is never empty): no scan for finished apps
         gone = [c for c in self._containers.values() if c.app_id == app_id] if app_id in self._app_alloc else []
         for c in gone:
@@ -188,13 +193,29 @@ class ClusterState:
             self._asks[app_id] = rows
         else:
             self._asks.pop(app_id, None)
+        self._note_am_ask(app_id, rows)
 
     def _publish(self, app_id: AppId, tables: dict[int, tuple[Ask, ...]]) -> None:
         if tables:
-            self._asks[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
+            rows = self._asks[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
         else:
+            rows = ()
             self._tables.pop(app_id, None)
             self._asks.pop(app_id, None)
+        self._note_am_ask(app_id, rows)
+
+    def _note_am_ask(self, app_id: AppId, rows: tuple[Ask, ...]) -> None:
+        # rows ascend by priority with ANY first, so an AM ask is the first row or none
+        first = rows[0] if rows else None
+        am = (first.capability * first.count if first is not None and first.priority == AM_PRIORITY
+              and first.resource_name == ANY else ZERO)
+        old = self._am_asks.get(app_id, ZERO)
+        if am != old:
+            self._am_asked = self._am_asked - old + am
+            if am.is_zero():
+                del self._am_asks[app_id]
+            else:
+                self._am_asks[app_id] = am
 
     # ------------------------------------------------------------------ containers
 
@@ -218,6 +239,8 @@ class ClusterState:
         self._dirty.add(node_id)
         held = self._app_alloc.get(app)
         self._app_alloc[app] = c.resource if held is None else held + c.resource
+        if c.is_am:
+            self._am_allocated = self._am_allocated + c.resource
 
     def release(self, container_id: ContainerId) -> Container | None:
         """A container completed, was released or killed: its resources go back; None if it was not live."""
@@ -232,6 +255,8 @@ class ClusterState:
         self._node_alloc[c.node_id] = self._node_alloc[c.node_id] - c.resource
         self._dirty.add(c.node_id)
         app = c.app_id
+        if c.is_am:
+            self._am_allocated = self._am_allocated - c.resource
         held = self._app_alloc[app]
         if held == c.resource:  # its last container (a container is never empty): absent, see the module docstring
             del self._app_alloc[app]
@@ -273,6 +298,8 @@ class ClusterState:
             MappingProxyType(dict(self._app_alloc)),
             self.min_allocation,
             self.capacity,
+            am_allocated=self._am_allocated,
+            am_asked=self._am_asked,
         )
 
 
