@@ -85,3 +85,21 @@ def test_malformed_jobruntime_is_one_error(tmp_path: Path, name: str, text: str)
     p.write_text(text)
     with pytest.raises(ClusterError, match="not an SLS jobruntime.csv"):
         outputs.read_jobruntime(p)
+
+
+def test_rm_log_counts_containers_live_at_once(tmp_path: Path) -> None:
+    ts = "2026-11-25 04:49:36,062 INFO rmcontainer.RMContainerImpl: container_1_0001_01_00000"
+    log = tmp_path / "sls.log"
+    log.write_text("".join(f"{ts}{i} Container Transitioned from {a} to {b}\n" for i, a, b in [
+        (1, "NEW", "ALLOCATED"), (2, "NEW", "ALLOCATED"), (1, "ALLOCATED", "ACQUIRED"), (1, "ACQUIRED", "RUNNING"),
+        (3, "NEW", "ALLOCATED"), (2, "ALLOCATED", "RELEASED"), (1, "RUNNING", "COMPLETED"), (4, "NEW", "ALLOCATED")]))
+    allocs, _ = outputs.read_rm_log(log)
+    assert (allocs.total, allocs.peak_live) == (4, 3)
+
+
+def test_an_empty_track_has_no_peak(tmp_path: Path) -> None:
+    # SLS 2.7.7 leaves `[]` when its track writer's first tick hits the queue set SLSRunner has not set yet
+    p = tmp_path / "realtimetrack.json"
+    p.write_text("[]")
+    assert outputs.read_realtimetrack(p) == []
+    assert outputs.peak_running_containers([]) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,16 @@ def test_a_run_stopped_at_its_timeout_reports_unfinished_jobs_and_its_costs() ->
     assert (r.failed, r.unfinished, r.makespan_s) == (8, 8, None)
     assert r.stats["timed_out"] == 1.0 and r.stats["node_updates"] > 0 and r.stats["node_update_ms"] > 0
     assert r.stats["containers"] == 8  # the eight AM containers, no task ever
+
+
+def test_an_empty_track_takes_the_peak_from_the_rm_log(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    (run / "output" / "realtimetrack.json").write_text("[]")  # SLS's track writer died at its first tick
+    files = SlsRunFiles(run, run / "conf", run / "output", run / "sls.log", None, run / "serve-status.json")
+    info = _info()
+    r = report.sls_result(SlsRunInfo("fifo", info.scheduler_class, "fifo", files, 68.0, info.conf),
+                          report.read_trace(SHORT), 4 * 4096, 4 * 4)
+    assert r.stats["track_rows"] == 0
+    # the trimmed fixture log keeps no completions, so every allocation still counts as live: not 0
+    assert r.stats["peak_running_containers"] == 55

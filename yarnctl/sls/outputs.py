@@ -23,6 +23,10 @@ from yarnctl.errors import ClusterError
 _WINDOW = 60  # ResourceSchedulerWrapper.SAMPLING_SIZE
 _TS = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})"
 _ALLOCATED = re.compile(_TS + r" INFO \S+ container_(?:e\d+_)?(\d+)_(\d+)_\d+_(\d+) Container Transitioned from NEW to ALLOCATED")
+# RMContainerImpl's transitions: NEW -> ALLOCATED puts a container on the scheduler's books (root
+# QueueMetrics.allocatedContainers, SLS's running.containers), these end states take it off
+_TRANSITION = re.compile(r" (container_\S+) Container Transitioned from (\w+) to (\w+)\s*$")
+_ENDED = frozenset({"COMPLETED", "RELEASED", "KILLED", "EXPIRED"})
 _SUMMARY = re.compile(_TS + r" INFO \S+ appId=(application_\d+_\d+),.*?user=([^,]*),queue=([^,]*),state=(\w+),"
                       r".*?startTime=(\d+),finishTime=(\d+),finalStatus=(\w+),memorySeconds=(\d+),vcoreSeconds=(\d+)")
 
@@ -59,6 +63,7 @@ class Allocations:
 
     am_ms: dict[str, int]            # app id -> its AM container's allocation
     tasks_ms: dict[str, list[int]]   # app id -> each task container's allocation, in log order
+    peak_live: int = 0               # most containers allocated and not yet ended at once, in log order
 
     @property
     def total(self) -> int:
@@ -98,27 +103,37 @@ def read_rm_log(path: Path) -> tuple[Allocations, dict[str, AppSummary]]:
     am: dict[str, int] = {}
     tasks: dict[str, list[int]] = {}
     summaries: dict[str, AppSummary] = {}
+    live: set[str] = set()
+    peak = 0
     try:
         f = path.open(errors="replace")
     except OSError as e:
         raise ClusterError(f"{path}: cannot read the SLS log ({e.strerror})") from None
     with f:
         for line in f:
-            if "NEW to ALLOCATED" in line:
-                m = _ALLOCATED.match(line)
-                if m:
-                    app = f"application_{m.group(2)}_{m.group(3)}"
-                    if int(m.group(4)) == 1:  # container 1 of an attempt is its AM's
-                        am[app] = _epoch_ms(m.group(1))
-                    else:
-                        tasks.setdefault(app, []).append(_epoch_ms(m.group(1)))
+            if "Container Transitioned from" in line:
+                t = _TRANSITION.search(line)
+                if t is None:
+                    continue
+                if (t.group(2), t.group(3)) == ("NEW", "ALLOCATED"):
+                    live.add(t.group(1))
+                    peak = max(peak, len(live))
+                    m = _ALLOCATED.match(line)
+                    if m:
+                        app = f"application_{m.group(2)}_{m.group(3)}"
+                        if int(m.group(4)) == 1:  # container 1 of an attempt is its AM's
+                            am[app] = _epoch_ms(m.group(1))
+                        else:
+                            tasks.setdefault(app, []).append(_epoch_ms(m.group(1)))
+                elif t.group(3) in _ENDED:
+                    live.discard(t.group(1))
             elif "ApplicationSummary" in line:
                 s = _SUMMARY.search(line)
                 if s:
                     summaries[s.group(2)] = AppSummary(s.group(2), s.group(3), s.group(4), s.group(5), s.group(8),
                                                        int(s.group(6)), int(s.group(7)), int(s.group(9)),
                                                        int(s.group(10)))
-    return Allocations(am, tasks), summaries
+    return Allocations(am, tasks, peak), summaries
 
 
 def sample_means(rows: Sequence[tuple[int, float]]) -> list[float]:
@@ -177,7 +192,13 @@ def op_cost(metrics_dir: Path, op: str, window: int) -> OpCost:
 
 
 def read_realtimetrack(path: Path) -> list[dict[str, float]]:
-    """SLS's per-second records (time, running apps/containers, allocated GB, timecosts in ms)."""
+    """SLS's per-second records (time, running apps/containers, allocated GB, timecosts in ms).
+
+    May be empty on a good run: SLS 2.7.7's writer (ResourceSchedulerWrapper.MetricsLogRunnable) starts
+    at the first scheduler event, but SLSWebApp.generateRealTimeTrackingMetrics() dereferences the queue
+    set SLSRunner only sets after startAM(); a tick in between throws a NullPointerException that
+    scheduleAtFixedRate swallows along with every later tick, and the shutdown hook leaves `[]`.
+    """
     try:
         text = path.read_text()
     except OSError as e:
@@ -192,6 +213,8 @@ def read_realtimetrack(path: Path) -> list[dict[str, float]]:
     return [r for r in rows if isinstance(r, dict)]
 
 
-def peak_running_containers(track: Sequence[dict[str, float]]) -> int:
-    """The most containers SLS saw running at once."""
-    return int(max((r.get("running.containers", 0) for r in track), default=0))
+def peak_running_containers(track: Sequence[dict[str, float]]) -> int | None:
+    """The most containers SLS saw running at once; None when SLS wrote no record (see read_realtimetrack)."""
+    if not track:
+        return None
+    return int(max(r.get("running.containers", 0) for r in track))

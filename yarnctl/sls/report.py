@@ -121,8 +121,12 @@ def sls_result(info: SlsRunInfo, trace: Sequence[TraceJob], capacity_mb: int, ca
                                  min(starts) if starts else 0, t0 + row.sim_end_ms,
                                  s.final_status if s else "SUCCEEDED", job.tasks, s.memory_seconds if s else 0,
                                  s.vcore_seconds if s else 0, "rm-log" if starts else ""))
-    stats = cost_stats(info, allocs.total, outputs.peak_running_containers(track))
+    # SLS's per-second track when it has one; an empty track (its writer died at startup) is not "0 running":
+    # count from the RM log instead, which sees every allocation and completion
+    peak = outputs.peak_running_containers(track)
+    stats = cost_stats(info, allocs.total, allocs.peak_live if peak is None else peak)
     stats["timed_out"] = float(info.timed_out)
+    stats["track_rows"] = float(len(track))
     return result(info.label, records, capacity_mb, capacity_vcores, stats)
 
 
