@@ -211,21 +211,27 @@ jobs:
 
 
 def test_reduces_holding_the_cluster_are_preempted_by_their_am():
-    # FIFO serves reduces (priority 10) before maps (20); with slowstart 0 they fill the node and
-    # wait for maps that cannot run, until the AM preempts them (RMContainerAllocator)
+    # both maps run at once (n1), so the AM asks for every reduce (scheduleAllReduces); the test policy
+    # kills a map, which is asked for again, and the reduces (priority 10, served before maps at 20)
+    # take the containers that free up: reduces hold the cluster while the map cannot run, until the AM
+    # preempts them (RMContainerAllocator.preemptReducesIfNeeded: no map running, no headroom for one)
     w = wl("""
-cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 8}}
+cluster:
+  groups:
+    - {count: 1, node: {memory_mb: 2048, vcores: 8}}
+    - {count: 1, node: {memory_mb: 1024, vcores: 8}}
 defaults: {am: false}
 jobs:
   - id: j
     submit_s: 0
     type: mapreduce
-    maps: {tasks: 8, resource: {memory_mb: 1024, vcores: 1}, duration: 10}
-    reduces: {tasks: 6, resource: {memory_mb: 1024, vcores: 1}, duration: 5, slowstart: 0.0}
+    maps: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 10}
+    reduces: {tasks: 3, resource: {memory_mb: 1024, vcores: 1}, duration: 5, slowstart: 0.0}
 """)
-    res, r = simulate(w, ["fifo"])[0]
-    assert res.unfinished == 0
+    r = SimCluster(w, Engine(KillFirstRunning())).run()
+    assert not r.stuck and r.jobs[0].state == "succeeded"
     assert r.stats["reduce_preemptions"] >= 1
+    assert Counter(c.outcome for c in r.containers)["preempted"] == r.stats["reduce_preemptions"]
 
 
 def test_a_policy_that_never_assigns_ends_the_run_as_stuck():
@@ -288,3 +294,26 @@ jobs:
     res, _ = simulate(w, ["capacity"])[0]
     a, b = res.jobs
     assert b.start_s > a.finish_s
+
+
+@pytest.mark.parametrize("slowstart, reduce_start, reduce_end", [
+    # started at t=1 (every map running, so the AM asks for it at its first heartbeat): it fetches while
+    # the maps run, and when they end at t=10 only the last map's output is left, 8/4 = 2 s; then 5 s
+    (0.0, 1.0, 10.0 + 2.0 + 5.0),
+    # asked for once every map has completed (AM heartbeat t=11): the whole 8 s shuffle, then 5 s
+    (1.0, 11.0, 11.0 + 8.0 + 5.0),
+])
+def test_reduces_shuffle_while_the_maps_run(slowstart, reduce_start, reduce_end):
+    w = wl(f"""
+cluster: {{nodes: 1, node: {{memory_mb: 5120, vcores: 8}}}}
+defaults: {{am: false}}
+jobs:
+  - id: j
+    submit_s: 0
+    type: mapreduce
+    maps: {{tasks: 4, resource: {{memory_mb: 1024, vcores: 1}}, duration: 10}}
+    reduces: {{tasks: 1, resource: {{memory_mb: 1024, vcores: 1}}, duration: 5, shuffle_s: 8, slowstart: {slowstart}}}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo"))).run()
+    (reduce,) = [c for c in r.containers if c.start_s > 0]
+    assert (reduce.start_s, reduce.end_s) == (reduce_start, reduce_end)

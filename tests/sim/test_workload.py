@@ -44,6 +44,15 @@ def _gen(body: str) -> str:
 # (id, yaml text, exact field path, a fragment of the problem)
 MALFORMED = [
     ("missing-cluster", f"jobs: [{MR_JOB}]", "cluster", "missing"),
+    ("unknown-mapreduce-property",
+     _jobs(f"{{id: a, maps: {MAPS}, mapreduce: {{mapreduce.job.reduces: 3}}}}"),
+     "jobs[0].mapreduce", "unknown MapReduce property 'mapreduce.job.reduces'; known: "),
+    ("rampup-limit-above-1",
+     _jobs(f"{{id: a, maps: {MAPS}, mapreduce: {{yarn.app.mapreduce.am.job.reduce.rampup.limit: 2}}}}"),
+     "jobs[0].mapreduce", "expected a fraction in [0, 1], got 2"),
+    ("shuffle-on-a-first-stage",
+     _jobs(f"{{id: a, maps: {{tasks: 1, resource: {RES}, duration: 1, shuffle_s: 5}}}}"),
+     "jobs[0].maps.shuffle_s", "only a stage that follows another"),
     ("node-memory-1G",
      f"cluster: {{nodes: 2, node: {{memory_mb: 1G, vcores: 8}}}}\njobs: [{MR_JOB}]",
      "cluster.node.memory_mb", "expected a positive integer, got '1G'"),
@@ -542,3 +551,14 @@ def test_builtin_workload_loads(name: str, seed: int) -> None:
             assert any(need.fits_in(n.capacity) for n in nodes), (j.id, s.name, s.resource)
         if j.am is not None:
             assert any(j.am.fits_in(n.capacity) for n in nodes), (j.id, "am")
+
+
+def test_mapreduce_properties_come_from_defaults_and_the_job() -> None:
+    text = (CLUSTER + "defaults: {mapreduce: {yarn.app.mapreduce.am.job.reduce.rampup.limit: 0.3,"
+            " mapreduce.job.reduce.slowstart.completedmaps: 0.5}}\n"
+            f"jobs:\n  - {{id: a, maps: {MAPS}, reduces: {{tasks: 1, resource: {RES}, duration: 1, shuffle_s: 4}},"
+            " mapreduce: {mapreduce.job.reducer.unconditional-preempt.delay.sec: 60}}\n")
+    (job,) = parse_workload(text, SOURCE).jobs
+    assert (job.mapreduce.rampup_limit, job.mapreduce.unconditional_preempt_delay_s) == (0.3, 60.0)
+    assert job.mapreduce.preemption_limit == 0.5  # Hadoop's default where nothing says otherwise
+    assert (job.stages[1].slowstart, job.stages[1].shuffle_s) == (0.5, 4.0)

@@ -1,13 +1,17 @@
 """Application masters in the simulator: MapReduce, Spark and generic stage graphs as Hadoop 2.7's AMs drive them.
 
-Jobs are submitted, ask for their AM, then for each stage's tasks (reduces after the slow-start
-fraction of maps), learn of finished tasks, preempt waiting reduces that starve their maps
-(RMContainerAllocator.preemptReducesIfNeeded), retry killed tasks and fail after too many attempts.
+Jobs are submitted, ask for their AM, then for each stage's tasks, learn of finished tasks, retry
+killed tasks and fail after too many attempts. A MapReduce job's reduces are asked for as its AM's
+RMContainerAllocator does on each AM heartbeat (`mr_am.py`): after slow start, ramped up by map
+progress within the ramp-up limit, ramped down, and preempted for maps that cannot run. Reduces
+that start before the last map hold their container and shuffle; their reduce time runs once the
+maps are done. Stages of generic jobs that follow another start after its slow-start fraction.
 A part of SimCluster: it works on the cluster's state through the same methods.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -15,6 +19,7 @@ from typing import TYPE_CHECKING
 from yarnctl.model import AM_PRIORITY, App, Ask, Resources
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.sim.kernel import AM
+from yarnctl.sim.mr_am import JobState, reduces_to_preempt, schedule_reduces, slowstart_reached
 from yarnctl.sim.parts import SimParts
 from yarnctl.sim.records import JobRecord
 from yarnctl.sim.workload import JobSpec, StageSpec, normalize
@@ -29,7 +34,7 @@ MAX_AM_FAILURES = 2  # yarn.resourcemanager.am.max-attempts
 
 class _Stage:
     __slots__ = ("spec", "index", "job", "requested", "done", "done_at", "dependents", "waiting",
-                 "running", "held")
+                 "running", "held", "ramping", "feeds_mr")
 
     def __init__(self, spec: StageSpec, index: int, job: _Job) -> None:
         self.spec, self.index, self.job = spec, index, job
@@ -39,13 +44,20 @@ class _Stage:
         self.dependents: list[_Stage] = []
         self.waiting: list[_Container] = []  # containers started before this stage finished
         self.running = 0  # live containers of this stage
-        self.held: list[_Task] = []  # tasks the AM withdrew after preempting them (see _am_tick)
+        self.held: list[_Task] = []  # tasks the AM has not asked for (an MR job's pending reduces; see _mr_allocate)
+        self.ramping = False  # an MR reduce stage past slow start (RMContainerAllocator.reduceStarted)
+        self.feeds_mr = False  # a map stage that MR reduces follow: the MR AM model handles its waiting reduces
+
+    @property
+    def mr_reduce(self) -> bool:
+        """The reduces of a MapReduce job, scheduled by the MR AM's allocator."""
+        return self.spec.kind == "reduce" and self.spec.after is not None
 
 
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
-                 "memory_s", "vcore_s")
+                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
         self.spec = spec
@@ -69,6 +81,14 @@ class _Job:
         self.am_failures = 0
         self.memory_s = 0.0  # MB x seconds of released containers, as the RM's memorySeconds
         self.vcore_s = 0.0
+        # (maps, reduces) stage pairs the MR AM's allocator schedules, and its heartbeat grid
+        self.mr_pairs = [(self.stages[st.spec.after], st) for st in self.stages
+                         if st.mr_reduce and st.spec.after is not None]
+        for up, _ in self.mr_pairs:
+            up.feeds_mr = True
+        self.am_phase = spec.submit_s
+        self.am_beat = False  # an AM heartbeat is scheduled
+        self.am_seen = (-1, 0.0)  # the cluster's version at a heartbeat, and since when it has not changed
 
 
 def _app(spec: JobSpec, iteration: int = 1) -> App:
@@ -80,10 +100,11 @@ def _app(spec: JobSpec, iteration: int = 1) -> App:
 
 
 class _Task:
-    __slots__ = ("stage", "index", "duration", "attempts", "failures")
+    __slots__ = ("stage", "index", "duration", "attempts", "failures", "asked_at")
 
     def __init__(self, stage: _Stage, index: int, duration: float) -> None:
         self.stage, self.index, self.duration, self.attempts, self.failures = stage, index, duration, 0, 0
+        self.asked_at = 0.0  # when its current attempt was asked of the RM (ContainerRequest.requestTimeMs)
 
 
 class AppMasters(SimParts):
@@ -101,6 +122,7 @@ class AppMasters(SimParts):
             self._start_job(job)
 
     def _start_job(self, job: _Job) -> None:
+        job.am_phase = self.k.now  # the AM heartbeats from its start
         for st in job.stages:
             if st.spec.after is None:
                 self._request_stage(st)
@@ -118,19 +140,31 @@ class AppMasters(SimParts):
         self._request(st.job, st.spec.priority,
                       [_Task(st, i, d) for i, d in enumerate(st.spec.durations)])
         for dep in st.dependents:
-            if dep.spec.slowstart <= 0:
+            if dep.mr_reduce:
+                # the MR AM creates every reduce request at job start and keeps it until it ramps up
+                dep.requested = True
+                dep.held = [_Task(dep, i, d) for i, d in enumerate(dep.spec.durations)]
+                self._mr_wake(job)
+            elif dep.spec.slowstart <= 0:
                 self._request_stage(dep)
 
     def _request(self, job: _Job, priority: int, items: Sequence[_Task | None], front: bool = False) -> None:
         q = job.pending.get(priority)
         if q is None:
             q = job.pending[priority] = deque()
+        now = self.k.now
+        for t in items:
+            if t is not None:
+                t.asked_at = now
         if front:
             q.extendleft(reversed(items))
         else:
             q.extend(items)
         self.pending_total += len(items)
         self._refresh_asks(job)
+        first = items[0] if items else None
+        if first is not None and first.stage.feeds_mr:
+            self._mr_wake(job)  # maps asked (again): the allocator may have to make room for them
         if self.idle:
             self._wake_all()
 
@@ -156,30 +190,37 @@ class AppMasters(SimParts):
         for dep in st.dependents:
             if not dep.requested and st.done >= dep.spec.slowstart * st.spec.tasks:
                 self._request_stage(dep)
+        if st.feeds_mr:
+            self._mr_wake(job)  # a completed map moves the ramp-up
         self._release_held(job, st)
         if st.done == st.spec.tasks:
             st.done_at = self.k.now
             for w in st.waiting:
                 w.waiting = False
+                if w.task is not None and w.task.stage.spec.shuffle_s:
+                    # it has fetched outputs since it started; at least the last map's is left
+                    shuffle = w.task.stage.spec.shuffle_s
+                    w.work += max(shuffle - (self.k.now - w.start), shuffle / st.spec.tasks)
                 self._run(w)
             st.waiting.clear()
         if job.remaining == 0:
             self._finish(job)
 
     def _am_tick(self) -> None:
-        """Each AM's reduce preemption (RMContainerAllocator.preemptReducesIfNeeded), once a second.
+        """Preemption of waiting tasks in generic stage graphs, once a node heartbeat interval.
 
-        Reduces that started early wait for their maps; if they fill the space the maps need,
-        nothing moves. Like the MR AM, a job with maps still pending, none running, and waiting
-        reduces kills its youngest waiting reduce and withholds its reduce asks until every
-        map has been scheduled.
+        Tasks of a stage that started early wait for the stage they follow; if they fill the space
+        it needs, nothing moves. As the MR AM would, a job with tasks of that stage pending, none
+        running, and waiting followers kills its youngest waiting follower and withholds the
+        followers' asks until every task of the stage has been scheduled. (MapReduce jobs are
+        scheduled by `_mr_allocate`.)
         """
         self.ticking = False
         waiting_any = False
         for app_id in self.state.app_ids():
             job = self.jobs[app_id]
             for st in job.stages:
-                if not st.waiting:
+                if not st.waiting or st.feeds_mr:
                     continue
                 waiting_any = True
                 if st.running == 0 and job.pending.get(st.spec.priority):
@@ -197,12 +238,96 @@ class AppMasters(SimParts):
             self.ticking = True
             self.k.schedule(self.k.now + self.interval, AM, self._am_tick)
 
+    def _mr_wake(self, job: _Job) -> None:
+        """Make sure the job's MR AM heartbeats next on its grid (every heartbeat interval from its start)."""
+        if job.am_beat or job.state != "running":
+            return
+        hb = job.spec.mapreduce.heartbeat_s
+        now = self.k.now
+        job.am_beat = True
+        self.am_beating += 1
+        self.k.schedule(job.am_phase + (math.floor((now - job.am_phase) / hb + 1e-9) + 1) * hb, AM,
+                        self._mr_heartbeat, job)
+
+    def _mr_heartbeat(self, job: _Job) -> None:
+        """RMContainerAllocator.heartbeat: preempt or ramp each reduce stage; keep beating while it may act."""
+        job.am_beat = False
+        self.am_beating -= 1
+        if job.state != "running":
+            return
+        busy = False
+        for up, down in job.mr_pairs:
+            busy = self._mr_allocate(job, up, down) or busy
+        now = self.k.now
+        if job.am_seen[0] != self.version:
+            job.am_seen = (self.version, now)
+        elif now - job.am_seen[1] > job.spec.mapreduce.unconditional_preempt_delay_s + 1:
+            # nothing has changed for longer than any wait the AM acts on: it can change nothing by itself
+            # (a policy that never places this job's maps); the next event that touches the job wakes it
+            busy = False
+        if busy:
+            self._mr_wake(job)
+
+    def _mr_allocate(self, job: _Job, up: _Stage, down: _Stage) -> bool:
+        """One heartbeat's reduce scheduling for (maps, reduces); False when nothing can change before an event."""
+        if not down.requested:
+            return False
+        maps_q = job.pending.get(up.spec.priority)
+        reduces_q = job.pending.get(down.spec.priority)
+        scheduled_maps = len(maps_q) if maps_q else 0
+        scheduled_reduces = len(reduces_q) if reduces_q else 0
+        if not down.held and (scheduled_maps == 0 or down.running + scheduled_reduces == 0):
+            return False  # every reduce asked for, and no map waits that reduces could be holding up
+        cfg = job.spec.mapreduce
+        cap = self.state.capacity
+        s = JobState(up.spec.tasks, up.done, scheduled_maps, scheduled_reduces, up.running, down.running,
+                     len(down.held), job.capability[up.spec.priority], job.capability[down.spec.priority],
+                     Resources(cap.memory_mb - self.alloc_mem, cap.vcores - self.alloc_vc))  # FifoScheduler's headroom
+        if maps_q and up.running == 0:
+            now = self.k.now
+            hang_u = sum(1 for t in maps_q if t is not None and now - t.asked_at > cfg.unconditional_preempt_delay_s)
+            hang_h = (scheduled_maps if cfg.preempt_delay_s <= 0 else
+                      sum(1 for t in maps_q if t is not None and now - t.asked_at > cfg.preempt_delay_s))
+            n = reduces_to_preempt(s, hang_u, hang_h, cfg)
+            if n > 0:
+                self._ramp_down(job, down, scheduled_reduces)  # clearAllPendingReduceRequests
+                # AssignedRequests.preemptReduce: least progress first; a waiting reduce has only shuffled
+                victims = sorted((c for c in up.waiting if c.task is not None and c.task.stage is down),
+                                 key=lambda c: (-c.start, -c.seq))[:n]
+                for c in victims:
+                    self.stats["reduce_preemptions"] = self.stats.get("reduce_preemptions", 0) + 1
+                    self._kill(c, "preempted", requeue=False)  # its next attempt waits among the pending reduces
+                return True
+        if not down.ramping:
+            if not slowstart_reached(up.done, up.spec.tasks, down.spec.slowstart):
+                return False  # the next completed map wakes the AM again
+            down.ramping = True
+        ramp = schedule_reduces(s, cfg)
+        if ramp > 0:
+            tasks, down.held = down.held[:ramp], down.held[ramp:]
+            self._request(job, down.spec.priority, tasks)
+        elif ramp < 0:
+            self._ramp_down(job, down, -ramp)
+        return True
+
+    def _ramp_down(self, job: _Job, down: _Stage, n: int) -> None:
+        """rampDownReduces: the `n` oldest reduce asks go back to the AM's pending reduces."""
+        q = job.pending.get(down.spec.priority)
+        if not q or n <= 0:
+            return
+        for _ in range(min(n, len(q))):
+            t = q.popleft()
+            assert t is not None  # a reduce stage's queue holds tasks
+            down.held.append(t)
+            self.pending_total -= 1
+        self._refresh_asks(job)
+
     def _release_held(self, job: _Job, st: _Stage) -> None:
         """Re-request withheld tasks of stages following `st` once all of `st` is scheduled."""
         if job.pending.get(st.spec.priority) and st.done < st.spec.tasks:
             return
         for dep in st.dependents:
-            if dep.held:
+            if dep.held and not dep.mr_reduce:
                 tasks, dep.held = dep.held, []
                 self._request(job, dep.spec.priority, tasks, front=True)
 

@@ -80,6 +80,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         self.quiet_version = -1
         self.stall_heartbeats = max(10 * len(self.nodes), 100)
         self.ticking = False
+        self.am_beating = 0  # MR AMs with a heartbeat scheduled: they may still change things
         self.stats = {"heartbeats": 0, "decisions": 0, "skipped": 0, "assigned": 0, "kills": 0, "oom_kills": 0}
 
     # ------------------------------------------------------------ running
@@ -172,7 +173,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         if self.jobs_left == 0:
             self.k.stop()
             return
-        if self.future == 0 and self.version == self.quiet_version:
+        if self.future == 0 and self.am_beating == 0 and self.version == self.quiet_version:
             # no task will end and no job arrive, and nothing changed since the last heartbeat:
             # if that lasts for several rounds of every node, nothing ever will
             self.empty_streak += 1
@@ -243,7 +244,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         if task.stage.spec.slowstart < 1 and after is not None and job.stages[after].done_at is None:
             c.waiting = True  # holds its container until the stage it follows has finished
             job.stages[after].waiting.append(c)
-            if not self.ticking:
+            if not self.ticking and not job.stages[after].feeds_mr:  # MR AMs preempt on their own heartbeat
                 self.ticking = True
                 self.k.schedule(now + self.interval, AM, self._am_tick)
         u = c.usage.steps[0] if c.usage else (0.0, 1.0, 1.0)
@@ -251,6 +252,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         if c.id not in node.running:
             return  # it did not fit in physical memory and was killed at once
         if not c.waiting:
+            c.work += task.stage.spec.shuffle_s  # started after the stage it follows: fetches all its output
             self._run(c)
 
 

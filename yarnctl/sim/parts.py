@@ -45,6 +45,7 @@ class SimParts:
         future: int
         seq: int
         ticking: bool
+        am_beating: int
         jobs_left: int
         tasks_total: int
         tasks_done: int

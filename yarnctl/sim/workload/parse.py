@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from yarnctl.model import MAP_PRIORITY, REDUCE_PRIORITY, Resources
+from yarnctl.sim import mr_am
 from yarnctl.sim.workload.distributions import distribution
 from yarnctl.sim.workload.reader import Reader, show as _show
 from yarnctl.sim.workload.types import (
@@ -14,9 +15,9 @@ from yarnctl.sim.workload.types import (
 )
 
 _JOB_FIELDS = {"id", "submit_s", "user", "queue", "type", "name", "tags", "am", "iterations",
-               "maps", "reduces", "executors", "stages", "slowstart"}
-_STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "after", "slowstart"}
-_DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations"}
+               "maps", "reduces", "executors", "stages", "slowstart", "mapreduce"}
+_STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "after", "slowstart", "shuffle_s"}
+_DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations", "mapreduce"}
 
 
 
@@ -141,7 +142,13 @@ class Parser:
             am = r.resources(am_raw, f"{path}.am")
             self.check_fits(am, f"{path}.am")
         iterations = r.integer(merged.get("iterations", 1), f"{path}.iterations")
-        slowstart = r.number(merged.get("slowstart", 0.05), f"{path}.slowstart")
+        props = {**r.mapping(defaults.get("mapreduce") or {}, "defaults.mapreduce"),
+                 **r.mapping(j.get("mapreduce") or {}, f"{path}.mapreduce")}
+        slowstart = r.number(merged.get("slowstart", props.pop(mr_am.SLOWSTART, 0.05)), f"{path}.slowstart")
+        try:
+            mapreduce = mr_am.config_of(props)
+        except ValueError as e:
+            raise r.fail(f"{path}.mapreduce", str(e)) from None
         if slowstart > 1:
             raise r.fail(f"{path}.slowstart", f"expected a fraction in [0, 1], got {slowstart}")
         raw_stages: list[tuple[str, Any, str]] = []  # (kind, raw, path)
@@ -189,7 +196,8 @@ class Parser:
                 name = s.name if iterations == 1 else f"{s.name}#{it + 1}"
                 durations = s.durations if it == 0 else tuple(self.redraw(raw_stages[si], s, rng))
                 stages.append(StageSpec(name, s.kind, s.priority, s.resource, durations, s.usage,
-                                        after, s.slowstart if (s.after is not None or it == 0) else 1.0))
+                                        after, s.slowstart if (s.after is not None or it == 0) else 1.0,
+                                        s.shuffle_s if s.after is not None else 0.0))
         tags = merged.get("tags") or []
         if not isinstance(tags, list):
             raise r.fail(f"{path}.tags", f"expected a list of strings, got {_show(tags)}")
@@ -199,7 +207,7 @@ class Parser:
             queue=r.string(merged.get("queue", "default"), f"{path}.queue"),
             type={"mapreduce": "MAPREDUCE", "spark": "SPARK", "generic": "YARN"}[jtype],
             name=str(merged.get("name") or jid), tags=tuple(str(t) for t in tags), am=am,
-            stages=tuple(stages), iterations=iterations,
+            stages=tuple(stages), iterations=iterations, mapreduce=mapreduce,
         )
 
     def redraw(self, raw_stage: tuple[str, Any, str], s: StageSpec, rng: random.Random) -> list[float]:
@@ -242,7 +250,10 @@ class Parser:
         slowstart = r.number(s.get("slowstart", default_slow), f"{path}.slowstart")
         if slowstart > 1:
             raise r.fail(f"{path}.slowstart", f"expected a fraction in [0, 1], got {slowstart}")
-        return StageSpec(name, kind, priority, resource, tuple(durations), usage, after, slowstart)
+        shuffle = r.number(s.get("shuffle_s", 0.0), f"{path}.shuffle_s")
+        if shuffle and after is None:
+            raise r.fail(f"{path}.shuffle_s", "only a stage that follows another fetches its output")
+        return StageSpec(name, kind, priority, resource, tuple(durations), usage, after, slowstart, shuffle)
 
     def durations(self, raw: Any, path: str, tasks: int, rng: random.Random) -> list[float]:
         r = self.r

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from yarnctl.sim.mr_am import MRAMConfig
 from yarnctl.model import Resources
 
 DEFAULT_AM = Resources(1536, 1)  # yarn.app.mapreduce.am.resource.mb / .cpu-vcores
@@ -58,6 +59,9 @@ class StageSpec:
     usage: Usage = FULL_USAGE
     after: int | None = None  # index of the stage this one follows
     slowstart: float = 1.0
+    # seconds to fetch all of the followed stage's output (a reduce's shuffle); a task that starts early
+    # fetches while that stage runs, so once it ends only the last output is left (1/tasks of this)
+    shuffle_s: float = 0.0
 
     @property
     def tasks(self) -> int:
@@ -79,6 +83,7 @@ class JobSpec:
     am: Resources | None
     stages: tuple[StageSpec, ...]
     iterations: int = 1
+    mapreduce: MRAMConfig = MRAMConfig()  # how its MR AM schedules reduces (map/reduce jobs only)
 
     @property
     def tasks(self) -> int:
