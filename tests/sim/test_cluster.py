@@ -317,3 +317,27 @@ jobs:
     r = SimCluster(w, Engine(make_policy("fifo"))).run()
     (reduce,) = [c for c in r.containers if c.start_s > 0]
     assert (reduce.start_s, reduce.end_s) == (reduce_start, reduce_end)
+
+
+def test_am_start_up_delays_the_first_ask():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, startup: {am_s: 4}}
+jobs:
+  - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo"))).run()
+    am, task = sorted(r.containers, key=lambda c: c.start_s)
+    assert am.is_am and am.start_s == 0.0
+    assert (task.start_s, task.end_s) == (4.0, 14.0)  # asked at t=4, placed at the node's heartbeat then
+
+
+def test_launch_cost_grows_with_containers_starting_on_the_node():
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, startup: {launch_s: 2, launch_per_concurrent_s: 1}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 3, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo"))).run()
+    # launched together: the first starts alone (2 s), the second beside one (3 s), the third beside two (4 s)
+    assert sorted(c.end_s for c in r.containers) == [12.0, 13.0, 14.0]

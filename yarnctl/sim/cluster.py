@@ -50,6 +50,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         spec = workload.cluster
         self.interval = spec.heartbeat_s
         self.min_alloc = spec.min_allocation
+        self.startup = spec.startup
         n = len(spec.nodes)
         self.nodes = [_Node(i, s, self.interval * i / n) for i, s in enumerate(spec.nodes)]
         self.by_id = {nd.id: nd for nd in self.nodes}
@@ -215,6 +216,19 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             if job.state == "running":
                 self._refresh_asks(job)
 
+    def _launch_cost(self, c: _Container) -> float:
+        """Seconds of start-up work before a task's own: the base cost plus more per container still starting."""
+        now = self.k.now
+        starting = sum(1 for x in c.node.running.values() if x is not c and x.ready_at > now)
+        cost = self.startup.launch_s + self.startup.launch_per_concurrent_s * starting
+        c.ready_at = now + cost
+        return cost
+
+    def _am_started(self, job: _Job, am: _Container) -> None:
+        """The AM has initialised (Startup.am_s after its container): it asks for its tasks."""
+        if job.am is am and job.state == "running":
+            self._start_job(job)
+
     def _find(self, cid: str) -> _Container | None:
         c = self.state.container(cid)
         return None if c is None else self.by_id[c.node_id].running.get(cid)
@@ -235,7 +249,10 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             job.am = c
             self._set_usage(c, float(cap.vcores), float(cap.memory_mb))
             if job.am is c:  # not killed at once for want of physical memory
-                self._start_job(job)
+                if self.startup.am_s > 0:
+                    self.k.schedule(now + self.startup.am_s, AM, self._am_started, job, c)
+                else:
+                    self._start_job(job)
             return
         if job.first_start is None:
             job.first_start = now
@@ -253,6 +270,8 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             return  # it did not fit in physical memory and was killed at once
         if not c.waiting:
             c.work += task.stage.spec.shuffle_s  # started after the stage it follows: fetches all its output
+            if self.startup.launch_s or self.startup.launch_per_concurrent_s:
+                c.work += self._launch_cost(c)  # a waiting task starts its JVM while it waits: no cost
             self._run(c)
 
 

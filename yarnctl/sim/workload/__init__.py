@@ -20,10 +20,10 @@ from yarnctl.sim.workload.parse import Parser
 from yarnctl.sim.workload.reader import Reader
 from yarnctl.sim.workload.sls import json_values, parse_sls
 from yarnctl.sim.workload.types import (
-    DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Usage, Workload, normalize,
+    DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Startup, Usage, Workload, normalize,
 )
 
-__all__ = ["DEFAULT_AM", "FULL_USAGE", "ClusterSpec", "JobSpec", "NodeSpec", "Reader", "StageSpec", "Usage",
+__all__ = ["DEFAULT_AM", "FULL_USAGE", "ClusterSpec", "JobSpec", "NodeSpec", "Reader", "StageSpec", "Startup", "Usage",
            "Workload", "builtin_dir", "builtin_names", "json_values", "load_workload", "normalize", "parse_sls",
            "parse_workload"]
 

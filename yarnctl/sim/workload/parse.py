@@ -11,7 +11,7 @@ from yarnctl.sim import mr_am
 from yarnctl.sim.workload.distributions import distribution
 from yarnctl.sim.workload.reader import Reader, show as _show
 from yarnctl.sim.workload.types import (
-    DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Usage, Workload, normalize,
+    DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Startup, Usage, Workload, normalize,
 )
 
 _JOB_FIELDS = {"id", "submit_s", "user", "queue", "type", "name", "tags", "am", "iterations",
@@ -84,7 +84,8 @@ class Parser:
     def cluster(self, raw: Any) -> ClusterSpec:
         r = self.r
         c = r.mapping(raw, "cluster")
-        r.keys(c, "cluster", {"nodes", "racks", "node", "physical", "heartbeat_s", "min_allocation", "groups"})
+        r.keys(c, "cluster", {"nodes", "racks", "node", "physical", "heartbeat_s", "min_allocation", "groups",
+                              "startup"})
         heartbeat = r.number(c.get("heartbeat_s", 1.0), "cluster.heartbeat_s", strict=True)
         min_alloc = (r.resources(c["min_allocation"], "cluster.min_allocation")
                      if "min_allocation" in c else Resources(1024, 1))
@@ -118,7 +119,16 @@ class Parser:
             for _ in range(count):
                 i = len(nodes)
                 nodes.append(NodeSpec(f"n{i + 1:04d}", rack or f"r{i % racks + 1:02d}", cap, phys))
-        return ClusterSpec(tuple(nodes), heartbeat, min_alloc)
+        return ClusterSpec(tuple(nodes), heartbeat, min_alloc, self.startup(c.get("startup")))
+
+    def startup(self, raw: Any) -> Startup:
+        if raw is None:
+            return Startup()
+        r = self.r
+        s = r.mapping(raw, "cluster.startup")
+        fields = ("am_s", "launch_s", "launch_per_concurrent_s")
+        r.keys(s, "cluster.startup", set(fields))
+        return Startup(*(r.number(s.get(f, 0.0), f"cluster.startup.{f}") for f in fields))
 
     def job(self, raw: Any, path: str, defaults: Mapping[str, Any], job_id: str | None,
             submit_s: float | None, extra: Mapping[str, Any] | None = None) -> JobSpec:

@@ -21,12 +21,27 @@ class NodeSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Startup:
+    """What starting a container costs before its work begins (0 unless a workload says: the papers do not).
+
+    Measured on a real cluster by a fidelity run; a task's JVM start-up is CPU work on its node, so it
+    also slows down with every other container starting there (`launch_per_concurrent_s` adds what
+    the CPU model does not capture).
+    """
+
+    am_s: float = 0.0  # from an AM's container to its first ask (MRAppMaster init, job set-up)
+    launch_s: float = 0.0  # a task container's launch and JVM start-up, before its own work
+    launch_per_concurrent_s: float = 0.0  # more for each other container still starting on the node
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterSpec:
-    """The simulated cluster: its nodes, heartbeat interval and minimum allocation."""
+    """The simulated cluster: its nodes, heartbeat interval, minimum allocation and start-up costs."""
 
     nodes: tuple[NodeSpec, ...]
     heartbeat_s: float = 1.0
     min_allocation: Resources = Resources(1024, 1)
+    startup: Startup = Startup()
 
 
 @dataclass(frozen=True, slots=True)
