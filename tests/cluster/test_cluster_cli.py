@@ -15,6 +15,7 @@ import pytest
 from fixturerm import FIXTURES, FixtureRM
 
 from yarnctl.cli.main import main
+from yarnctl.cluster import classpath as cp
 from yarnctl.cluster.classpath import repo_root
 from yarnctl.cluster.local import ClusterInfo, DaemonInfo, LocalCluster, app_ids
 
@@ -156,6 +157,15 @@ def test_env_and_client_command(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert ds[ds.index("org.apache.hadoop.yarn.applications.distributedshell.Client") + 1:] == \
         ["-jar", "/j/ds.jar", "-shell_command", "true", "-master_memory", "256"]
     assert c.client_command(["-m", "1"], "sleep")[-3] == "org.apache.hadoop.mapreduce.SleepJob"
+
+
+def test_a_scheduled_client_waits_in_at_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cp.txt").write_text("/j/a.jar")
+    (tmp_path / "cluster.json").write_text(json.dumps(_info(tmp_path).to_json()))
+    monkeypatch.setattr(cp, "ensure_shim_jar", lambda root=None: Path("/s/shim.jar"))  # no Maven in the fast tier
+    cmd = LocalCluster(tmp_path).client_command(["-m", "1"], "sleep", at_ms=1_795_000_000_000)
+    assert cmd[cmd.index("-classpath") + 1].endswith(":/s/shim.jar")
+    assert cmd[-5:] == ["io.yarnctl.bench.AtTime", "1795000000000", "org.apache.hadoop.mapreduce.SleepJob", "-m", "1"]
 
 
 def test_app_ids() -> None:

@@ -33,6 +33,11 @@ def test_bench_mr_runs_eight_real_jobs_under_two_schedulers(tmp_path: Path) -> N
         assert all(r["start_source"] == "history" for r in recs)  # task start times came from the JobHistoryServer
         assert len({r["app_id"] for r in recs}) == 8
         assert (run["capacity_mb"], run["capacity_vcores"]) == (2 * 8192, 2 * 16)
+        # each run's job history is kept, one .jhist per job (per-task attempts, starts, finishes, nodes)
+        assert len(list((out / "work" / run["label"] / "history").glob("*.jhist"))) == 8
+        # clients start ahead of their slots (io.yarnctl.bench.AtTime): the RM sees the schedule it was given
+        lags = sorted((r["submit_ms"] - r["planned_ms"]) / 1000 for r in recs)
+        assert all(r["planned_ms"] > 0 for r in recs) and lags[len(lags) // 2] <= 2.0 and lags[-1] <= 10.0, lags
     with (out / "jobs.csv").open() as f:
         jobs = list(csv.DictReader(f))
     assert len(jobs) == 16

@@ -31,6 +31,7 @@ class AppRecord:
     memory_seconds: int
     vcore_seconds: int
     start_source: str   # "history" | "am" | "" : where first_task_ms came from
+    planned_ms: int = 0  # when the bench meant it to reach the RM (submit_ms is when it did); 0: no plan
 
     def to_json(self) -> dict[str, Any]:
         """This record as a JSON object."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
+import shutil
+import statistics
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +20,11 @@ from yarnctl.cluster.local import TERMINAL_STATES, LocalCluster, app_ids
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import AppInfo, HistoryServer, HttpSettings, ResourceManager
 
+# each client JVM starts this long before its slot and waits there warmed up (io.yarnctl.bench.AtTime)
+LEAD_S = 15.0
+# from the client's main to the RM's submit time (staging the job jar, computing splits), measured on
+# the local cluster (docs/bench.md): the main runs this much before the slot
+SUBMIT_MS = 1000
 NATIVE_PREFIX = "native-"  # `native-capacity` runs the stock CapacityScheduler, anything else the shim + that policy
 _PROBE = HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1)
 _WORDS = ("yarn", "container", "queue", "node", "heartbeat", "map", "reduce", "shuffle", "fair", "share",
@@ -80,6 +88,8 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
         for inp in spec.inputs:
             write_text(inp, work)
         records = _submit_and_wait(lc, spec, label, work, timeout_s, say)
+        kept = keep_history(cluster_dir, work / "history")
+        say(f"{label}: kept {kept} job history files in {work / 'history'}")
     finally:
         lc.down()
     return MrRun(label, tuple(records), spec.nodes * info.nm_memory_mb, spec.nodes * info.nm_vcores,
@@ -92,18 +102,22 @@ def _submit_and_wait(lc: LocalCluster, spec: BenchSpec, label: str, work: Path, 
     logs = work / "clients"
     logs.mkdir(parents=True, exist_ok=True)
     procs: dict[str, tuple[subprocess.Popen[bytes], Path, int]] = {}
-    t0 = time.monotonic()
-    for job in spec.jobs:
-        delay = t0 + job.submit_s - time.monotonic()
+    # the schedule starts one lead after now, so the first clients have their lead too
+    t0 = time.monotonic() + LEAD_S
+    epoch0_ms = int(time.time() * 1000 + LEAD_S * 1000)
+    for job in sorted(spec.jobs, key=lambda j: (j.submit_s, j.id)):
+        delay = t0 + job.submit_s - LEAD_S - time.monotonic()
         if delay > 0:
             time.sleep(delay)
         log = logs / f"{job.id}.log"
         alias, _ = PROGRAMS[job.program]
+        planned_ms = epoch0_ms + int(job.submit_s * 1000)
         with log.open("wb") as client_out:
-            proc = subprocess.Popen(lc.client_command(command_args(job, work), alias), env=env, cwd=work,
-                                    stdout=client_out, stderr=subprocess.STDOUT)
-        procs[job.id] = (proc, log, int(time.time() * 1000))
-        say(f"{label}: t={time.monotonic() - t0:5.1f} s submitted {job.id} ({job.program})")
+            proc = subprocess.Popen(lc.client_command(command_args(job, work), alias, at_ms=planned_ms - SUBMIT_MS),
+                                    env=env, cwd=work, stdout=client_out, stderr=subprocess.STDOUT)
+        procs[job.id] = (proc, log, planned_ms)
+        say(f"{label}: t={time.monotonic() - t0:5.1f} s started {job.id}'s client ({job.program}, slot "
+            f"t={job.submit_s:.1f} s)")
     deadline = t0 + timeout_s
     for job_id, (proc, _, _) in procs.items():
         try:
@@ -128,11 +142,25 @@ def _submit_and_wait(lc: LocalCluster, spec: BenchSpec, label: str, work: Path, 
                 continue
             if app.state not in TERMINAL_STATES:
                 app = lc.wait_app(app.id, timeout_s=max(1.0, deadline - time.monotonic()))
-            rec = record(job.id, job.program, app, rm, history)
+            rec = dataclasses.replace(record(job.id, job.program, app, rm, history), planned_ms=submit_ms)
             if rec.final_status != "SUCCEEDED":
                 say(f"{label}: {job.id} ({app.id}) ended {rec.final_status}; client log {log}")
             out.append(rec)
+    lags = [(r.submit_ms - r.planned_ms) / 1000 for r in out if r.submit_ms and r.planned_ms]
+    if lags:
+        say(f"{label}: reached the RM {statistics.median(lags):+.1f} s from the schedule (median), "
+            f"{min(lags):+.1f} to {max(lags):+.1f} s")
     return out
+
+
+def keep_history(cluster_dir: Path, dest: Path) -> int:
+    """Copy the run's job history (.jhist: every task attempt's start, finish and node) before `down` clears it."""
+    n = 0
+    for f in sorted((cluster_dir / "history").rglob("*.jhist")):
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dest / f.name)
+        n += 1
+    return n
 
 
 def _app(rm: ResourceManager, app_id: str) -> AppInfo | None:

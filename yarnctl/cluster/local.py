@@ -34,6 +34,8 @@ from yarnctl.cluster.info import (
 )
 from yarnctl.cluster.rmstatus import UNFINISHED_STATES, rm_status, shim_status
 from yarnctl.cluster.start import Startup
+
+AT_TIME = "io.yarnctl.bench.AtTime"  # runs a client's main at a given instant (java-bridge)
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import AppInfo, HttpSettings, ResourceManager
 
@@ -183,8 +185,13 @@ class LocalCluster(Startup):
                 "JAVA_HOME": info.java_home, "YARNCTL_JAVA_OPTS": " ".join(JAVA_FLAGS),
                 **{f"YARNCTL_{k.upper().replace('-', '_')}_JAR": str(v) for k, v in info.jars.items()}}
 
-    def client_command(self, args: Sequence[str], main_class: str | None = None, heap: str = "512m") -> list[str]:
-        """The java command line `run` uses: JDK 17 flags, conf dir first on the classpath."""
+    def client_command(self, args: Sequence[str], main_class: str | None = None, heap: str = "512m",
+                       at_ms: int | None = None) -> list[str]:
+        """The java command line `run` uses: JDK 17 flags, conf dir first on the classpath.
+
+        With `at_ms` the JVM starts now but runs the main only at that epoch millisecond, warmed up
+        (`io.yarnctl.bench.AtTime` from the shim jar, built if missing): a job submitted on a schedule.
+        """
         info = self.info()
         main = MAIN_CLASSES.get(main_class or "examples", main_class or "")
         args = list(args)
@@ -195,10 +202,14 @@ class LocalCluster(Startup):
                 # the client's default AM size is 10 MB, i.e. -Xmx10m: the AM dies of OutOfMemoryError
                 args += ["-master_memory", "256"]
         env = self.env()
+        classpath = env["CLASSPATH"]
+        if at_ms is not None:
+            classpath += os.pathsep + str(cp.ensure_shim_jar(self.root))
+            main, args = AT_TIME, [str(at_ms), main, *args]
         # -Dyarnctl.cluster.dir marks the client as this cluster's: `down` stops it too
         return [f"{info.java_home}/bin/java", f"-Xmx{heap}", *JAVA_FLAGS, "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true", f"-Dyarnctl.cluster.dir={info.dir}",
-                "-classpath", env["CLASSPATH"], main, *args]
+                "-classpath", classpath, main, *args]
 
     def run(self, args: Sequence[str], main_class: str | None = None, *, timeout: float | None = None,
             capture: bool = True, cwd: Path | str | None = None) -> subprocess.CompletedProcess[str]:
