@@ -280,6 +280,16 @@ final class DeltaEncoder {
     return rows.isAmAtAllocation(c);
   }
 
+  /** Whether a live container is its attempt's AM, as the wire reports it. */
+  boolean isAm(RMContainer c) {
+    return rows.isAmInFullState(c);
+  }
+
+  /** Whether the application runs its AM outside YARN (no AM container to wait for). */
+  boolean unmanagedAm(ApplicationId app) {
+    return rows.unmanagedAm(app);
+  }
+
   /** (app, priority) key of a request table. */
   static final class AskKey {
     final ApplicationId app;

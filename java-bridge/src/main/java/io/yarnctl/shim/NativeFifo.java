@@ -3,6 +3,8 @@ package io.yarnctl.shim;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerAppUtils;
@@ -17,7 +19,11 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaS
  * same checks as a Python one.
  *
  * <p>Stock FifoScheduler sizes a node by memory alone ({@code assignContainer}: available memory /
- * capability memory) and would put more vcores on a node than it has. Runs under the scheduler lock.
+ * capability memory) and would put more vcores on a node than it has. Unlike it, the fallback keeps
+ * ApplicationMasters within {@code yarnctl.shim.native.max-am-share} of the cluster's memory as
+ * Python's engine does (apps in order, stopping at the first AM that does not fit, one AM always
+ * allowed): a heartbeat Python misses must not fill the cluster with AMs whose tasks then never fit.
+ * Runs under the scheduler lock.
  */
 final class NativeFifo {
 
@@ -32,9 +38,15 @@ final class NativeFifo {
     this.applier = applier;
   }
 
+  private static final Priority AM_PRIORITY = Priority.newInstance(0);
+
   /** Allocates on {@code node} as FIFO would; returns what was allocated. */
   DecisionApplier.Result decide(FiCaSchedulerNode node) {
     DecisionApplier.Result res = new DecisionApplier.Result();
+    double share = scheduler.config().nativeMaxAmShare;
+    long amLimitMb = (long) (share * scheduler.getClusterResource().getMemory());
+    long amUsedMb = share < 1.0 ? amMemoryInUse() : 0;
+    boolean amBlocked = false;
     for (SchedulerApplication<FiCaSchedulerApp> app : scheduler.appsView().values()) {
       FiCaSchedulerApp attempt = app.getCurrentAppAttempt();
       if (attempt == null || attempt.isStopped()) {
@@ -43,6 +55,14 @@ final class NativeFifo {
       synchronized (attempt) {
         if (SchedulerAppUtils.isBlacklisted(attempt, node, LOG)) {
           continue;
+        }
+        long am = share < 1.0 ? waitingAmMb(attempt) : 0;
+        if (am > 0) {
+          if (amBlocked || (amUsedMb > 0 && amUsedMb + am > amLimitMb)) {
+            amBlocked = true;  // in order: a smaller AM does not overtake one that waits
+            continue;
+          }
+          amUsedMb += am;
         }
         for (Priority p : attempt.getPriorities()) {
           ResourceRequest any = attempt.getResourceRequest(p, ResourceRequest.ANY);
@@ -68,6 +88,35 @@ final class NativeFifo {
       }
     }
     return res;
+  }
+
+  /** Memory the AMs of running attempts hold, as the wire marks AM containers. */
+  private long amMemoryInUse() {
+    long mb = 0;
+    for (SchedulerApplication<FiCaSchedulerApp> app : scheduler.appsView().values()) {
+      SchedulerApplicationAttempt attempt = app.getCurrentAppAttempt();
+      if (attempt == null || attempt.isStopped()) {
+        continue;
+      }
+      synchronized (attempt) {
+        for (RMContainer c : attempt.getLiveContainers()) {
+          if (scheduler.encoder().isAm(c)) {
+            mb += c.getAllocatedResource().getMemory();
+          }
+        }
+      }
+    }
+    return mb;
+  }
+
+  /** The memory of the attempt's AM ask if it waits for its AM (managed, no container yet), else 0. */
+  private long waitingAmMb(FiCaSchedulerApp attempt) {
+    ResourceRequest any = attempt.getResourceRequest(AM_PRIORITY, ResourceRequest.ANY);
+    if (any == null || any.getNumContainers() <= 0 || !attempt.getLiveContainers().isEmpty()
+        || scheduler.encoder().unmanagedAm(attempt.getApplicationId())) {
+      return 0;
+    }
+    return (long) any.getCapability().getMemory() * any.getNumContainers();
   }
 
   /** How many containers of (attempt, p) this node takes: outstanding, memory, vcores, strict locality. */

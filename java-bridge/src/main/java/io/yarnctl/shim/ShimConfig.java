@@ -30,6 +30,10 @@ public final class ShimConfig {
   public static final int DEFAULT_BREAKER_PROBE_MS = 5000;
   public static final String CALL_WHEN_FULL = "yarnctl.shim.call-when-full";
   public static final boolean DEFAULT_CALL_WHEN_FULL = false;
+  // the share of cluster memory ApplicationMasters may hold when the shim decides natively (Python's
+  // engine keeps the same default, yarnctl/policies/am_limit.py); 1 is FifoScheduler's: no limit
+  public static final String NATIVE_MAX_AM_SHARE = "yarnctl.shim.native.max-am-share";
+  public static final double DEFAULT_NATIVE_MAX_AM_SHARE = 0.5;
 
   public final boolean enabled;
   public final String address;
@@ -41,6 +45,7 @@ public final class ShimConfig {
   public final int breakerFailures;
   public final int breakerProbeMs;
   public final boolean callWhenFull;
+  public final double nativeMaxAmShare;
 
   private ShimConfig(Configuration conf) {
     enabled = bool(conf, ENABLED, DEFAULT_ENABLED);
@@ -55,6 +60,7 @@ public final class ShimConfig {
     breakerFailures = integer(conf, BREAKER_FAILURES, DEFAULT_BREAKER_FAILURES, 1, Integer.MAX_VALUE);
     breakerProbeMs = integer(conf, BREAKER_PROBE_MS, DEFAULT_BREAKER_PROBE_MS, 1, Integer.MAX_VALUE);
     callWhenFull = bool(conf, CALL_WHEN_FULL, DEFAULT_CALL_WHEN_FULL);
+    nativeMaxAmShare = fraction(conf, NATIVE_MAX_AM_SHARE, DEFAULT_NATIVE_MAX_AM_SHARE);
   }
 
   /** Parses every property, throwing IllegalArgumentException naming the property and the bad value. */
@@ -106,6 +112,23 @@ public final class ShimConfig {
       throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "], got " + n);
     }
     return (int) n;
+  }
+
+  private static double fraction(Configuration conf, String name, double dflt) {
+    String v = raw(conf, name);
+    if (v == null || v.isEmpty()) {
+      return dflt;
+    }
+    double x;
+    try {
+      x = Double.parseDouble(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " must be a number, got '" + v + "'");
+    }
+    if (!(x > 0 && x <= 1)) {
+      throw new IllegalArgumentException(name + " must be in (0, 1], got " + v);
+    }
+    return x;
   }
 
   private static String nonEmpty(Configuration conf, String name, String dflt) {

@@ -198,7 +198,7 @@ final class WireRows {
     }
   }
 
-  private boolean unmanagedAm(ApplicationId app) {
+  boolean unmanagedAm(ApplicationId app) {
     // RMApp's getters read final fields without locks (unlike RMAppAttempt's)
     RMApp rm = scheduler.rmContext().getRMApps().get(app);
     ApplicationSubmissionContext ctx = rm == null ? null : rm.getApplicationSubmissionContext();

@@ -61,6 +61,31 @@ public class FallbackTest {
   }
 
   @Test
+  public void nativeFallbackKeepsAmsWithinTheirShare() throws Exception {
+    // eight 2 GB AMs on two 8 GB nodes would take all 16 GB; half the memory is four of them
+    for (String share : new String[] {null, "1"}) {
+      org.apache.hadoop.conf.Configuration conf = ShimHarness.conf();
+      if (share != null) {
+        conf.set(ShimConfig.NATIVE_MAX_AM_SHARE, share);
+      }
+      h = ShimHarness.start(new Throwing(), conf);
+      h.addNode("n1", 1, "/r1", 8192, 8);
+      h.addNode("n2", 1, "/r1", 8192, 8);
+      for (int i = 1; i <= 8; i++) {
+        ApplicationAttemptId a = h.addApp(1L, i, "u", "MAPREDUCE", "job" + i, i,
+            org.apache.hadoop.yarn.api.records.Resource.newInstance(2048, 1));
+        h.ask(a, 0, 2048, 1, 1, true);
+      }
+      h.heartbeat("n1:1");
+      h.heartbeat("n2:1");
+      int placed = h.schedulerNode("n1:1").getNumContainers() + h.schedulerNode("n2:1").getNumContainers();
+      assertEquals(share == null ? 4 : 8, placed);
+      h.stop();
+      h = null;
+    }
+  }
+
+  @Test
   public void eachFailureKindIsNativeAndCounted() throws Exception {
     String[][] table = {
         // answer, counter that must move

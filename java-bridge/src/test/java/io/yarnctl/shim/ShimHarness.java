@@ -131,6 +131,12 @@ public final class ShimHarness {
   /** Adds an accepted app with one attempt and a mocked RMApp carrying the wire's app fields. */
   public ApplicationAttemptId addApp(long clusterTs, int id, String user, String type, String name, long submit,
       String... tags) {
+    return addApp(clusterTs, id, user, type, name, submit, null, tags);
+  }
+
+  /** As above, with the AM request the RM made for it (the attempt's AM resource), null for none. */
+  public ApplicationAttemptId addApp(long clusterTs, int id, String user, String type, String name, long submit,
+      Resource am, String... tags) {
     ApplicationId appId = ApplicationId.newInstance(clusterTs, id);
     ApplicationAttemptId attemptId = ApplicationAttemptId.newInstance(appId, 1);
     RMAppImpl app = mock(RMAppImpl.class);
@@ -141,6 +147,10 @@ public final class ShimHarness {
     when(app.getName()).thenReturn(name);
     when(app.getSubmitTime()).thenReturn(submit);
     when(app.getApplicationTags()).thenReturn(new HashSet<String>(Arrays.asList(tags)));
+    if (am != null) {
+      when(app.getAMResourceRequest()).thenReturn(
+          ResourceRequest.newInstance(Priority.newInstance(0), ResourceRequest.ANY, am, 1));
+    }
     RMAppAttemptImpl attempt = mock(RMAppAttemptImpl.class);
     when(attempt.getAppAttemptId()).thenReturn(attemptId);
     RMAppAttemptMetrics metrics = mock(RMAppAttemptMetrics.class);

@@ -1,0 +1,44 @@
+"""The AM-share limit live: eight MapReduce jobs whose AMs alone would fill the cluster, under the shim with dress.
+
+Two NodeManagers of 8 GB; every job asks for a 2 GB AM (as Hadoop's stock 1536 MB AM is once a
+1024 MB minimum allocation rounds it up), so eight AMs take all 16 GB and no map could ever
+start: DRESS admits every not-yet-classified job through its small-demand pool, and the simulator
+deadlocks exactly so without the limit (tests/policies/test_am_limit.py). With it the engine
+shows the policy only the AMs that keep AMs within half the cluster's memory, and every job ends.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from yarnctl.cluster.local import LocalCluster, app_ids
+
+pytestmark = pytest.mark.integration
+
+JOB = ["-Dyarn.app.mapreduce.am.resource.mb=2048", "-Dmapreduce.map.memory.mb=1024",
+       "-Dmapreduce.map.java.opts=-Xmx256m", "-m", "2", "-r", "1", "-mt", "2000", "-rt", "500"]
+
+
+def test_eight_2gb_ams_on_two_8gb_nodes_all_finish_under_dress(tmp_path: Path) -> None:
+    lc = LocalCluster(tmp_path / "c")
+    lc.up(policy="dress", nodes=2, nm_memory_mb=8192, nm_vcores=16, serve_args=["--tune-interval", "1"])
+    try:
+        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
+        clients = [subprocess.Popen(lc.client_command(JOB, "sleep"), env=env, text=True, cwd=lc.info().dir,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(8)]
+        outs = [c.communicate(timeout=900)[0] for c in clients]
+        rm = lc.rm()
+        apps = [lc.wait_app(app_ids(out)[-1], timeout_s=120) for out in outs]
+        # each AM lives from its attempt's start to its app's end: never more than 4 x 2 GB = half the cluster
+        spans = [(min(a.start_time_ms for a in rm.app_attempts(app.id)), app.finished_time_ms) for app in apps]
+    finally:
+        lc.down()
+    assert [c.returncode for c in clients] == [0] * 8, [o[-2000:] for o, c in zip(outs, clients) if c.returncode]
+    assert all(a.final_status == "SUCCEEDED" for a in apps), [(a.id, a.final_status) for a in apps]
+    live = max(sum(s <= t < e for s, e in spans) for t, _ in spans)
+    print(f"most AMs at once: {live}")
+    assert 1 <= live <= 4
