@@ -112,7 +112,7 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
         done = mr.run(spec, label, root, work, serve_args=args.serve_arg, timeout_s=args.timeout, say=_say)
         runs.append({"label": label, "spec": spec.name, "capacity_mb": done.capacity_mb,
                      "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
-                     "records": [r.to_json() for r in done.records]})
+                     "records": [r.to_json() for r in done.records], "history": str(work / "history")})
     return runs
 
 
@@ -178,6 +178,30 @@ def results_of(runs: Sequence[dict[str, Any]]) -> list[Any]:
     return out
 
 
+def _write_tasks(path: Path, runs: Sequence[dict[str, Any]]) -> Path:
+    """Every task attempt of every run, from the kept job history, in seconds from the run's first submit."""
+    import csv
+
+    from yarnctl.bench.jhist import read_jhist
+
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["scheduler", "job", "app_id", "type", "attempt", "node", "start_s", "shuffle_end_s", "finish_s",
+                    "status"])
+        for run in runs:
+            by_app = {r["app_id"]: r["job_id"] for r in run["records"]}
+            t0 = min((r["submit_ms"] for r in run["records"] if r["submit_ms"]), default=0)
+            for jh in sorted(Path(run.get("history") or "/nonexistent").glob("*.jhist")):
+                h = read_jhist(jh)
+                app = h.job_id.replace("job_", "application_", 1)
+                for a in h.attempts:
+                    w.writerow([run["label"], by_app.get(app, ""), app, a.type, a.attempt_id, a.host,
+                                round((a.start_ms - t0) / 1000, 3),
+                                round((a.shuffle_finish_ms - t0) / 1000, 3) if a.shuffle_finish_ms else "",
+                                round((a.finish_ms - t0) / 1000, 3) if a.finish_ms else "", a.status])
+    return path
+
+
 def _report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> int:
     from yarnctl.cli import output
 
@@ -197,6 +221,8 @@ def _report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> int:
         bench_json = args.out / "bench.json"
         bench_json.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
         written = [bench_json, *write_results_csv(args.out, results)]
+        if any(r.get("history") for r in runs):
+            written.append(_write_tasks(args.out / "tasks.csv", runs))
         if not args.no_plots:
             from yarnctl.sim import plots
 

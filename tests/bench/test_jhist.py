@@ -1,0 +1,81 @@
+"""The .jhist reader (yarnctl/bench/jhist.py) on a real file: a SleepJob of 12 maps and a reduce, run by
+`yarnctl bench mr` on the local cluster (counters trimmed to keep the fixture small)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from yarnctl.bench.jhist import read_jhist
+from yarnctl.cli.bench import _write_tasks
+from yarnctl.errors import ClusterError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "sleep-12x1.jhist"
+
+
+def test_a_real_sleep_job() -> None:
+    h = read_jhist(FIXTURE)
+    assert (h.job_id, h.name, h.user, h.queue, h.status) == ("job_1795584395123_0001", "Sleep job", "root", "default",
+                                                            "SUCCEEDED")
+    # submitted, AM up 2.0 s later, job initialised 1.9 s after that, done 43.6 s after submission
+    assert (h.am_start_ms - h.submit_ms, h.launch_ms - h.am_start_ms, h.finish_ms - h.submit_ms) == (1989, 1895, 43610)
+    maps, reduces = h.of_type("MAP"), h.of_type("REDUCE")
+    assert len(maps) == 12 and len(reduces) == 1
+    assert all(a.status == "SUCCEEDED" and a.host == "localhost" and a.container_id.startswith("container_")
+               for a in h.attempts)
+    assert maps[0].start_ms - h.launch_ms == 2154  # the first map ran 2.2 s after the job was initialised
+    (r,) = reduces
+    # the reduce started before the last map ended and shuffled meanwhile: its shuffle ended 0.17 s after
+    # that map (the last output's fetch), then its 0.5 s reduce ran (the simulator's shuffle_s model)
+    last_map = max(m.finish_ms for m in maps)
+    assert r.start_ms < last_map
+    assert (r.shuffle_finish_ms - last_map, r.finish_ms - r.shuffle_finish_ms) == (173, 564)
+
+
+def test_a_killed_attempt_and_a_failed_job(tmp_path: Path) -> None:
+    lines = FIXTURE.read_text().splitlines()[:2]
+    ev = "org.apache.hadoop.mapreduce.jobhistory."
+    lines += [json.dumps({"type": t, "event": {ev + n: e}}) for t, n, e in [
+        ("JOB_SUBMITTED", "JobSubmitted", {"jobid": "job_1_0002", "jobName": "j", "userName": "u", "submitTime": 1000,
+                                           "jobQueueName": "q"}),
+        ("MAP_ATTEMPT_STARTED", "TaskAttemptStarted", {"taskid": "task_1_0002_m_000000", "taskType": "MAP",
+                                                       "attemptId": "attempt_1_0002_m_000000_0", "startTime": 2000,
+                                                       "trackerName": "h1", "containerId": "container_1_0002_01_000002"}),
+        ("MAP_ATTEMPT_KILLED", "TaskAttemptUnsuccessfulCompletion", {"taskid": "task_1_0002_m_000000", "taskType": "MAP",
+                                                                     "attemptId": "attempt_1_0002_m_000000_0",
+                                                                     "finishTime": 5000, "hostname": "h1",
+                                                                     "status": "KILLED"}),
+        ("JOB_FAILED", "JobUnsuccessfulCompletion", {"jobid": "job_1_0002", "finishTime": 6000, "jobStatus": "FAILED"}),
+    ]]
+    p = tmp_path / "f.jhist"
+    p.write_text("\n".join(lines) + "\n")
+    h = read_jhist(p)
+    assert (h.status, h.finish_ms, h.am_start_ms) == ("FAILED", 6000, 0)
+    (a,) = h.attempts
+    assert (a.status, a.start_ms, a.finish_ms, a.host) == ("KILLED", 2000, 5000, "h1")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("", "no Avro-Json header"),
+    ("Avro-Json\n{}\nnot json\n", ":3: not a job history event"),
+    ('Avro-Json\n{}\n{"type": "JOB_SUBMITTED", "event": {"x": {"jobid": "j"}}}\n', ":3: malformed JOB_SUBMITTED event"),
+])
+def test_malformed_files_are_one_error(tmp_path: Path, text: str, problem: str) -> None:
+    p = tmp_path / "bad.jhist"
+    p.write_text(text)
+    with pytest.raises(ClusterError, match=problem):
+        read_jhist(p)
+
+
+def test_tasks_csv_places_every_attempt_on_the_run_clock(tmp_path: Path) -> None:
+    h = read_jhist(FIXTURE)
+    run = {"label": "native-fifo", "history": str(FIXTURE.parent),
+           "records": [{"app_id": "application_1795584395123_0001", "job_id": "j01", "submit_ms": h.submit_ms}]}
+    with _write_tasks(tmp_path / "tasks.csv", [run]).open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 13 and {r["job"] for r in rows} == {"j01"}
+    reduce = next(r for r in rows if r["type"] == "REDUCE")
+    assert (reduce["start_s"], reduce["shuffle_end_s"], reduce["finish_s"]) == ("34.152", "43.031", "43.595")
