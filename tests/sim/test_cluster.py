@@ -3,6 +3,7 @@
 Golden cases from the papers carry their figure/example number in the test id.
 """
 
+import dataclasses
 from collections import Counter
 
 import pytest
@@ -11,6 +12,7 @@ from yarnctl.engine import Engine
 from yarnctl.model import Decision, Kill
 from yarnctl.policies import make_policy
 from yarnctl.sim.cluster import SimCluster
+from yarnctl.sim.mr_am import MRAMConfig
 from yarnctl.sim.runner import simulate
 from yarnctl.sim.workload import load_workload, parse_workload
 from yarnctl.policies.contract import PolicyBase
@@ -341,3 +343,19 @@ jobs:
     r = SimCluster(w, Engine(make_policy("fifo"))).run()
     # launched together: the first starts alone (2 s), the second beside one (3 s), the third beside two (4 s)
     assert sorted(c.end_s for c in r.containers) == [12.0, 13.0, 14.0]
+
+
+
+def test_ams_that_only_ramp_up_and_down_do_not_keep_a_run_alive():
+    # opera-mr6 under fair with the MR AM's unconditional preemption put off forever: four jobs' maps never get
+    # a container while reduces hold the cluster, and their AMs ramp reduces up and down forever, so
+    # the cluster keeps changing while nothing progresses: the run must end as stuck, not spin
+    w = load_workload("opera-mr6")
+    w = dataclasses.replace(w, jobs=tuple(dataclasses.replace(j, mapreduce=MRAMConfig(unconditional_preempt_delay_s=1e9))
+                                          for j in w.jobs))
+    r = SimCluster(w, Engine(make_policy("fair"))).run()
+    assert r.stuck and sum(j.finish_s is None for j in r.jobs) == 4
+    # the AMs give up once nothing has finished for 2 x the longest task + 900 s (the simulator's no-progress
+    # bound, 1,067 s here), then the stalled nodes end the run: not hours of simulated ramping
+    last = max(j.finish_s or 0 for j in r.jobs)
+    assert last < r.end_s < last + 2500

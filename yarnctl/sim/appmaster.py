@@ -112,6 +112,7 @@ class AppMasters(SimParts):
 
     def _submit(self, spec: JobSpec) -> None:
         self.future -= 1
+        self.progress_at = self.k.now
         job = _Job(spec, self.min_alloc)
         self.jobs[spec.id] = job
         self.state.add_app(job.app)
@@ -185,6 +186,7 @@ class AppMasters(SimParts):
         job.remaining -= 1
         job.last_finish = max(job.last_finish, c.end or self.k.now)
         self.tasks_done += 1
+        self.progress_at = self.k.now
         if self.progress is not None and self.tasks_done % 2000 == 0:
             self.progress(self.tasks_done, self.tasks_total, self.k.now)
         for dep in st.dependents:
@@ -264,6 +266,10 @@ class AppMasters(SimParts):
         elif now - job.am_seen[1] > job.spec.mapreduce.unconditional_preempt_delay_s + 1:
             # nothing has changed for longer than any wait the AM acts on: it can change nothing by itself
             # (a policy that never places this job's maps); the next event that touches the job wakes it
+            busy = False
+        if now - self.progress_at > self.stall_s:
+            # no task has finished and no job arrived for longer than any task lasts: the AMs only preempt
+            # and re-ask in a loop (maps no policy places); stop, so the run can end as stuck
             busy = False
         if busy:
             self._mr_wake(job)

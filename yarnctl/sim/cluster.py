@@ -82,6 +82,9 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         self.stall_heartbeats = max(10 * len(self.nodes), 100)
         self.ticking = False
         self.am_beating = 0  # MR AMs with a heartbeat scheduled: they may still change things
+        self.progress_at = 0.0  # when a task last finished or a job arrived
+        longest = max((d for j in workload.jobs for st in j.stages for d in st.durations), default=0.0)
+        self.stall_s = 2 * longest + 900.0  # beyond any task's (slowed) life and the AM's 300 s preemption wait
         self.stats = {"heartbeats": 0, "decisions": 0, "skipped": 0, "assigned": 0, "kills": 0, "oom_kills": 0}
 
     # ------------------------------------------------------------ running

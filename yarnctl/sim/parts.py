@@ -46,6 +46,8 @@ class SimParts:
         seq: int
         ticking: bool
         am_beating: int
+        progress_at: float
+        stall_s: float
         jobs_left: int
         tasks_total: int
         tasks_done: int
