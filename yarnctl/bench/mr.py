@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from yarnctl.bench.collect import AppRecord, missing, record
 from yarnctl.bench.spec import PROGRAMS, TAG_PREFIX, BenchJob, BenchSpec, TextInput
@@ -42,6 +43,13 @@ class MrRun:
     capacity_mb: int
     capacity_vcores: int
     wall_s: float
+
+
+def run_doc(spec: BenchSpec, done: MrRun, history: Path) -> dict[str, Any]:
+    """One run as bench.json keeps it: label, spec, capacity, wall time, records and its history dir."""
+    return {"label": done.label, "spec": spec.name, "capacity_mb": done.capacity_mb,
+            "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
+            "records": [r.to_json() for r in done.records], "history": str(history)}
 
 
 def scheduler_of(label: str) -> tuple[str | None, str | None]:

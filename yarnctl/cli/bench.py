@@ -73,6 +73,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
         s.add_argument("--history", metavar="URL", help="MapReduce JobHistoryServer web address (task start times)")
         s.add_argument("--label", required=True, help="name of the scheduler this cluster runs, for the report")
         _common(s)
+    from yarnctl.cli import fidelity
+
+    fidelity.add_parser(bs)
     rep = bs.add_parser("report", help="merge bench.json files of separate runs into one comparison")
     rep.add_argument("files", nargs="+", type=Path, metavar="BENCH.JSON")
     _common(rep)
@@ -87,7 +90,11 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     if args.backend is None:
-        raise ConfigError("bench: give a backend: mr, hibench, tpcds or report (see yarnctl bench --help)")
+        raise ConfigError("bench: give a backend: mr, fidelity, hibench, tpcds or report (see yarnctl bench --help)")
+    if args.backend == "fidelity":
+        from yarnctl.cli import fidelity
+
+        return fidelity.run(args)
     runs: list[dict[str, Any]] = {"mr": _mr, "hibench": _suite, "tpcds": _suite, "report": _merge}[args.backend](args)
     return _report(args, runs)
 
@@ -110,9 +117,7 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
     for label in labels:
         work = (args.out or root) / "work" / label
         done = mr.run(spec, label, root, work, serve_args=args.serve_arg, timeout_s=args.timeout, say=_say)
-        runs.append({"label": label, "spec": spec.name, "capacity_mb": done.capacity_mb,
-                     "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
-                     "records": [r.to_json() for r in done.records], "history": str(work / "history")})
+        runs.append(mr.run_doc(spec, done, work / "history"))
     return runs
 
 

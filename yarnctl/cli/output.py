@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,9 +116,8 @@ def print_written(paths: Sequence[Path]) -> None:
 def print_workloads(rows: Sequence[dict[str, Any]]) -> None:
     """The built-in workloads."""
     t = Table()
-    for col, just in (("name", "left"), ("nodes", "right"), ("jobs", "right"), ("tasks", "right"),
-                      ("source (docs/papers.md)", "left"), ("description", "left")):
-        t.add_column(col, justify=just, overflow="fold")
+    for col in ("name", "nodes", "jobs", "tasks", "source (docs/papers.md)", "description"):
+        t.add_column(col, justify="right" if col in ("nodes", "jobs", "tasks") else "left", overflow="fold")
     for r in rows:
         t.add_row(r["name"], str(r["nodes"]), str(r["jobs"]), f"{r['tasks']:,}", escape(r["source"]),
                   escape(r["description"]))
@@ -151,7 +150,7 @@ class ProgressReporter:
         if self.progress is not None:
             self.progress.stop()
 
-    def for_policy(self, policy: str):  # -> ProgressFn | None
+    def for_policy(self, policy: str) -> Callable[[int, int, float], None] | None:
         """A callback for one policy's run."""
         if not self.enabled:
             return None

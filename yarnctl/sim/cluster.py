@@ -219,6 +219,9 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             if job.state == "running":
                 self._refresh_asks(job)
 
+    def _launches_cost(self) -> bool:
+        return bool(self.startup.launch_s or self.startup.launch_per_concurrent_s)
+
     def _launch_cost(self, c: _Container) -> float:
         """Seconds of start-up work before a task's own: the base cost plus more per container still starting."""
         now = self.k.now
@@ -252,8 +255,10 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             job.am = c
             self._set_usage(c, float(cap.vcores), float(cap.memory_mb))
             if job.am is c:  # not killed at once for want of physical memory
-                if self.startup.am_s > 0:
-                    self.k.schedule(now + self.startup.am_s, AM, self._am_started, job, c)
+                # an AM is a JVM like a task's: it pays the same launch cost before its own start-up
+                delay = self.startup.am_s + (self._launch_cost(c) if self._launches_cost() else 0.0)
+                if delay > 0:
+                    self.k.schedule(now + delay, AM, self._am_started, job, c)
                 else:
                     self._start_job(job)
             return
@@ -273,7 +278,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             return  # it did not fit in physical memory and was killed at once
         if not c.waiting:
             c.work += task.stage.spec.shuffle_s  # started after the stage it follows: fetches all its output
-            if self.startup.launch_s or self.startup.launch_per_concurrent_s:
+            if self._launches_cost():
                 c.work += self._launch_cost(c)  # a waiting task starts its JVM while it waits: no cost
             self._run(c)
 

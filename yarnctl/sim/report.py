@@ -80,7 +80,8 @@ def summarize(run: SimRun) -> PolicyResult:
     waits = [j.wait_s for j in jobs if j.wait_s is not None]
     comps = [j.completion_s for j in done if j.completion_s is not None]
     first = min((j.submit_s for j in jobs), default=0.0)
-    makespan = max(j.finish_s for j in done) - first if done and len(done) == len(jobs) else None
+    ends = [j.finish_s for j in done if j.finish_s is not None]
+    makespan = max(ends) - first if ends and len(ends) == len(jobs) else None
     horizon = (first, first + makespan) if makespan else (first, run.end_s)
     alloc, used = utilization(run, *horizon)
     return PolicyResult(run.policy, makespan, _mean(waits), _median(waits), _mean(comps), _median(comps),

@@ -29,8 +29,8 @@ class Startup:
     the CPU model does not capture).
     """
 
-    am_s: float = 0.0  # from an AM's container to its first ask (MRAppMaster init, job set-up)
-    launch_s: float = 0.0  # a task container's launch and JVM start-up, before its own work
+    am_s: float = 0.0  # from an AM's JVM start (its launch cost paid) to its first ask: MRAppMaster init, job set-up
+    launch_s: float = 0.0  # a container's launch and JVM start-up, before its own work (an AM's too)
     launch_per_concurrent_s: float = 0.0  # more for each other container still starting on the node
 
 

@@ -1,0 +1,123 @@
+"""The fidelity benchmark's parts that need no cluster: replaying a real run (yarnctl/bench/replay.py), the
+start-up fit, error and ranking arithmetic (yarnctl/bench/fidelity.py).
+
+The "real" runs here are made by the simulator itself under known start-up costs (a stand-in for the
+cluster, which tests/integration/test_fidelity_live.py runs for real): the fit must recover them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from yarnctl.bench import fidelity as fid
+from yarnctl.bench.jhist import read_jhist
+from yarnctl.bench.replay import job_conf, job_id_of, replay_jobs, sleep_shape, sls_trace, to_workload, workload_doc
+from yarnctl.bench.spec import load_spec
+from yarnctl.sim.workload import Startup
+from yarnctl.sls.report import read_trace
+
+FIXTURE = Path(__file__).parent / "fixtures" / "sleep-12x1.jhist"
+
+
+def test_a_sleep_jobs_conf_and_shape_follow_the_cluster_defaults_and_its_own_options() -> None:
+    conf = job_conf(["-Dmapreduce.map.memory.mb=2048", "-m", "4"])
+    # hadoop-conf/mapred-site.xml's sizes unless the job sets its own; Hadoop's slow start default
+    assert (conf["mapreduce.map.memory.mb"], conf["mapreduce.reduce.memory.mb"]) == ("2048", "384")
+    assert (conf["yarn.app.mapreduce.am.resource.mb"], conf["mapreduce.job.reduce.slowstart.completedmaps"]) == ("512", "0.05")
+    assert sleep_shape(["-m", "12", "-r", "0", "-mt", "15000"]) == {"maps": 12, "reduces": 0, "map_ms": 15000,
+                                                                   "reduce_ms": 100}
+    assert job_id_of("application_17_0003") == "job_17_0003"
+
+
+def _records(spec_name: str, submits: list[float]) -> tuple[dict[str, object], ...]:
+    spec = load_spec(spec_name)
+    return tuple({"job_id": j.id, "app_id": f"application_1_{i + 1:04d}", "final_status": "SUCCEEDED",
+                  "submit_ms": 1_000_000 + int(s * 1000), "first_task_ms": None, "finish_ms": None}
+                 for i, (j, s) in enumerate(zip(spec.jobs, submits)))
+
+
+def test_a_sleep_job_is_replayed_from_its_arguments_on_the_runs_own_clock() -> None:
+    spec = load_spec("fid-big")
+    jobs = replay_jobs(spec, _records("fid-big", [0.4, 5.9, 10.1, 15.0, 21.3]), {}, launch_s=3.0)
+    assert [j.submit_s for j in jobs] == pytest.approx([0.0, 5.5, 9.7, 14.6, 20.9])
+    b1 = jobs[0]
+    assert (b1.am_mb, b1.slowstart, b1.maps.memory_mb, b1.maps.durations) == (512, 0.05, 2048, (10.0,) * 4)
+    assert b1.reduces is not None and (b1.reduces.memory_mb, b1.reduces.durations) == (3072, (3.0,))
+    w = to_workload(workload_doc("t", spec, jobs, Startup(4.0, 3.0, 0.5)), "t")
+    assert (len(w.cluster.nodes), w.cluster.startup, w.tasks) == (2, Startup(4.0, 3.0, 0.5), 25)
+
+
+def test_a_program_that_does_real_work_takes_its_task_times_from_the_history_less_the_launch_cost() -> None:
+    h = read_jhist(FIXTURE)
+    spec = load_spec("fid-examples")  # e2 is a wordcount: its tasks' times come from the history
+    recs = ({"job_id": "e2", "app_id": "application_" + h.job_id.removeprefix("job_"), "final_status": "SUCCEEDED",
+             "submit_ms": h.submit_ms},)
+    (job,) = replay_jobs(spec, recs, {h.job_id: h}, launch_s=2.0)
+    maps = h.of_type("MAP")
+    assert len(job.maps.durations) == 12
+    assert sorted(job.maps.durations) == pytest.approx(sorted((m.finish_ms - m.start_ms) / 1000 - 2.0 for m in maps))
+    assert job.reduces is not None and len(job.reduces.durations) == 1
+
+
+def test_the_sls_trace_is_one_sls_accepts(tmp_path: Path) -> None:
+    spec = load_spec("fid-reduce")
+    jobs = replay_jobs(spec, _records("fid-reduce", [0, 5, 10, 15, 20]), {}, launch_s=2.5)
+    docs = sls_trace(jobs, nodes=2, launch_s=2.5)
+    path = tmp_path / "trace.json"
+    path.write_text("\n".join(json.dumps(d) for d in docs))
+    trace = read_trace(path)  # the checks SLSRunner would otherwise crash on
+    assert [(t.id, t.start_ms, t.tasks) for t in trace][:2] == [("r1", 0, 10), ("r2", 5000, 10)]
+    first = docs[0]["job.tasks"]
+    # each task lasts its sleep plus the launch cost; maps at SLS's map priority 20, reduces at 10
+    assert {(t["container.type"], t["container.priority"], t["container.end.ms"] - t["container.start.ms"])
+            for t in first} == {("map", 20, 10_500), ("reduce", 10, 10_500)}
+    assert {t["container.host"] for t in first} == {"/default-rack/node1", "/default-rack/node2"}
+
+
+def _fake_run(spec_name: str, label: str, truth: Startup) -> fid.RealRun:
+    """A run whose 'real' times are the simulator's under `truth` (the cluster's stand-in)."""
+    spec = load_spec(spec_name)
+    records = _records(spec_name, [j.submit_s for j in spec.jobs])
+    blank = fid.RealRun(spec_name, label, spec, records, {})
+    sim = fid.sim_times(fid.simulate_run(blank, truth))
+    full = tuple({**r, "first_task_ms": r["submit_ms"] + int(1000 * sim[str(r["job_id"])].wait_s),  # type: ignore[operator]
+                  "finish_ms": r["submit_ms"] + int(1000 * sim[str(r["job_id"])].completion_s)}  # type: ignore[operator]
+                 for r in records)
+    return fid.RealRun(spec_name, label, spec, full, {})
+
+
+def test_the_fit_recovers_the_start_up_costs_that_made_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fid, "GRID_AM_S", (2.0, 4.0))
+    monkeypatch.setattr(fid, "GRID_LAUNCH_S", (1.0, 3.0, 5.0))
+    monkeypatch.setattr(fid, "GRID_PER_CONCURRENT_S", (0.0, 0.5, 1.0))
+    truth = Startup(4.0, 3.0, 0.5)
+    runs = [_fake_run(m, "native-fifo", truth) for m in ("fid-wide", "fid-mixed")]
+    fitted, score = fid.fit_startup(runs)
+    assert fitted == truth and score < 0.002  # only the ms rounding of the records is left
+    # and a different truth is told apart: no launch cost at all
+    other = [_fake_run("fid-wide", "native-fifo", Startup(2.0, 1.0, 0.0))]
+    assert fid.fit_startup(other)[0] == Startup(2.0, 1.0, 0.0)
+
+
+def test_errors_rankings_and_pairs_by_hand() -> None:
+    e = fid.JobError("m", "s", "j", fid.JobTimes(10.0, 50.0), fid.JobTimes(12.0, 45.0), None)
+    assert (e.error("sim", "wait_s"), e.error("sim", "completion_s"), e.error("sls", "wait_s")) == (0.2, 0.1, None)
+    assert fid.percentile([0.1, 0.2, 0.3, 0.4], 0.5) == pytest.approx(0.25)
+    assert fid.percentile([0.1, 0.2, 0.3, 0.4, 1.0], 0.9) == pytest.approx(0.76)
+    assert fid.percentile([], 0.5) is None
+    real = {"a": 100.0, "b": 103.0, "c": 150.0}  # a and b within 5%: not a clear pair
+    assert fid.ranking(real) == ["a", "b", "c"]
+    assert fid.rank_agreement(real, {"a": 90.0, "b": 80.0, "c": 200.0}) == (2, 2)
+    assert fid.rank_agreement(real, {"a": 160.0, "b": 80.0, "c": 120.0}) == (1, 2)
+    assert fid.ranking({"x": 5.0, "w": 5.0, "v": None}) == ["w", "x"]  # ties by name, no value left out
+
+
+def test_each_real_scheduler_is_simulated_by_its_counterpart() -> None:
+    # FifoScheduler has no AM limit; the local CapacityScheduler allows AMs half the queue; shim policies are themselves
+    assert fid.counterpart("native-fifo") == ("fifo", {}, 1.0)
+    assert fid.counterpart("native-capacity") == ("capacity", {"max_am_resource_percent": 0.5}, None)
+    assert fid.counterpart("dress") == ("dress", {}, None)
+    conf = (Path(__file__).parents[2] / "hadoop-conf" / "capacity-scheduler.xml").read_text()
+    assert "<value>0.5</value>" in conf.split("maximum-am-resource-percent")[1][:80]

@@ -1,0 +1,221 @@
+"""The fidelity benchmark: how far the simulator (and Hadoop SLS) are from the real cluster on the same jobs.
+
+Each mix of the suite runs for real under every scheduler (`bench mr`, kept in OUT/<mix>/bench.json
+with its job history); each run is replayed (`bench/replay.py`) in the simulator under the matching
+policy, and in SLS; per job, the predicted waiting and completion times are compared with the real
+ones. What starting a container costs is fitted once, on the calibration scheduler's runs only
+(`fit_startup`), so every other scheduler's error is out of sample.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from yarnctl.bench.jhist import JobHistory
+from yarnctl.bench.replay import histories, replay_jobs, to_workload, workload_doc
+from yarnctl.bench.spec import BenchSpec, load_spec
+from yarnctl.errors import ClusterError
+from yarnctl.sim.report import PolicyResult
+from yarnctl.sim.workload import Startup
+
+SUITE = ("fid-wide", "fid-mixed", "fid-reduce", "fid-big", "fid-examples")
+SCHEDULERS = ("native-fifo", "native-capacity", "native-fair", "fifo", "dress")
+CALIBRATION = "native-fifo"  # the runs the start-up costs are fitted on: the scheduler with the fewest choices
+# the grid the fit searches: AM start-up, a task's launch cost, and its growth per container starting beside it
+GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
+GRID_LAUNCH_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
+GRID_PER_CONCURRENT_S = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+SAME_RANK_MARGIN = 0.05  # schedulers whose real average completions differ by less than this are not ranked
+# the simulator's counterpart of a real scheduler: policy, its parameters and the AM-share limit it enforces
+# (None: the policy's own). The local cluster's capacity-scheduler.xml sets maximum-am-resource-percent 0.5;
+# Hadoop 2.7's FifoScheduler has no AM limit at all.
+COUNTERPART: dict[str, tuple[str, dict[str, Any], float | None]] = {
+    "native-fifo": ("fifo", {}, 1.0),
+    "native-capacity": ("capacity", {"max_am_resource_percent": 0.5}, None),
+    "native-fair": ("fair", {}, None),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RealRun:
+    """One scheduler's real run of one mix: its records and kept job history."""
+
+    mix: str
+    label: str
+    spec: BenchSpec
+    records: tuple[Mapping[str, Any], ...]
+    history: Mapping[str, JobHistory]
+
+
+@dataclass(frozen=True, slots=True)
+class JobTimes:
+    """A job's waiting and completion time, seconds from its submit."""
+
+    wait_s: float | None
+    completion_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobError:
+    """One job of one run: the real times and what the simulator and SLS predicted."""
+
+    mix: str
+    scheduler: str
+    job: str
+    real: JobTimes
+    sim: JobTimes
+    sls: JobTimes | None
+
+    def error(self, model: str, what: str) -> float | None:
+        """|predicted - real| / real of `what` (wait_s or completion_s) under `model` (sim or sls)."""
+        pred = getattr(self, model)
+        if pred is None:
+            return None
+        p, r = getattr(pred, what), getattr(self.real, what)
+        return None if p is None or not r else abs(p - r) / r
+
+
+def counterpart(label: str) -> tuple[str, dict[str, Any], float | None]:
+    """The simulated policy, its parameters and AM-share override for a real run's scheduler label."""
+    return COUNTERPART.get(label, (label, {}, None))
+
+
+def load_runs(path: Path, mix: str) -> list[RealRun]:
+    """The real runs of `mix` kept in `path` (a bench.json of `bench mr` with each run's history dir)."""
+    try:
+        doc = json.loads(path.read_text())
+        runs = doc["runs"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ClusterError(f"{path}: not a bench.json of `yarnctl bench mr` ({e})") from None
+    spec = load_spec(mix)
+    out = []
+    for r in runs:
+        hist_dir = Path(r.get("history") or path.parent / "work" / r["label"] / "history")
+        if not hist_dir.is_absolute():
+            hist_dir = path.parent / hist_dir
+        out.append(RealRun(mix, str(r["label"]), spec, tuple(r["records"]), histories(hist_dir)))
+    return out
+
+
+def real_times(run: RealRun) -> dict[str, JobTimes]:
+    """Each succeeded job's real waiting (to its first task) and completion time."""
+    out = {}
+    for r in run.records:
+        if r.get("final_status") != "SUCCEEDED":
+            continue
+        sub, first, fin = r.get("submit_ms"), r.get("first_task_ms"), r.get("finish_ms")
+        out[str(r["job_id"])] = JobTimes((first - sub) / 1000.0 if first and sub else None,
+                                         (fin - sub) / 1000.0 if fin and sub else None)
+    return out
+
+
+def simulate_run(run: RealRun, startup: Startup) -> PolicyResult:
+    """Replay one real run in the simulator under its scheduler's counterpart."""
+    from yarnctl.engine import Engine
+    from yarnctl.policies import make_policy
+    from yarnctl.sim.cluster import SimCluster
+    from yarnctl.sim.report import summarize
+
+    jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s)
+    workload = to_workload(workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup), f"{run.mix}/{run.label}")
+    policy, params, am_share = counterpart(run.label)
+    return summarize(SimCluster(workload, Engine(make_policy(policy, params), max_am_share=am_share)).run())
+
+
+def sim_times(result: PolicyResult) -> dict[str, JobTimes]:
+    """Each job's simulated waiting and completion time."""
+    return {j.id: JobTimes(j.wait_s, j.completion_s) for j in result.jobs}
+
+
+def completion_errors(run: RealRun, predicted: Mapping[str, JobTimes]) -> list[float]:
+    """|predicted - real| / real completion of each job of `run` that both have."""
+    real = real_times(run)
+    return [abs(p - r) / r for job, t in real.items()
+            if (r := t.completion_s) and (p := predicted.get(job, JobTimes(None, None)).completion_s) is not None]
+
+
+def fit_startup(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None) -> tuple[Startup, float]:
+    """The start-up costs under which the simulator best predicts `runs` (mean |error| of job completion)."""
+    best: tuple[float, Startup] | None = None
+    grid = list(itertools.product(GRID_AM_S, GRID_LAUNCH_S, GRID_PER_CONCURRENT_S))
+    say(f"fitting start-up costs on {len(runs)} run(s): {len(grid)} candidates")
+    for am_s, launch_s, per in grid:
+        st = Startup(am_s, launch_s, per)
+        errs = [e for run in runs for e in completion_errors(run, sim_times(simulate_run(run, st)))]
+        score = statistics.fmean(errs) if errs else math.inf
+        if best is None or score < best[0] - 1e-12:  # first best wins: grid order is the tie-break
+            best = (score, st)
+    if best is None:
+        raise ClusterError("no run to fit the start-up costs on")
+    return best[1], best[0]
+
+
+def percentile(xs: Sequence[float], q: float) -> float | None:
+    """The q-quantile (0..1) by linear interpolation, None for no values."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    pos = q * (len(s) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def job_errors(run: RealRun, sim: Mapping[str, JobTimes], sls: Mapping[str, JobTimes] | None) -> list[JobError]:
+    """Per job of `run`: real, simulated and (if run) SLS times."""
+    return [JobError(run.mix, run.label, job, t, sim.get(job, JobTimes(None, None)),
+                     None if sls is None else sls.get(job, JobTimes(None, None)))
+            for job, t in sorted(real_times(run).items())]
+
+
+def summary(errors: Iterable[JobError], model: str) -> dict[str, float | None]:
+    """Median and p90 of |error| of completion and waiting over `errors`."""
+    out: dict[str, float | None] = {}
+    errs = list(errors)
+    for what, key in (("completion_s", "completion"), ("wait_s", "wait")):
+        xs = [e for x in errs if (e := x.error(model, what)) is not None]
+        out[f"{key}_median"] = percentile(xs, 0.5)
+        out[f"{key}_p90"] = percentile(xs, 0.9)
+    return out
+
+
+def mean_completion(times: Mapping[str, JobTimes]) -> float | None:
+    """The average completion time of the jobs that finished."""
+    xs = [t.completion_s for t in times.values() if t.completion_s is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def ranking(avg: Mapping[str, float | None]) -> list[str]:
+    """Schedulers from the lowest average completion time to the highest (name breaks ties)."""
+    return sorted((k for k, v in avg.items() if v is not None), key=lambda k: (avg[k], k))
+
+
+def rank_agreement(real: Mapping[str, float | None], pred: Mapping[str, float | None],
+                   margin: float = SAME_RANK_MARGIN) -> tuple[int, int]:
+    """(pairs ordered alike, pairs compared): pairs whose real averages differ by more than `margin`."""
+    agree = total = 0
+    for a, b in itertools.combinations(sorted(real), 2):
+        ra, rb, pa, pb = real[a], real[b], pred.get(a), pred.get(b)
+        if None in (ra, rb, pa, pb):
+            continue
+        assert ra is not None and rb is not None and pa is not None and pb is not None
+        if abs(ra - rb) <= margin * min(ra, rb):
+            continue
+        total += 1
+        agree += (ra < rb) == (pa < pb)
+    return agree, total
+
+
+def to_json(fit: Startup, fit_score: float, errors: Sequence[JobError], mixes: Mapping[str, Any]) -> dict[str, Any]:
+    """The fidelity.json document: the fit, every job's times, and per mix the rankings and error summaries."""
+    return {"startup": asdict(fit), "fit_mean_error": fit_score, "calibration": CALIBRATION,
+            "jobs": [{"mix": e.mix, "scheduler": e.scheduler, "job": e.job, "real": asdict(e.real),
+                      "sim": asdict(e.sim), "sls": None if e.sls is None else asdict(e.sls)} for e in errors],
+            "mixes": mixes}

@@ -1,0 +1,187 @@
+"""A real bench run as the simulator and Hadoop SLS see it: the same jobs, submitted when the RM got them.
+
+SleepJobs are replayed from their arguments (maps, reduces, sleep times, container sizes) with the
+local cluster's MapReduce defaults (hadoop-conf/mapred-site.xml); the example programs that do real
+work (wordcount, pi, teragen) take each task's time from the run's own job history, less the fitted
+launch cost, as a trace would give it. What starting a container costs is not replayed from the run:
+it is the `Startup` fitted by the fidelity benchmark (`bench/fidelity.py`).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from yarnctl.bench.jhist import JobHistory, read_jhist
+from yarnctl.bench.spec import BenchJob, BenchSpec
+from yarnctl.errors import ClusterError
+from yarnctl.sim.workload import Startup, Workload
+from yarnctl.sim.workload.parse import Parser
+
+MIN_TASK_S = 0.5  # a replayed task never runs shorter than this, whatever the fit took off it
+_SLEEP_FLAGS = {"-m": "maps", "-r": "reduces", "-mt": "map_ms", "-rt": "reduce_ms"}
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """A replayed stage: its tasks' work in seconds (launch cost excluded) and container memory."""
+
+    durations: tuple[float, ...]
+    memory_mb: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayJob:
+    """One real job as replayed: when the RM got it, its AM size, slow start and stages."""
+
+    id: str
+    submit_s: float
+    am_mb: int
+    slowstart: float
+    maps: Stage
+    reduces: Stage | None
+
+
+@cache
+def site_defaults() -> Mapping[str, str]:
+    """The local cluster's mapred-site.xml properties (the sizes a job gets unless it sets its own)."""
+    from yarnctl.cluster.classpath import repo_root
+
+    path = repo_root() / "hadoop-conf" / "mapred-site.xml"
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as e:
+        raise ClusterError(f"{path}: cannot read the cluster's MapReduce defaults ({e})") from None
+    return {p.findtext("name", ""): p.findtext("value", "") for p in root.iter("property")}
+
+
+def job_conf(args: Sequence[str]) -> dict[str, str]:
+    """A job's configuration as its client sees it: mapred-site.xml, then its own -Dname=value options."""
+    conf = {"mapreduce.job.reduce.slowstart.completedmaps": "0.05", "yarn.app.mapreduce.am.resource.mb": "1536",
+            "mapreduce.map.memory.mb": "1024", "mapreduce.reduce.memory.mb": "1024", **site_defaults()}
+    for a in args:
+        if a.startswith("-D") and "=" in a:
+            k, v = a[2:].split("=", 1)
+            conf[k] = v
+    return conf
+
+
+def sleep_shape(args: Sequence[str]) -> dict[str, int]:
+    """SleepJob's -m/-r/-mt/-rt (maps, reduces, sleep ms each), with SleepJob's defaults of 1/1/100/100."""
+    out = {"maps": 1, "reduces": 1, "map_ms": 100, "reduce_ms": 100}
+    for flag, value in zip(args, args[1:]):
+        if flag in _SLEEP_FLAGS:
+            out[_SLEEP_FLAGS[flag]] = int(value)
+    return out
+
+
+def job_id_of(app_id: str) -> str:
+    """The MapReduce job id of a YARN application id (application_X_N -> job_X_N)."""
+    return "job_" + app_id.removeprefix("application_")
+
+
+def histories(history_dir: Path) -> dict[str, JobHistory]:
+    """Every kept .jhist of a run by job id."""
+    out = {}
+    for f in sorted(history_dir.glob("*.jhist")):
+        h = read_jhist(f)
+        out[h.job_id] = h
+    return out
+
+
+def replay_jobs(spec: BenchSpec, records: Sequence[Mapping[str, Any]], jobs_history: Mapping[str, JobHistory],
+                launch_s: float) -> list[ReplayJob]:
+    """The succeeded jobs of one run, submit times on the run's own clock (its first submit is 0)."""
+    by_id = {j.id: j for j in spec.jobs}
+    done = [r for r in records if r.get("final_status") == "SUCCEEDED" and r.get("submit_ms")]
+    if not done:
+        raise ClusterError(f"{spec.name}: the run has no succeeded job to replay")
+    t0 = min(int(r["submit_ms"]) for r in done)
+    out = []
+    for r in sorted(done, key=lambda r: (int(r["submit_ms"]), str(r["job_id"]))):
+        job = by_id.get(str(r["job_id"]))
+        if job is None:
+            raise ClusterError(f"{spec.name}: the run has job {r['job_id']!r}, which the spec does not")
+        conf = job_conf(job.args)
+        out.append(ReplayJob(job.id, (int(r["submit_ms"]) - t0) / 1000.0,
+                             int(conf["yarn.app.mapreduce.am.resource.mb"]),
+                             float(conf["mapreduce.job.reduce.slowstart.completedmaps"]),
+                             *_stages(job, conf, jobs_history.get(job_id_of(str(r.get("app_id", "")))), launch_s)))
+    return out
+
+
+def _stages(job: BenchJob, conf: Mapping[str, str], history: JobHistory | None,
+            launch_s: float) -> tuple[Stage, Stage | None]:
+    map_mb, reduce_mb = int(conf["mapreduce.map.memory.mb"]), int(conf["mapreduce.reduce.memory.mb"])
+    if job.program == "sleep":
+        s = sleep_shape(job.args)
+        maps = Stage((max(MIN_TASK_S, s["map_ms"] / 1000.0),) * s["maps"], map_mb)
+        reduces = Stage((max(MIN_TASK_S, s["reduce_ms"] / 1000.0),) * s["reduces"], reduce_mb) if s["reduces"] else None
+        return maps, reduces
+    if history is None:
+        raise ClusterError(f"job {job.id} ({job.program}): no job history kept, so its task times are unknown")
+
+    def measured(kind: str) -> tuple[float, ...]:
+        return tuple(max(MIN_TASK_S, (a.finish_ms - a.start_ms) / 1000.0 - launch_s)
+                     for a in history.of_type(kind) if a.status == "SUCCEEDED")
+
+    m, red = measured("MAP"), measured("REDUCE")
+    if not m:
+        raise ClusterError(f"job {job.id} ({job.program}): its history has no succeeded map")
+    return Stage(m, map_mb), (Stage(red, reduce_mb) if red else None)
+
+
+def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup: Startup) -> dict[str, Any]:
+    """The replayed jobs as a workload document (docs/workloads.md) on the bench's cluster."""
+    def stage(s: Stage) -> dict[str, Any]:
+        durations: Any = s.durations[0] if len(set(s.durations)) == 1 else [round(d, 3) for d in s.durations]
+        return {"tasks": len(s.durations), "resource": {"memory_mb": s.memory_mb, "vcores": 1}, "duration": durations}
+
+    out_jobs = []
+    for j in jobs:
+        d: dict[str, Any] = {"id": j.id, "submit_s": round(j.submit_s, 3), "type": "mapreduce",
+                             "am": {"memory_mb": j.am_mb, "vcores": 1}, "slowstart": j.slowstart,
+                             "maps": stage(j.maps)}
+        if j.reduces is not None:
+            d["reduces"] = stage(j.reduces)
+        out_jobs.append(d)
+    min_mb = 128  # yarn.scheduler.minimum-allocation-mb of the local cluster (hadoop-conf/yarn-site.xml)
+    return {"name": name, "description": f"{spec.name} as the real cluster received it",
+            "cluster": {"nodes": spec.nodes, "node": {"memory_mb": spec.nm_memory_mb, "vcores": spec.nm_vcores},
+                        "heartbeat_s": 1.0, "min_allocation": {"memory_mb": min_mb, "vcores": 1},
+                        "startup": {"am_s": startup.am_s, "launch_s": startup.launch_s,
+                                    "launch_per_concurrent_s": startup.launch_per_concurrent_s}},
+            "defaults": {"user": "root", "queue": "default"}, "jobs": out_jobs}
+
+
+def to_workload(doc: Mapping[str, Any], source: str) -> Workload:
+    """Check and build the workload of `workload_doc` (the parser every workload file goes through)."""
+    return Parser(source, 0).workload(doc, str(doc["name"]))
+
+
+def sls_trace(jobs: Sequence[ReplayJob], nodes: int, launch_s: float) -> list[dict[str, Any]]:
+    """The replayed jobs as an SLS trace: each task lasts its work plus the fitted launch cost.
+
+    SLS 2.7 has no launch model and gives every task the same container size and every AM 1 GB;
+    its MRAMSimulator asks for the reduces once all maps are done (no slow start).
+    """
+    out = []
+    for j in jobs:
+        submit_ms = int(round(j.submit_s * 1000))
+        tasks: list[dict[str, Any]] = []
+        stages = [("map", 20, j.maps)] + ([("reduce", 10, j.reduces)] if j.reduces else [])
+        for kind, priority, st in stages:
+            for i, d in enumerate(st.durations):
+                ms = int(round((d + launch_s) * 1000))
+                # SLS asks for the host of each task; spread them over the nodes as the real runs did
+                tasks.append({"container.host": f"/default-rack/node{len(tasks) % nodes + 1}",
+                              "container.start.ms": submit_ms, "container.end.ms": submit_ms + ms,
+                              "container.priority": priority, "container.type": kind})
+        end = max(int(t["container.end.ms"]) for t in tasks)
+        out.append({"am.type": "mapreduce", "job.start.ms": submit_ms, "job.end.ms": end, "job.queue.name": "default",
+                    "job.id": j.id, "job.user": "root", "job.tasks": tasks})
+    return out

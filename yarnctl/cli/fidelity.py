@@ -1,0 +1,161 @@
+"""`yarnctl bench fidelity`: the simulator's and SLS's per-job error against the real local cluster."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from yarnctl.errors import ConfigError
+
+DESCRIPTION = """\
+Run each mix of the fidelity suite on the local real Hadoop 2.7.7 cluster under every scheduler
+(`bench mr`; runs already kept in OUT/<mix>/bench.json are reused, so an interrupted suite resumes),
+fit what starting a container costs on the native-fifo runs (AM start-up, launch, growth per
+container starting beside it), replay every run in the simulator under the matching policy and in
+Hadoop SLS, and print per job how far each prediction is from what the real cluster did, plus
+whether each mix ranks the schedulers as the real cluster does (docs/fidelity.md).
+"""
+EPILOG = """\
+examples:
+  # the whole suite (5 mixes x 5 schedulers, about an hour of real runs, then SLS)
+  yarnctl bench fidelity --out ~/fidelity
+  # one mix, two schedulers, no SLS; fail if the simulator's median completion error exceeds 20%
+  yarnctl bench fidelity --mix fid-mixed --scheduler native-fifo,native-fair --no-sls --max-median-error 20
+  # re-score kept runs with given start-up costs (AM s, launch s, per concurrent launch s) instead of a fit
+  yarnctl bench fidelity --out ~/fidelity --startup 4,3,0.5 --no-sls
+"""
+
+
+def add_parser(bs: Any) -> None:
+    """Add the `fidelity` backend to `bench`'s subparsers."""
+    from yarnctl.bench import fidelity as fid
+
+    p = bs.add_parser("fidelity", help="measure the simulator (and SLS) against the real local cluster",
+                      description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mix", default=",".join(fid.SUITE), metavar="M[,M...]",
+                   help=f"bench specs to run (default the suite: {', '.join(fid.SUITE)})")
+    p.add_argument("--scheduler", "-s", default=",".join(fid.SCHEDULERS), metavar="S[,S...]",
+                   help=f"schedulers (default {','.join(fid.SCHEDULERS)}; {fid.CALIBRATION} is needed for the fit)")
+    p.add_argument("--sls-scheduler", default="native-fifo,native-capacity,native-fair", metavar="S[,S...]",
+                   help="schedulers also replayed in SLS (default the three stock ones; SLS runs in wall-clock time)")
+    p.add_argument("--no-sls", action="store_true", help="do not run SLS")
+    p.add_argument("--startup", metavar="AM_S,LAUNCH_S,PER_S", help="use these start-up costs instead of fitting them")
+    p.add_argument("--rerun", action="store_true", help="run every real run again, even if kept in OUT")
+    p.add_argument("--max-median-error", type=float, metavar="PCT",
+                   help="exit 1 if the simulator's median |error| of job completion exceeds PCT percent")
+    p.add_argument("--cluster-dir", type=Path, metavar="DIR", help="where the local clusters live "
+                   "(default ~/.yarnctl/bench-cluster)")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS", help="give up on a real run after this long")
+    p.add_argument("--out", type=Path, metavar="DIR", help="where runs and results are kept (default ~/.yarnctl/fidelity)")
+    p.add_argument("--json", action="store_true", help="print fidelity.json instead of tables")
+    p.add_argument("--no-plots", action="store_true", help="write no PNG")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The `bench fidelity` command."""
+    from yarnctl.bench import fidelity as fid
+    from yarnctl.bench import fidelity_suite as suite
+    from yarnctl.bench.mr import check_labels
+    from yarnctl.bench.spec import load_spec
+    from yarnctl.sim.workload import Startup
+
+    mixes = _split(args.mix, "--mix")
+    labels = _split(args.scheduler, "--scheduler")
+    check_labels(labels)
+    sls_labels = [] if args.no_sls else [x for x in _split(args.sls_scheduler, "--sls-scheduler") if x in labels]
+    startup = None
+    if args.startup:
+        try:
+            startup = Startup(*(float(x) for x in args.startup.split(",")))
+        except (TypeError, ValueError):
+            raise ConfigError(f"--startup {args.startup}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5") from None
+    elif fid.CALIBRATION not in labels:
+        raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
+    names = [load_spec(m).name for m in mixes]  # a bad mix fails here, before any cluster starts
+    out = args.out or Path.home() / ".yarnctl" / "fidelity"
+    cluster_dir = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
+    runs = []
+    for mix, name in zip(mixes, names):
+        path = suite.real_runs(mix, labels, out, cluster_dir, rerun=args.rerun, timeout_s=args.timeout, say=_say)
+        runs += [r for r in fid.load_runs(path, mix) if r.label in labels]
+    result = suite.evaluate(runs, startup=startup, sls_labels=sls_labels, out=out, say=_say)
+    written = suite.write(out, result, plots=not args.no_plots)
+    if args.json:
+        json.dump(json.loads(written[0].read_text()), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        _print(result)
+        from yarnctl.cli import output
+
+        output.print_written(written)
+    overall = fid.summary(result.errors, "sim")["completion_median"]
+    if args.max_median_error is not None and overall is not None and 100 * overall > args.max_median_error:
+        print(f"error: the simulator's median |error| of job completion is {100 * overall:.1f}%, above "
+              f"--max-median-error {args.max_median_error:g}%", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _split(text: str, flag: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items or len(set(items)) != len(items):
+        raise ConfigError(f"{flag}: expected distinct comma-separated names, got {text!r}")
+    return items
+
+
+def _print(result: Any) -> None:
+    from rich.table import Table
+
+    from yarnctl.bench import fidelity as fid
+    from yarnctl.cli import output
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.0f}%"
+
+    t = Table(title="per-job |error| against the real cluster: median / p90")
+    for col in ("mix", "scheduler", "real avg completion (s)", "sim completion", "sim wait", "SLS completion",
+                "SLS wait"):
+        t.add_column(col, justify="left" if col in ("mix", "scheduler") else "right")
+    for mix, m in result.mixes.items():
+        for label, s in m["summary"].items():
+            sim, sls = s["sim"], s["sls"] or {}
+            t.add_row(mix, label, f"{m['real'][label]:.1f}" if m["real"][label] else "-",
+                      f"{pct(sim['completion_median'])} / {pct(sim['completion_p90'])}",
+                      f"{pct(sim['wait_median'])} / {pct(sim['wait_p90'])}",
+                      f"{pct(sls.get('completion_median'))} / {pct(sls.get('completion_p90'))}" if sls else "-",
+                      f"{pct(sls.get('wait_median'))} / {pct(sls.get('wait_p90'))}" if sls else "-")
+    output.out.print(t)
+    r = Table(title="scheduler ranking by average completion (best first)")
+    for col in ("mix", "real cluster", "simulator", "SLS"):
+        r.add_column(col)
+    for mix, m in result.mixes.items():
+        def cell(model: str) -> str:
+            if f"{model}_ranking" not in m:
+                return "-"
+            agree, total = m[f"{model}_pairs"]
+            return (f"{' < '.join(m[f'{model}_ranking'])}\n{'same order' if m[f'{model}_same_order'] else 'differs'}"
+                    f"; {agree}/{total} clear pairs alike")
+        r.add_row(mix, " < ".join(m["real_ranking"]), cell("sim"), cell("sls"))
+    output.out.print(r)
+    cal = [e for e in result.errors if e.scheduler == fid.CALIBRATION]
+    oos = [e for e in result.errors if e.scheduler != fid.CALIBRATION]
+    for name, errs in (("all jobs", result.errors), (f"fitted on ({fid.CALIBRATION})", cal),
+                       ("out of sample", oos)):
+        if not errs:
+            continue
+        sim, sls = fid.summary(errs, "sim"), fid.summary(errs, "sls")
+        output.out.print(f"{name} ({len(errs)}): simulator completion {pct(sim['completion_median'])} median, "
+                         f"{pct(sim['completion_p90'])} p90; wait {pct(sim['wait_median'])} median"
+                         + (f" | SLS completion {pct(sls['completion_median'])} median, {pct(sls['completion_p90'])} "
+                            f"p90" if sls["completion_median"] is not None else ""))
+    st = result.startup
+    output.out.print(f"[dim]start-up costs: AM {st.am_s:g} s, launch {st.launch_s:g} s + "
+                     f"{st.launch_per_concurrent_s:g} s per container starting beside it; "
+                     f"clear pairs: real averages more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart[/dim]")
