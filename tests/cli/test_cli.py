@@ -163,6 +163,7 @@ BAD_INPUT = [
      ["-w", "haste-fig1", "-p", "fifo", "--policy-config", "{dir}/pc3.yaml"],
      {"pc3.yaml": "fair: {assign_multiple: true}\n"}, ["'fair'", "--policy fifo"]),
     ("policy-listed-twice", ["-w", "haste-fig1", "-p", "fifo,fifo"], {}, ["twice"]),
+    ("am-share-out-of-range", ["-w", "haste-fig1", "-p", "fifo", "--max-am-share", "1.5"], {}, ["--max-am-share 1.5"]),
     ("no-policy", ["-w", "haste-fig1", "-p", ","], {}, ["at least one policy"]),
     ("malformed-sls-trace", ["-w", "{dir}/trace.json", "-p", "fifo"], {"trace.json": '{"job.id": \n'},
      ["trace.json: line ", "malformed JSON"]),
@@ -263,3 +264,18 @@ def test_console_script_reports_errors_without_traceback() -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: unknown policy 'nope'")
     assert "Traceback" not in proc.stderr
+
+
+def test_max_am_share_overrides_every_policys_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Eight 2 GB AMs on 2 x 8 GB nodes (tests/policies/test_am_limit.py's deadlock): dress's own limit (0.5)
+    finishes every job; with --max-am-share 1 every AM starts, no task fits and the jobs are left unfinished."""
+    from tests.policies.test_am_limit import EIGHT_JOBS
+
+    path = tmp_path / "am-deadlock.yaml"
+    path.write_text(EIGHT_JOBS)
+    code, out, err = _run(capsys, "simulate", "-w", str(path), "-p", "dress", "--json")
+    assert code == 0, err
+    assert json.loads(out)["results"]["dress"]["unfinished"] == 0
+    code, out, err = _run(capsys, "simulate", "-w", str(path), "-p", "dress", "--json", "--max-am-share", "1")
+    assert code == 0, err
+    assert json.loads(out)["results"]["dress"]["unfinished"] == 8

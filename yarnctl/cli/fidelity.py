@@ -120,9 +120,8 @@ def _print(result: Any) -> None:
         return "-" if x is None else f"{100 * x:.0f}%"
 
     t = Table(title="per-job |error| against the real cluster: median / p90")
-    for col in ("mix", "scheduler", "real avg completion (s)", "sim completion", "sim wait", "SLS completion",
-                "SLS wait"):
-        t.add_column(col, justify="left" if col in ("mix", "scheduler") else "right")
+    for col in ("mix", "scheduler", "real avg (s)", "sim compl.", "sim wait", "SLS compl.", "SLS wait"):
+        t.add_column(col, justify="left" if col in ("mix", "scheduler") else "right", no_wrap=True)
     for mix, m in result.mixes.items():
         for label, s in m["summary"].items():
             sim, sls = s["sim"], s["sls"] or {}

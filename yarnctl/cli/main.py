@@ -84,6 +84,9 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-plots", action="store_true", help="with --out, write CSV only")
     s.add_argument("--max-time", type=float, default=math.inf, metavar="SECONDS",
                    help="stop each simulation at this simulated time")
+    s.add_argument("--max-am-share", type=float, metavar="FRACTION",
+                   help="share of cluster memory AMs may hold, for every policy (default: each policy's own, 0.5 "
+                        "for most; 1 = no limit, as Hadoop's FifoScheduler)")
     s.add_argument("--sls-nodes", metavar="FILE", help="SLS node topology JSON for an SLS trace")
     s.add_argument("--sls-container-mb", type=int, default=1024, help="SLS container memory (default 1024)")
     s.add_argument("--sls-container-vcores", type=int, default=1, help="SLS container vcores (default 1)")
@@ -114,6 +117,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown policy {unknown[0]!r}; valid policies: {', '.join(sorted(REGISTRY))}")
     if len(set(policies)) != len(policies):
         raise ConfigError("--policy: a policy is listed twice")
+    if args.max_am_share is not None and not 0 < args.max_am_share <= 1:
+        raise ConfigError(f"--max-am-share {args.max_am_share:g}: expected a fraction in (0, 1]")
     params = policy_params(args, policies)
     from yarnctl.policies import make_policy
     for name in policies:
@@ -128,7 +133,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress = output.ProgressReporter(enabled=sys.stderr.isatty() or args.verbose > 0)
     with progress:
-        pairs = simulate(workload, policies, params, max_time_s=args.max_time, progress=progress.for_policy)
+        pairs = simulate(workload, policies, params, max_time_s=args.max_time, progress=progress.for_policy,
+                         max_am_share=args.max_am_share)
     results = [r for r, _ in pairs]
     runs = [run for _, run in pairs]
     if args.json:

@@ -20,13 +20,14 @@ def simulate(
     *,
     max_time_s: float = math.inf,
     progress: Callable[[str], ProgressFn | None] | None = None,
+    max_am_share: float | None = None,
 ) -> list[tuple[PolicyResult, SimRun]]:
-    """Simulate `workload` under each policy (fresh policy state per run) and summarise each run."""
+    """Simulate `workload` under each policy (fresh policy state per run; `max_am_share` overrides theirs)."""
     # build every policy first, so a bad parameter fails before any time is spent simulating
     built = [make_policy(name, (params or {}).get(name)) for name in policies]
     out = []
     for policy in built:
         cb = progress(policy.name) if progress else None
-        run = SimCluster(workload, Engine(policy), max_time_s=max_time_s, progress=cb).run()
+        run = SimCluster(workload, Engine(policy, max_am_share=max_am_share), max_time_s=max_time_s, progress=cb).run()
         out.append((summarize(run), run))
     return out
