@@ -42,6 +42,42 @@ def test_app_whose_first_request_does_not_fit_is_skipped():
     assert make_policy("fair").decide(snap, "n1").assignments == (Assignment("b", 20, "n1", 1),)
 
 
+def test_with_reservations_the_first_app_whose_request_does_not_fit_reserves_the_node():
+    """FSAppAttempt.assignContainer / FairScheduler.attemptScheduling: a (using nothing) comes first in fair
+    order and asks 3 GB of a node with 2 GB free: it reserves the node, and b's 1 GB ask that would fit
+    waits; once room frees the node serves a's request, the reservation ends and b is served again."""
+    apps = [App("a", submit_s=0), App("b", submit_s=1), App("c", submit_s=2)]
+    node = [("n1", GB(4, 8))]
+    asks = [Ask("a", 20, GB(3), 1), Ask("b", 20, GB(1), 1)]
+    busy = snapshot(node, apps, asks, [running("c0", "c", "n1", GB(2))])
+    fair = make_policy("fair", {"reservations": True})
+    assert fair.decide(busy, "n1").assignments == ()
+    assert fair.reserved == {"n1": ("a", 20)}
+    assert fair.decide(busy, "n1").assignments == ()  # still reserved: b is not served beside it
+    freed = snapshot(node, apps, asks)
+    assert fair.decide(freed, "n1").assignments == (Assignment("a", 20, "n1", 1),)
+    assert fair.reserved == {}
+    served = snapshot(node, apps, [Ask("b", 20, GB(1), 1)], [running("c1", "a", "n1", GB(3))])
+    assert fair.decide(served, "n1").assignments == (Assignment("b", 20, "n1", 1),)
+    # without reservations (yarnctl's default) b takes the free room at once
+    assert make_policy("fair").decide(busy, "n1").assignments == (Assignment("b", 20, "n1", 1),)
+
+
+def test_a_reservation_ends_when_its_app_no_longer_asks_or_a_request_could_never_fit():
+    apps = [App("a", submit_s=0), App("b", submit_s=1), App("c", submit_s=2)]
+    node = [("n1", GB(4, 8))]
+    fair = make_policy("fair", {"reservations": True})
+    fair.decide(snapshot(node, apps, [Ask("a", 20, GB(3), 1), Ask("b", 20, GB(1), 1)],
+                         [running("c0", "c", "n1", GB(2))]), "n1")
+    assert fair.reserved == {"n1": ("a", 20)}
+    # a withdrew its ask: the reservation is dropped and b is served in the same heartbeat
+    gone = snapshot(node, apps, [Ask("b", 20, GB(1), 1)], [running("c0", "c", "n1", GB(2))])
+    assert fair.decide(gone, "n1").assignments == (Assignment("b", 20, "n1", 1),) and fair.reserved == {}
+    # a request bigger than the whole node is skipped, never reserved for
+    huge = snapshot(node, apps, [Ask("a", 20, GB(8), 1), Ask("b", 20, GB(1), 1)], [running("c0", "c", "n1", GB(2))])
+    assert fair.decide(huge, "n1").assignments == (Assignment("b", 20, "n1", 1),) and fair.reserved == {}
+
+
 @pytest.mark.parametrize(
     "a, b, first",
     [

@@ -2,8 +2,10 @@
 
 FSParentQueue sorts its queues, FSLeafQueue its apps (FSLeafQueue.java:303-340), and the first
 app whose highest-priority request fits takes one container; with `assignmultiple` off (the
-2.7 default) that ends the heartbeat. Reservations are not modelled: an app whose request
-does not fit is skipped for this heartbeat.
+2.7 default) that ends the heartbeat. Without `reservations` an app whose request does not fit
+is skipped for this heartbeat; with them, as FairScheduler does, the first app in order whose
+request does not fit the node's free room (but its total) reserves the node, which then serves
+nothing else until that request fits (FSAppAttempt.reserve, FairScheduler.attemptScheduling).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from yarnctl.fairness.comparators import SortKey
-from yarnctl.model import AM_PRIORITY, ZERO, App, Assignment, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.model import AM_PRIORITY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, NodeId, Resources
 from yarnctl.policies.base import OpenAsk
 
 KeyFn = Callable[[Resources, Resources, Resources, float, float, str], SortKey]
@@ -34,18 +36,30 @@ class FairConfig:
     assign_multiple: bool = False  # yarn.scheduler.fair.assignmultiple
     max_assign: int = -1  # yarn.scheduler.fair.max.assign (-1: no limit when assign_multiple)
     max_am_share: float = 0.5  # queueMaxAMShareDefault: AMs may use this much of a queue's fair share
+    # FairScheduler always reserves; off by default until the paper reproductions are re-measured with it
+    reservations: bool = False
     queues: Mapping[str, QueueConf] = field(default_factory=lambda: MappingProxyType({}))
 
 
-def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn) -> Decision:
+Reservations = dict[NodeId, tuple[AppId, int]]  # node -> the app and priority it is reserved for
+
+
+def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn,
+                 reserved: Reservations | None = None) -> Decision:
     """Assign containers on `node_id` one at a time to the queue and app that `key` sorts first."""
+    if config.reservations and reserved is not None and node_id in reserved:
+        held = _fulfil(snap, node_id, reserved)
+        if held is not None:
+            return held  # FairScheduler.attemptScheduling: a reserved node serves its reservation only
     limit = 1 if not config.assign_multiple else (config.max_assign if config.max_assign > 0 else 1 << 30)
-    heartbeat = _FairRound(snap, config, key, snap.nodes[node_id].available)
+    heartbeat = _FairRound(snap, config, key, snap.nodes[node_id].available, snap.nodes[node_id].capacity)
     granted: dict[tuple[str, int], int] = {}
     given = 0
     while given < limit:
         ask = heartbeat.take_one()
         if ask is None:
+            if heartbeat.reserving is not None and reserved is not None:
+                reserved[node_id] = heartbeat.reserving
             break
         granted[(ask.app_id, ask.priority)] = granted.get((ask.app_id, ask.priority), 0) + 1
         given += 1
@@ -54,11 +68,28 @@ def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key
     return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
 
 
+def _fulfil(snap: ClusterSnapshot, node_id: NodeId, reserved: Reservations) -> Decision | None:
+    """The reserved node's turn (FSAppAttempt.assignReservedContainer): its one container, nothing, or
+    None once the reservation is void (the app is gone or no longer asks at that priority)."""
+    app_id, priority = reserved[node_id]
+    node = snap.nodes[node_id]
+    ask = next((a for a in snap.any_asks(app_id) if a.priority == priority and a.count > 0), None)
+    if ask is None or not ask.capability.fits_in(node.capacity):
+        del reserved[node_id]
+        return None
+    if not ask.capability.fits_in(node.available):
+        return Decision()
+    del reserved[node_id]
+    return Decision((Assignment(app_id, priority, node_id, 1),))
+
+
 class _FairRound:
     """The state of one heartbeat's assignment loop: usage so far, asks left, room left."""
 
-    def __init__(self, snap: ClusterSnapshot, config: FairConfig, key: KeyFn, available: Resources) -> None:
-        self.snap, self.config, self.key, self.available = snap, config, key, available
+    def __init__(self, snap: ClusterSnapshot, config: FairConfig, key: KeyFn, available: Resources,
+                 total: Resources) -> None:
+        self.snap, self.config, self.key, self.available, self.total = snap, config, key, available, total
+        self.reserving: tuple[AppId, int] | None = None  # set when the app next in order reserves the node
         self.by_queue: dict[str, list[App]] = {}
         for app in snap.iter_pending_apps():
             self.by_queue.setdefault(app.queue, []).append(app)
@@ -73,7 +104,8 @@ class _FairRound:
 
     def take_one(self) -> OpenAsk | None:
         """Give one container to the first app in fair order whose head ask fits; None if none does."""
-        if not self.snap.min_allocation.fits_in(self.available):
+        # FairScheduler goes through the apps even on a full node: the first in order reserves it
+        if not self.config.reservations and not self.snap.min_allocation.fits_in(self.available):
             return None
         app = self._next_app()
         if app is None:
@@ -128,10 +160,20 @@ class _FairRound:
             if self._fits(first):
                 return first
             for app in sorted(apps, key=self._app_key):
-                # FSAppAttempt tries its highest priority only; if that does not fit it would reserve
+                # FSAppAttempt tries its highest priority only; if that does not fit it reserves the node
                 if self._fits(app):
                     return app
+                if self.config.reservations and self._reserves(app):
+                    self.reserving = (app.id, self._head(app).priority)
+                    return None
         return None
+
+    def _reserves(self, app: App) -> bool:
+        """FSAppAttempt.assignContainer: a head request that fits the node's total, not its free room, reserves it."""
+        ask = self._head(app)
+        if ask.priority == AM_PRIORITY and not self.am_room.allows(app, ask.capability):
+            return False  # an AM the queue may not run yet is skipped, not reserved for
+        return ask.capability.fits_in(self.total)
 
 
 class _AmRoom:
