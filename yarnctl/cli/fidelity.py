@@ -57,7 +57,7 @@ def add_parser(bs: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """The `bench fidelity` command."""
     from yarnctl.bench import fidelity as fid
-    from yarnctl.bench import fidelity_suite as suite
+    from yarnctl.fidelity import suite
     from yarnctl.bench.mr import check_labels
     from yarnctl.bench.spec import load_spec
     from yarnctl.sim.workload import Startup

@@ -185,10 +185,14 @@ def print_comparison(results: Sequence[Any], ratio: dict[str, dict[str, float]])
     for label, cells in rows:
         t.add_row(label, *cells)
     output.out.print(t)
-    inexact = [r.policy for r in results if not r.stats.get("timing_exact", 1.0)]
+    untimed = [r.policy for r in results if r.stats.get("timings_missing")]
+    inexact = [r.policy for r in results if not r.stats.get("timing_exact", 1.0) and r.policy not in untimed]
     output.out.print("[dim]SLS (real RM, simulated NMs and AMs, wall-clock time): waiting = submit to first task "
                      "container allocated (RM log), completion = submit to the end in jobruntime.csv; handle "
                      "times are SLS's own timers over the whole run; ratios are against native-fifo[/dim]")
+    if untimed:
+        output.out.print(f"[yellow]SLS recorded no scheduler timings for {', '.join(untimed)} (its metrics wrapper "
+                         "leaves CapacityScheduler's empty): job times only, costs shown as 0[/yellow]")
     if inexact:
         output.out.print(f"[yellow]timings of {', '.join(inexact)} cover only the last calls: the run had more "
                          "calls than SLS's timer window[/yellow]")

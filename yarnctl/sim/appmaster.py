@@ -6,7 +6,8 @@ RMContainerAllocator does on each AM heartbeat (`mr_am.py`): after slow start, r
 progress within the ramp-up limit, ramped down, and preempted for maps that cannot run. Reduces
 that start before the last map hold their container and shuffle; their reduce time runs once the
 maps are done. Stages of generic jobs that follow another start after its slow-start fraction.
-A part of SimCluster: it works on the cluster's state through the same methods.
+A Spark job with stages runs them in executors its driver keeps (`spark_drivers.py`); here it asks
+YARN for them. A part of SimCluster: it works on the cluster's state through the same methods.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from yarnctl.sim.kernel import AM
 from yarnctl.sim.mr_am import JobState, reduces_to_preempt, schedule_reduces, slowstart_reached
 from yarnctl.sim.parts import SimParts
 from yarnctl.sim.records import JobRecord
+from yarnctl.sim.spark_am import Driver
+from yarnctl.sim.spark_drivers import SparkDrivers
 from yarnctl.sim.workload import JobSpec, StageSpec, normalize
 
 if TYPE_CHECKING:  # runtime: the cluster wires the parts together
@@ -57,7 +60,7 @@ class _Stage:
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
-                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen")
+                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
         self.spec = spec
@@ -89,6 +92,8 @@ class _Job:
         self.am_phase = spec.submit_s
         self.am_beat = False  # an AM heartbeat is scheduled
         self.am_seen = (-1, 0.0)  # the cluster's version at a heartbeat, and since when it has not changed
+        # a Spark job with stages: its driver, which runs the stages' tasks in executors (spark_drivers.py)
+        self.driver = None if spec.spark is None else Driver(spec.spark, tuple(s.durations for s in spec.stages))
 
 
 def _app(spec: JobSpec, iteration: int = 1) -> App:
@@ -107,7 +112,7 @@ class _Task:
         self.asked_at = 0.0  # when its current attempt was asked of the RM (ContainerRequest.requestTimeMs)
 
 
-class AppMasters(SimParts):
+class AppMasters(SparkDrivers, SimParts):
     """The application masters' side of SimCluster: submissions, asks, finished tasks, reduce preemption."""
 
     def _submit(self, spec: JobSpec) -> None:
@@ -124,6 +129,9 @@ class AppMasters(SimParts):
 
     def _start_job(self, job: _Job) -> None:
         job.am_phase = self.k.now  # the AM heartbeats from its start
+        if job.driver is not None:
+            self._spark_start(job)
+            return
         for st in job.stages:
             if st.spec.after is None:
                 self._request_stage(st)
@@ -150,6 +158,13 @@ class AppMasters(SimParts):
                 self._request_stage(dep)
 
     def _request(self, job: _Job, priority: int, items: Sequence[_Task | None], front: bool = False) -> None:
+        if job.driver is not None and front and items:
+            # `_kill` asks again for what it killed: a Spark executor goes back to its driver instead
+            if items[0] is not None:
+                self._executor_lost(job, items[0])
+                return
+            if job.driver.running:
+                self._driver_lost(job)  # the AM, and the driver in it, died: a new attempt starts over
         q = job.pending.get(priority)
         if q is None:
             q = job.pending[priority] = deque()
@@ -168,6 +183,25 @@ class AppMasters(SimParts):
             self._mr_wake(job)  # maps asked (again): the allocator may have to make room for them
         if self.idle:
             self._wake_all()
+
+    def _ask_executors(self, job: _Job, n: int) -> None:
+        """Ask YARN for `n` more executor containers (at the Spark stages' priority and resource)."""
+        st = job.stages[0]
+        self._request(job, st.spec.priority, [_Task(st, i, 0.0) for i in range(n)])
+
+    def _cancel_executor_asks(self, job: _Job, n: int) -> None:
+        """Withdraw up to `n` executor asks not yet granted (AMRMClient.removeContainerRequest), newest first."""
+        q = job.pending.get(job.stages[0].spec.priority)
+        if q and n > 0:
+            k = min(n, len(q))
+            for _ in range(k):
+                q.pop()
+            self.pending_total -= k
+            self._refresh_asks(job)
+
+    def _executor_asks(self, job: _Job) -> int:
+        """Executor asks not yet granted."""
+        return len(job.pending.get(job.stages[0].spec.priority, ()))
 
     def _refresh_asks(self, job: _Job) -> None:
         app_id = job.spec.id
@@ -358,6 +392,8 @@ class AppMasters(SimParts):
             self.pending_total -= len(q)
         job.pending.clear()
         job.finished_at = job.last_finish
+        if job.driver is not None:
+            self._release_executors(job)
         if job.am is not None:
             am, job.am = job.am, None
             am.end = self.k.now

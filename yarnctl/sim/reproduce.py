@@ -20,6 +20,8 @@ DRESS_PAPER: dict[str, tuple[str, float, float | None]] = {
     "dress-mr20": ("Figs. 8-9", 25.7, 0.6),
     "dress-spark20": ("Figs. 6-7, Tab. II", 27.6, 0.6),
     "dress-spark20-tasks": ("Fig. 4's task containers", 27.6, 0.6),
+    "dress-spark20-static": ("Figs. 6-7, Tab. II, static executors", 27.6, 0.6),
+    "dress-spark20-dynamic": ("Figs. 6-7, Tab. II, dynamic allocation", 27.6, 0.6),
     "dress-mixed-10": ("Fig. 10", 76.1, None),
     "dress-mixed-20": ("Fig. 11", 36.2, None),
     "dress-mixed-30": ("Fig. 12", 21.9, None),

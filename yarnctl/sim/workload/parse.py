@@ -6,8 +6,8 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from yarnctl.model import MAP_PRIORITY, REDUCE_PRIORITY, Resources
-from yarnctl.sim import mr_am
+from yarnctl.model import AM_PRIORITY, MAP_PRIORITY, REDUCE_PRIORITY, Resources
+from yarnctl.sim import mr_am, spark_am
 from yarnctl.sim.workload.distributions import distribution
 from yarnctl.sim.workload.reader import Reader, show as _show
 from yarnctl.sim.workload.types import (
@@ -15,9 +15,9 @@ from yarnctl.sim.workload.types import (
 )
 
 _JOB_FIELDS = {"id", "submit_s", "user", "queue", "type", "name", "tags", "am", "iterations",
-               "maps", "reduces", "executors", "stages", "slowstart", "mapreduce"}
+               "maps", "reduces", "executors", "stages", "slowstart", "mapreduce", "spark"}
 _STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "after", "slowstart", "shuffle_s"}
-_DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations", "mapreduce"}
+_DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations", "mapreduce", "spark"}
 
 
 
@@ -162,8 +162,10 @@ class Parser:
         if slowstart > 1:
             raise r.fail(f"{path}.slowstart", f"expected a fraction in [0, 1], got {slowstart}")
         raw_stages: list[tuple[str, Any, str]] = []  # (kind, raw, path)
+        spark: spark_am.SparkConfig | None = None
+        in_executors: tuple[StageSpec, ...] = ()
         if jtype == "mapreduce":
-            for k in ("executors", "stages"):
+            for k in ("executors", "stages", "spark"):
                 if k in j:
                     raise r.fail(f"{path}.{k}", "not a field of mapreduce jobs (use maps/reduces)")
             if "maps" not in j:
@@ -172,14 +174,20 @@ class Parser:
             if j.get("reduces"):
                 raw_stages.append(("reduce", j["reduces"], f"{path}.reduces"))
         elif jtype == "spark":
-            for k in ("maps", "reduces", "stages"):
+            for k in ("maps", "reduces"):
                 if k in j:
-                    raise r.fail(f"{path}.{k}", "not a field of spark jobs (use executors)")
+                    raise r.fail(f"{path}.{k}", "not a field of spark jobs (use executors, and stages)")
             if "executors" not in j:
                 raise r.fail(f"{path}.executors", "missing")
-            raw_stages.append(("executor", j["executors"], f"{path}.executors"))
+            if "stages" in j:
+                in_executors, spark = self.spark_stages(j, path, defaults, iterations, rng, am is not None)
+            elif "spark" in j:
+                raise r.fail(f"{path}.spark", "Spark properties need `stages` (without them `executors` is N "
+                             "containers held D seconds, with no Spark driver)")
+            else:
+                raw_stages.append(("executor", j["executors"], f"{path}.executors"))
         else:
-            for k in ("maps", "reduces", "executors"):
+            for k in ("maps", "reduces", "executors", "spark"):
                 if k in j:
                     raise r.fail(f"{path}.{k}", "not a field of generic jobs (use stages)")
             st = j.get("stages")
@@ -195,8 +203,8 @@ class Parser:
                              "resources; YARN keeps one request per priority")
         if am is not None and 0 in by_priority:
             raise r.fail(path, "priority 0 is the AM's; give the stages another priority")
-        stages: list[StageSpec] = []
-        for it in range(iterations):
+        stages: list[StageSpec] = list(in_executors)
+        for it in range(iterations if spark is None else 0):
             base = len(stages)
             for si, s in enumerate(one):
                 if s.after is not None:
@@ -217,8 +225,59 @@ class Parser:
             queue=r.string(merged.get("queue", "default"), f"{path}.queue"),
             type={"mapreduce": "MAPREDUCE", "spark": "SPARK", "generic": "YARN"}[jtype],
             name=str(merged.get("name") or jid), tags=tuple(str(t) for t in tags), am=am,
-            stages=tuple(stages), iterations=iterations, mapreduce=mapreduce,
+            stages=tuple(stages), iterations=1 if spark is not None else iterations, mapreduce=mapreduce,
+            spark=spark,
         )
+
+    def spark_stages(self, j: Mapping[str, Any], path: str, defaults: Mapping[str, Any], iterations: int,
+                     rng: random.Random, has_am: bool) -> tuple[tuple[StageSpec, ...], spark_am.SparkConfig]:
+        """A Spark job's stages, run inside its executors (every iteration in the one application), and properties."""
+        r = self.r
+        dprops = r.mapping(defaults.get("spark") or {}, "defaults.spark")
+        try:
+            spark_am.config_of(dprops, check=False)
+        except ValueError as e:
+            raise r.fail("defaults.spark", str(e)) from None
+        try:
+            config = spark_am.config_of({**dprops, **r.mapping(j.get("spark") or {}, f"{path}.spark")})
+        except ValueError as e:
+            raise r.fail(f"{path}.spark", str(e)) from None
+        p = f"{path}.executors"
+        ex = r.mapping(j["executors"], p)
+        for k in ("tasks", "duration"):
+            if k in ex:
+                raise r.fail(f"{p}.{k}", "with `stages`, executors gives only their container (resource, usage, "
+                             "priority); how many: spark.executor.instances or dynamic allocation")
+        r.keys(r.required(ex, p, ("resource",)), p, {"resource", "usage", "priority"})
+        resource = r.resources(ex["resource"], f"{p}.resource")
+        self.check_fits(resource, f"{p}.resource")
+        if resource.vcores != config.executor_cores:
+            raise r.fail(f"{p}.resource.vcores", f"expected spark.executor.cores = {config.executor_cores} (Spark "
+                         f"asks YARN for that many vcores per executor), got {resource.vcores}")
+        usage = self.usage(ex["usage"], f"{p}.usage") if "usage" in ex else FULL_USAGE
+        if len(usage.steps) > 1:
+            raise r.fail(f"{p}.usage", "expected {cpu, memory}: an executor's CPU follows its busy task slots")
+        priority = r.integer(ex.get("priority", spark_am.EXECUTOR_PRIORITY), f"{p}.priority", minimum=0)
+        if has_am and priority == AM_PRIORITY:
+            raise r.fail(f"{p}.priority", "priority 0 is the AM's; give the executors another priority")
+        raw = j["stages"]
+        if not isinstance(raw, list) or not raw:
+            raise r.fail(f"{path}.stages", f"expected a non-empty list, got {_show(raw)}")
+        one: list[tuple[str, int, Any, str]] = []
+        for i, st in enumerate(raw):
+            sp = f"{path}.stages[{i}]"
+            m = r.required(st, sp, ("tasks", "duration"))
+            r.keys(m, sp, {"name", "tasks", "duration"})
+            tasks = (max(1, round(distribution(r, m["tasks"], f"{sp}.tasks")(rng))) if isinstance(m["tasks"], Mapping)
+                     else r.integer(m["tasks"], f"{sp}.tasks"))
+            one.append((str(m.get("name") or f"stage{i}"), tasks, m["duration"], sp))
+        stages: list[StageSpec] = []
+        for it in range(iterations):  # a stage starts when the one before it has ended
+            for name, tasks, duration, sp in one:
+                stages.append(StageSpec(name if iterations == 1 else f"{name}#{it + 1}", "spark", priority, resource,
+                                        tuple(self.durations(duration, f"{sp}.duration", tasks, rng)), usage,
+                                        len(stages) - 1 if stages else None))
+        return tuple(stages), config
 
     def redraw(self, raw_stage: tuple[str, Any, str], s: StageSpec, rng: random.Random) -> list[float]:
         _, raw_s, p = raw_stage

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from yarnctl.sim.mr_am import MRAMConfig
+from yarnctl.sim.spark_am import SparkConfig
 from yarnctl.model import Resources
 
 DEFAULT_AM = Resources(1536, 1)  # yarn.app.mapreduce.am.resource.mb / .cpu-vcores
@@ -67,7 +68,7 @@ class StageSpec:
     """A set of identical tasks requested together at one priority."""
 
     name: str
-    kind: str  # map | reduce | executor | task
+    kind: str  # map | reduce | executor | task | spark (tasks run inside the job's executors)
     priority: int
     resource: Resources
     durations: tuple[float, ...]
@@ -99,6 +100,9 @@ class JobSpec:
     stages: tuple[StageSpec, ...]
     iterations: int = 1
     mapreduce: MRAMConfig = MRAMConfig()  # how its MR AM schedules reduces (map/reduce jobs only)
+    # a Spark job with stages: its executors' properties; the stages (kind spark) run inside executors
+    # of their resource, which the driver keeps (None: no Spark driver, e.g. the `executors`-only form)
+    spark: SparkConfig | None = None
 
     @property
     def tasks(self) -> int:
