@@ -189,20 +189,6 @@ class AppMasters(SparkDrivers, SimParts):
         st = job.stages[0]
         self._request(job, st.spec.priority, [_Task(st, i, 0.0) for i in range(n)])
 
-    def _cancel_executor_asks(self, job: _Job, n: int) -> None:
-        """Withdraw up to `n` executor asks not yet granted (AMRMClient.removeContainerRequest), newest first."""
-        q = job.pending.get(job.stages[0].spec.priority)
-        if q and n > 0:
-            k = min(n, len(q))
-            for _ in range(k):
-                q.pop()
-            self.pending_total -= k
-            self._refresh_asks(job)
-
-    def _executor_asks(self, job: _Job) -> int:
-        """Executor asks not yet granted."""
-        return len(job.pending.get(job.stages[0].spec.priority, ()))
-
     def _refresh_asks(self, job: _Job) -> None:
         app_id = job.spec.id
         self.state.set_any_asks(app_id, tuple([Ask(app_id, p, job.capability[p], len(q))

@@ -27,13 +27,25 @@ class SparkDrivers(SimParts):
     if TYPE_CHECKING:
         def _ask_executors(self, job: _Job, n: int) -> None: ...
 
-        def _cancel_executor_asks(self, job: _Job, n: int) -> None: ...
-
-        def _executor_asks(self, job: _Job) -> int: ...
+        def _refresh_asks(self, job: _Job) -> None: ...
 
         def _finish(self, job: _Job, state: str = "succeeded") -> None: ...
 
         def _fail(self, job: _Job) -> None: ...
+
+    def _cancel_executor_asks(self, job: _Job, n: int) -> None:
+        """Withdraw up to `n` executor asks not yet granted (AMRMClient.removeContainerRequest), newest first."""
+        q = job.pending.get(job.stages[0].spec.priority)
+        if q and n > 0:
+            k = min(n, len(q))
+            for _ in range(k):
+                q.pop()
+            self.pending_total -= k
+            self._refresh_asks(job)
+
+    def _executor_asks(self, job: _Job) -> int:
+        """Executor asks not yet granted."""
+        return len(job.pending.get(job.stages[0].spec.priority, ()))
 
     def _spark_start(self, job: _Job) -> None:
         """The AM has started: SparkContext asks for the initial executors and submits the first stage."""

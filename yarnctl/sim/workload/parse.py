@@ -6,10 +6,11 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from yarnctl.model import AM_PRIORITY, MAP_PRIORITY, REDUCE_PRIORITY, Resources
+from yarnctl.model import MAP_PRIORITY, REDUCE_PRIORITY, Resources
 from yarnctl.sim import mr_am, spark_am
 from yarnctl.sim.workload.distributions import distribution
 from yarnctl.sim.workload.reader import Reader, show as _show
+from yarnctl.sim.workload.spark import spark_stages
 from yarnctl.sim.workload.types import (
     DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Startup, Usage, Workload, normalize,
 )
@@ -180,7 +181,7 @@ class Parser:
             if "executors" not in j:
                 raise r.fail(f"{path}.executors", "missing")
             if "stages" in j:
-                in_executors, spark = self.spark_stages(j, path, defaults, iterations, rng, am is not None)
+                in_executors, spark = spark_stages(self, j, path, defaults, iterations, rng, am is not None)
             elif "spark" in j:
                 raise r.fail(f"{path}.spark", "Spark properties need `stages` (without them `executors` is N "
                              "containers held D seconds, with no Spark driver)")
@@ -228,56 +229,6 @@ class Parser:
             stages=tuple(stages), iterations=1 if spark is not None else iterations, mapreduce=mapreduce,
             spark=spark,
         )
-
-    def spark_stages(self, j: Mapping[str, Any], path: str, defaults: Mapping[str, Any], iterations: int,
-                     rng: random.Random, has_am: bool) -> tuple[tuple[StageSpec, ...], spark_am.SparkConfig]:
-        """A Spark job's stages, run inside its executors (every iteration in the one application), and properties."""
-        r = self.r
-        dprops = r.mapping(defaults.get("spark") or {}, "defaults.spark")
-        try:
-            spark_am.config_of(dprops, check=False)
-        except ValueError as e:
-            raise r.fail("defaults.spark", str(e)) from None
-        try:
-            config = spark_am.config_of({**dprops, **r.mapping(j.get("spark") or {}, f"{path}.spark")})
-        except ValueError as e:
-            raise r.fail(f"{path}.spark", str(e)) from None
-        p = f"{path}.executors"
-        ex = r.mapping(j["executors"], p)
-        for k in ("tasks", "duration"):
-            if k in ex:
-                raise r.fail(f"{p}.{k}", "with `stages`, executors gives only their container (resource, usage, "
-                             "priority); how many: spark.executor.instances or dynamic allocation")
-        r.keys(r.required(ex, p, ("resource",)), p, {"resource", "usage", "priority"})
-        resource = r.resources(ex["resource"], f"{p}.resource")
-        self.check_fits(resource, f"{p}.resource")
-        if resource.vcores != config.executor_cores:
-            raise r.fail(f"{p}.resource.vcores", f"expected spark.executor.cores = {config.executor_cores} (Spark "
-                         f"asks YARN for that many vcores per executor), got {resource.vcores}")
-        usage = self.usage(ex["usage"], f"{p}.usage") if "usage" in ex else FULL_USAGE
-        if len(usage.steps) > 1:
-            raise r.fail(f"{p}.usage", "expected {cpu, memory}: an executor's CPU follows its busy task slots")
-        priority = r.integer(ex.get("priority", spark_am.EXECUTOR_PRIORITY), f"{p}.priority", minimum=0)
-        if has_am and priority == AM_PRIORITY:
-            raise r.fail(f"{p}.priority", "priority 0 is the AM's; give the executors another priority")
-        raw = j["stages"]
-        if not isinstance(raw, list) or not raw:
-            raise r.fail(f"{path}.stages", f"expected a non-empty list, got {_show(raw)}")
-        one: list[tuple[str, int, Any, str]] = []
-        for i, st in enumerate(raw):
-            sp = f"{path}.stages[{i}]"
-            m = r.required(st, sp, ("tasks", "duration"))
-            r.keys(m, sp, {"name", "tasks", "duration"})
-            tasks = (max(1, round(distribution(r, m["tasks"], f"{sp}.tasks")(rng))) if isinstance(m["tasks"], Mapping)
-                     else r.integer(m["tasks"], f"{sp}.tasks"))
-            one.append((str(m.get("name") or f"stage{i}"), tasks, m["duration"], sp))
-        stages: list[StageSpec] = []
-        for it in range(iterations):  # a stage starts when the one before it has ended
-            for name, tasks, duration, sp in one:
-                stages.append(StageSpec(name if iterations == 1 else f"{name}#{it + 1}", "spark", priority, resource,
-                                        tuple(self.durations(duration, f"{sp}.duration", tasks, rng)), usage,
-                                        len(stages) - 1 if stages else None))
-        return tuple(stages), config
 
     def redraw(self, raw_stage: tuple[str, Any, str], s: StageSpec, rng: random.Random) -> list[float]:
         _, raw_s, p = raw_stage
