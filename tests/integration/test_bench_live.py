@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from yarnctl.bench.mr import SUBMIT_MS
 from yarnctl.cluster.procs import processes_under
 
 pytestmark = pytest.mark.integration
@@ -35,12 +37,18 @@ def test_bench_mr_runs_eight_real_jobs_under_two_schedulers(tmp_path: Path) -> N
         assert (run["capacity_mb"], run["capacity_vcores"]) == (2 * 8192, 2 * 16)
         # each run's job history is kept, one .jhist per job (per-task attempts, starts, finishes, nodes)
         assert len(list((out / "work" / run["label"] / "history").glob("*.jhist"))) == 8
-        # clients start ahead of their slots (io.yarnctl.bench.AtTime): the RM sees about the schedule it was
-        # given. Not within 2 s everywhere: over the fidelity suite's 155 submissions on 2 cores the median
-        # was +0.2 s but the worst +14.5 s, when a client staging real input met a wave of task JVMs
-        # starting (docs/bench.md); 6-29 s late before the clients started ahead
+        # clients start ahead of their slots (io.yarnctl.bench.AtTime): each job's submission (its `main`)
+        # starts on schedule, SUBMIT_MS before the slot. How long Hadoop's job set-up then takes to reach the
+        # RM is the machine's: over the fidelity suite's 155 submissions median +0.2 s, worst +14.5 s, and
+        # worse here under load (docs/bench.md); a client that never reached the RM would have no record
+        for r in recs:
+            first = (out / "work" / run["label"] / "clients" / f"{r['job_id']}.log").read_text().splitlines()[0]
+            m = re.fullmatch(r"yarnctl-bench: main at (\d+) ms, planned (\d+)", first)
+            assert m is not None, first
+            main_ms, at_ms = int(m[1]), int(m[2])
+            assert at_ms == r["planned_ms"] - SUBMIT_MS and 0 <= main_ms - at_ms <= 1000, (r["job_id"], first)
         lags = sorted((r["submit_ms"] - r["planned_ms"]) / 1000 for r in recs)
-        assert all(r["planned_ms"] > 0 for r in recs) and lags[len(lags) // 2] <= 3.0 and lags[-1] <= 20.0, lags
+        assert all(-SUBMIT_MS / 1000 <= lag <= 60.0 for lag in lags), lags
     with (out / "jobs.csv").open() as f:
         jobs = list(csv.DictReader(f))
     assert len(jobs) == 16
