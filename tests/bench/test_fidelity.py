@@ -121,3 +121,13 @@ def test_each_real_scheduler_is_simulated_by_its_counterpart() -> None:
     assert fid.counterpart("dress") == ("dress", {}, None)
     conf = (Path(__file__).parents[2] / "hadoop-conf" / "capacity-scheduler.xml").read_text()
     assert "<value>0.5</value>" in conf.split("maximum-am-resource-percent")[1][:80]
+
+
+def test_a_kept_file_that_is_not_a_bench_json_is_one_clear_error(tmp_path: Path) -> None:
+    from yarnctl.errors import ClusterError
+
+    path = tmp_path / "bench.json"
+    for text in ("{bad", '{"runs": 3}', '{"other": []}'):
+        path.write_text(text)
+        with pytest.raises(ClusterError, match="not a bench.json of `yarnctl bench mr`"):
+            fid.kept_runs(path)

@@ -87,20 +87,26 @@ def counterpart(label: str) -> tuple[str, dict[str, Any], float | None]:
     return COUNTERPART.get(label, (label, {}, None))
 
 
+def kept_runs(path: Path) -> list[dict[str, Any]]:
+    """The runs of a bench.json written by `bench mr`; ClusterError naming the file when it is not one."""
+    try:
+        runs = json.loads(path.read_text())["runs"]
+        if not isinstance(runs, list) or not all(isinstance(r, dict) and "label" in r for r in runs):
+            raise TypeError("no list of runs")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ClusterError(f"{path}: not a bench.json of `yarnctl bench mr` ({e}); remove it to run again") from None
+    return runs
+
+
 def load_runs(path: Path, mix: str) -> list[RealRun]:
     """The real runs of `mix` kept in `path` (a bench.json of `bench mr` with each run's history dir)."""
-    try:
-        doc = json.loads(path.read_text())
-        runs = doc["runs"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ClusterError(f"{path}: not a bench.json of `yarnctl bench mr` ({e})") from None
     spec = load_spec(mix)
     out = []
-    for r in runs:
+    for r in kept_runs(path):
         hist_dir = Path(r.get("history") or path.parent / "work" / r["label"] / "history")
         if not hist_dir.is_absolute():
             hist_dir = path.parent / hist_dir
-        out.append(RealRun(mix, str(r["label"]), spec, tuple(r["records"]), histories(hist_dir)))
+        out.append(RealRun(spec.name, str(r["label"]), spec, tuple(r["records"]), histories(hist_dir)))
     return out
 
 

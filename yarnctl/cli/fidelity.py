@@ -74,11 +74,12 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--startup {args.startup}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5") from None
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
-    names = [load_spec(m).name for m in mixes]  # a bad mix fails here, before any cluster starts
+    for m in mixes:
+        load_spec(m)  # a bad mix fails here, before any cluster starts
     out = args.out or Path.home() / ".yarnctl" / "fidelity"
     cluster_dir = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
     runs = []
-    for mix, name in zip(mixes, names):
+    for mix in mixes:
         path = suite.real_runs(mix, labels, out, cluster_dir, rerun=args.rerun, timeout_s=args.timeout, say=_say)
         runs += [r for r in fid.load_runs(path, mix) if r.label in labels]
     result = suite.evaluate(runs, startup=startup, sls_labels=sls_labels, out=out, say=_say)
@@ -121,7 +122,7 @@ def _print(result: Any) -> None:
 
     t = Table(title="per-job |error| against the real cluster: median / p90")
     for col in ("mix", "scheduler", "real avg (s)", "sim compl.", "sim wait", "SLS compl.", "SLS wait"):
-        t.add_column(col, justify="left" if col in ("mix", "scheduler") else "right", no_wrap=True)
+        t.add_column(col, justify="left" if col in ("mix", "scheduler") else "right", no_wrap=col in ("mix", "scheduler"))
     for mix, m in result.mixes.items():
         for label, s in m["summary"].items():
             sim, sls = s["sim"], s["sls"] or {}

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from yarnctl.bench import fidelity as fid
 from yarnctl.bench.replay import replay_jobs, sls_trace, to_workload, workload_doc
 from yarnctl.bench.spec import load_spec
@@ -36,17 +38,17 @@ def real_runs(mix: str, labels: Sequence[str], out: Path, cluster_dir: Path, *, 
     """Run `mix` for real under each label not yet kept in OUT/<mix>/bench.json; the file's path."""
     from yarnctl.bench import mr
 
-    path = out / mix / "bench.json"
+    spec = load_spec(mix)  # a built-in name or a file: its runs are kept under the spec's name
+    path = out / spec.name / "bench.json"
     kept: list[dict[str, Any]] = []
     if path.exists() and not rerun:
-        kept = [r for r in json.loads(path.read_text())["runs"]]
+        kept = fid.kept_runs(path)
     have = {r["label"] for r in kept}
-    spec = load_spec(mix)
     for label in labels:
         if label in have:
             say(f"{mix}: reusing the real run under {label} kept in {path}")
             continue
-        work = out / mix / "work" / label
+        work = out / spec.name / "work" / label
         done = mr.run(spec, label, cluster_dir, work, timeout_s=timeout_s, say=say)
         kept.append(mr.run_doc(spec, done, work / "history"))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +124,6 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
             jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s)
             doc = workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup)
             to_workload(doc, run.mix)  # what is written is what was simulated: it parses
-            import yaml
-
             (out / run.mix / f"workload-{run.label}.yaml").write_text(
                 f"# {run.mix} under {run.label} as the real cluster received it (yarnctl bench fidelity)\n"
                 + yaml.safe_dump(doc, sort_keys=False, width=120))
