@@ -40,8 +40,9 @@ def test_client_arguments_carry_the_tag_before_the_job_arguments(tmp_path: Path)
     spec = parse_spec({"jobs": [{"id": "wc", "program": "wordcount", "queue": "small",
                                  "args": ["{work}/text", "{work}/out-{id}"]}]}, "x.yaml", "x")
     args = command_args(spec.jobs[0], tmp_path)
-    assert args == ["wordcount", f"-Dmapreduce.job.tags={TAG_PREFIX}wc", "-Dmapreduce.job.queuename=small",
-                    f"{tmp_path}/text", f"{tmp_path}/out-wc"]
+    assert args == ["wordcount", f"-Dmapreduce.job.tags={TAG_PREFIX}wc", "-Dmapreduce.framework.name=yarnctl-at",
+                    "-Dmapreduce.job.queuename=small", f"{tmp_path}/text", f"{tmp_path}/out-wc"]
+    assert "-Dmapreduce.framework.name=yarnctl-at" not in command_args(spec.jobs[0], tmp_path, timed=False)
     sleep = parse_spec({"jobs": [JOB]}, "x.yaml", "x").jobs[0]
     assert command_args(sleep, tmp_path)[0].startswith("-Dmapreduce.job.tags=")  # SleepJob has its own main class
 

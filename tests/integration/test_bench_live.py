@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from yarnctl.bench.mr import SUBMIT_MS
+from yarnctl.bench.mr import LEAD_S
 from yarnctl.cluster.procs import processes_under
 
 pytestmark = pytest.mark.integration
@@ -37,18 +37,19 @@ def test_bench_mr_runs_eight_real_jobs_under_two_schedulers(tmp_path: Path) -> N
         assert (run["capacity_mb"], run["capacity_vcores"]) == (2 * 8192, 2 * 16)
         # each run's job history is kept, one .jhist per job (per-task attempts, starts, finishes, nodes)
         assert len(list((out / "work" / run["label"] / "history").glob("*.jhist"))) == 8
-        # clients start ahead of their slots (io.yarnctl.bench.AtTime): each job's submission (its `main`)
-        # starts on schedule, SUBMIT_MS before the slot. How long Hadoop's job set-up then takes to reach the
-        # RM is the machine's: over the fidelity suite's 155 submissions median +0.2 s, worst +14.5 s, and
-        # worse here under load (docs/bench.md); a client that never reached the RM would have no record
+        # clients start LEAD_S ahead of their slots (io.yarnctl.bench.AtTime) and set their job up at once;
+        # only the submission waits for the slot (TimedYarnRunner), so the RM has each job within 2 s of it
         for r in recs:
-            first = (out / "work" / run["label"] / "clients" / f"{r['job_id']}.log").read_text().splitlines()[0]
-            m = re.fullmatch(r"yarnctl-bench: main at (\d+) ms, planned (\d+)", first)
-            assert m is not None, first
-            main_ms, at_ms = int(m[1]), int(m[2])
-            assert at_ms == r["planned_ms"] - SUBMIT_MS and 0 <= main_ms - at_ms <= 1000, (r["job_id"], first)
+            log = (out / "work" / run["label"] / "clients" / f"{r['job_id']}.log").read_text()
+            m = re.search(r"^yarnctl-bench: main at (\d+) ms, slot (\d+)$", log, re.M)
+            assert m is not None and int(m[2]) == r["planned_ms"], log[:300]
+            assert int(m[2]) - int(m[1]) > LEAD_S * 1000 / 2, (r["job_id"], m[0])  # started well ahead
+            m = re.search(r"^yarnctl-bench: submit at (\d+) ms, planned (\d+) \(\S+ set up with (-?\d+) ms to spare\)$",
+                          log, re.M)
+            assert m is not None and int(m[2]) == r["planned_ms"], log[:600]
+            assert int(m[3]) > 0 and 0 <= int(m[1]) - int(m[2]) <= 1000, (r["job_id"], m[0])
         lags = sorted((r["submit_ms"] - r["planned_ms"]) / 1000 for r in recs)
-        assert all(-SUBMIT_MS / 1000 <= lag <= 60.0 for lag in lags), lags
+        assert all(-0.5 <= lag <= 2.0 for lag in lags), (run["label"], lags)
     with (out / "jobs.csv").open() as f:
         jobs = list(csv.DictReader(f))
     assert len(jobs) == 16

@@ -5,23 +5,18 @@ import java.lang.reflect.Method;
 import java.util.Arrays;
 
 /**
- * Runs a client's main at a wall-clock instant: {@code AtTime <epoch ms> <main class> [args...]}.
+ * Runs a MapReduce client whose job reaches the ResourceManager at a wall-clock instant:
+ * {@code AtTime <epoch ms> <main class> [args...]}, the args including
+ * {@code -Dmapreduce.framework.name=yarnctl-at}.
  *
- * <p>`yarnctl bench mr` starts each job's client JVM ahead of its slot; the JVM, the main class and
- * the Hadoop client classes job submission needs are loaded while it waits, so the job reaches the
- * ResourceManager on its schedule rather than a JVM start-up (several seconds on a busy machine) late.
- * The main runs on this thread and keeps its exit status ({@code System.exit} in the examples).
+ * <p>`yarnctl bench mr` starts each job's client ahead of its slot. The main runs at once, so the
+ * JVM start, the class loading and Hadoop's job set-up (several seconds on a busy 2-core machine) are
+ * done by the slot; {@link TimedYarnRunner} holds only the submission itself until then. The main
+ * runs on this thread and keeps its exit status ({@code System.exit} in the examples).
  */
 public final class AtTime {
-  // loaded before the wait: what Job.submit would otherwise load after it
-  private static final String[] WARM = {
-    "org.apache.hadoop.conf.Configuration",
-    "org.apache.hadoop.mapreduce.Job",
-    "org.apache.hadoop.mapreduce.Cluster",
-    "org.apache.hadoop.mapred.YARNRunner",
-    "org.apache.hadoop.yarn.client.api.impl.YarnClientImpl",
-    "org.apache.hadoop.fs.LocalFileSystem",
-  };
+  /** The system property that carries the slot, in epoch milliseconds, to {@link TimedSubmitProvider}. */
+  public static final String SUBMIT_AT = "yarnctl.bench.submit.at";
 
   private AtTime() {}
 
@@ -30,20 +25,9 @@ public final class AtTime {
       System.err.println("usage: AtTime <epoch ms> <main class> [args...]");
       System.exit(2);
     }
-    long at = Long.parseLong(args[0]);
+    System.setProperty(SUBMIT_AT, Long.toString(Long.parseLong(args[0])));
     Method main = Class.forName(args[1]).getMethod("main", String[].class);
-    for (String name : WARM) {
-      try {
-        Class.forName(name);
-      } catch (ClassNotFoundException | LinkageError e) {
-        // a class this Hadoop lacks: it simply loads later, as without the warm-up
-      }
-    }
-    long wait = at - System.currentTimeMillis();
-    if (wait > 0) {
-      Thread.sleep(wait);
-    }
-    System.err.println("yarnctl-bench: main at " + System.currentTimeMillis() + " ms, planned " + at);
+    System.err.println("yarnctl-bench: main at " + System.currentTimeMillis() + " ms, slot " + args[0]);
     try {
       main.invoke(null, (Object) Arrays.copyOfRange(args, 2, args.length));
     } catch (InvocationTargetException e) {
