@@ -115,9 +115,12 @@ def test_errors_rankings_and_pairs_by_hand() -> None:
 
 
 def test_each_real_scheduler_is_simulated_by_its_counterpart() -> None:
-    # FifoScheduler has no AM limit; the local CapacityScheduler allows AMs half the queue; shim policies are themselves
+    # FifoScheduler has no AM limit; the local CapacityScheduler allows AMs half the queue; both stock
+    # Capacity and Fair reserve nodes; shim policies are themselves
     assert fid.counterpart("native-fifo") == ("fifo", {}, 1.0)
-    assert fid.counterpart("native-capacity") == ("capacity", {"max_am_resource_percent": 0.5}, None)
+    assert fid.counterpart("native-capacity") == ("capacity", {"max_am_resource_percent": 0.5, "reservations": True},
+                                                  None)
+    assert fid.counterpart("native-fair") == ("fair", {"reservations": True}, None)
     assert fid.counterpart("dress") == ("dress", {}, None)
     conf = (Path(__file__).parents[2] / "hadoop-conf" / "capacity-scheduler.xml").read_text()
     assert "<value>0.5</value>" in conf.split("maximum-am-resource-percent")[1][:80]

@@ -62,3 +62,43 @@ def test_unlisted_queues_share_the_rest():
                     [running("c0", "a", "n2", GB(5))])
     # X and Y get 50% each by default; X holds 5 GB (50% of its share) so Y goes first
     assert make_policy("capacity").decide(snap, "n1").assignments[0].app_id == "b"
+
+
+def test_with_reservations_the_first_app_in_fifo_order_that_does_not_fit_reserves_the_node():
+    """LeafQueue.assignContainer / CapacityScheduler.allocateContainersToNode: a (first in submit order)
+    asks 3 GB of a node with 2 GB free: it reserves the node and b's 1 GB ask, which would fit, waits;
+    once room frees the node serves a's request, the reservation ends and b is served again."""
+    apps = [App("a", submit_s=0), App("b", submit_s=1), App("c", submit_s=2)]
+    node = [("n1", GB(4, 8)), ("n2", GB(8, 8))]  # n2 keeps the queue below its maximum capacity
+    asks = [Ask("a", 20, GB(3), 1), Ask("b", 20, GB(1), 1)]
+    busy = snapshot(node, apps, asks, [running("c0", "c", "n1", GB(2))])
+    cap = make_policy("capacity", {"reservations": True})
+    assert cap.decide(busy, "n1").assignments == ()
+    assert cap.reserved == {"n1": ("a", 20)}
+    assert cap.decide(busy, "n1").assignments == ()  # still reserved: b is not served beside it
+    freed = snapshot(node, apps, asks)
+    assert cap.decide(freed, "n1").assignments == (Assignment("a", 20, "n1", 1),)
+    assert cap.reserved == {}
+    # without reservations (yarnctl's default) b takes the free room at once
+    assert make_policy("capacity").decide(busy, "n1").assignments == (Assignment("b", 20, "n1", 1),)
+
+
+def test_an_app_reserves_no_more_nodes_than_containers_it_still_needs():
+    """LeafQueue.shouldAllocOrReserveNewContainer: required - reserved > 0. a needs one 3 GB container and
+    already holds n1: n2 (also 2 GB free) goes to b; with two containers needed a reserves both nodes."""
+    apps = [App("a", submit_s=0), App("b", submit_s=1), App("c", submit_s=2)]
+    nodes = [("n1", GB(4, 8)), ("n2", GB(4, 8)), ("n3", GB(8, 8))]
+    busy = [running("c0", "c", "n1", GB(2)), running("c1", "c", "n2", GB(2))]
+    one = snapshot(nodes, apps, [Ask("a", 20, GB(3), 1), Ask("b", 20, GB(1), 1)], busy)
+    cap = make_policy("capacity", {"reservations": True})
+    cap.decide(one, "n1")
+    assert cap.decide(one, "n2").assignments == (Assignment("b", 20, "n2", 1),)
+    assert cap.reserved == {"n1": ("a", 20)}
+    two = snapshot(nodes, apps, [Ask("a", 20, GB(3), 2), Ask("b", 20, GB(1), 1)], busy)
+    cap = make_policy("capacity", {"reservations": True})
+    assert cap.decide(two, "n1").assignments == () and cap.decide(two, "n2").assignments == ()
+    assert cap.reserved == {"n1": ("a", 20), "n2": ("a", 20)}
+    # a request bigger than the whole node is never reserved for: b is served
+    huge = snapshot([("n1", GB(4, 8)), ("n3", GB(10, 8))], apps, [Ask("a", 20, GB(8), 1), Ask("b", 20, GB(1), 1)], busy[:1])
+    cap = make_policy("capacity", {"reservations": True})
+    assert cap.decide(huge, "n1").assignments == (Assignment("b", 20, "n1", 1),) and cap.reserved == {}

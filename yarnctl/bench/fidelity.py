@@ -35,10 +35,10 @@ GRID_PER_CONCURRENT_S = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 SAME_RANK_MARGIN = 0.05  # schedulers whose real average completions differ by less than this are not ranked
 # the simulator's counterpart of a real scheduler: policy, its parameters and the AM-share limit it enforces
 # (None: the policy's own). The local cluster's capacity-scheduler.xml sets maximum-am-resource-percent 0.5;
-# Hadoop 2.7's FifoScheduler has no AM limit at all; FairScheduler reserves nodes.
+# Hadoop 2.7's FifoScheduler has no AM limit at all; FairScheduler and CapacityScheduler reserve nodes.
 COUNTERPART: dict[str, tuple[str, dict[str, Any], float | None]] = {
     "native-fifo": ("fifo", {}, 1.0),
-    "native-capacity": ("capacity", {"max_am_resource_percent": 0.5}, None),
+    "native-capacity": ("capacity", {"max_am_resource_percent": 0.5, "reservations": True}, None),
     "native-fair": ("fair", {"reservations": True}, None),
 }
 

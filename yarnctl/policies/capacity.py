@@ -10,7 +10,11 @@ asks get one container per node heartbeat unless `multiple_off_switch`.
 Departures, on purpose or not yet modelled: a container must fit in memory *and* vcores (the
 shim counts both; stock 2.7 with DefaultResourceCalculator checks memory only), queue usage is
 measured in memory unless `dominant`; the AM limit uses guaranteed capacity only and limits are
-not rounded to the minimum allocation; no reservations.
+not rounded to the minimum allocation. Reservations (`reservations`, off by default until the paper
+reproductions are re-measured with them; stock 2.7 always reserves): the first app in order whose
+next request does not fit the node's free room reserves the node while it needs more containers at
+that priority than it holds reservations (LeafQueue.shouldAllocOrReserveNewContainer, without the
+re-reservation starvation term), and the node serves only that request until it fits.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, Node
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.reservations import Reservations, fulfil, held_for
+
+RESERVED = "reserved"  # _assign_once's answer when the heartbeat ended in a reservation
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +50,7 @@ class CapacityConfig:
     max_am_resource_percent: float = 0.1  # yarn.scheduler.capacity.maximum-am-resource-percent
     multiple_off_switch: bool = False
     dominant: bool = False  # DominantResourceCalculator instead of the memory-only default
+    reservations: bool = False
 
 
 class Capacity(PolicyBase):
@@ -54,6 +62,7 @@ class Capacity(PolicyBase):
 
     def __init__(self, config: CapacityConfig = CapacityConfig()) -> None:
         self.config = config
+        self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
 
     def _queue_confs(self, snap: ClusterSnapshot) -> dict[str, CapacityQueue]:
         confs = dict(self.config.queues)
@@ -69,6 +78,10 @@ class Capacity(PolicyBase):
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """Serve the least-used queues first, FIFO inside each, within capacity limits."""
+        if self.config.reservations and node_id in self.reserved:
+            held = fulfil(snap, node_id, self.reserved)
+            if held is not None:
+                return held  # CapacityScheduler.allocateContainersToNode: a reserved node serves its reservation
         node = snap.nodes[node_id]
         confs = self._queue_confs(snap)
         q_used: dict[str, Resources] = {}
@@ -86,7 +99,7 @@ class Capacity(PolicyBase):
         limit = None if self.config.multiple_off_switch else 1
         while snap.min_allocation.fits_in(available) and (limit is None or len(out) < limit):
             got = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
-            if not got:
+            if not isinstance(got, list) or not got:
                 break
             for a in got:
                 taken[(a.app_id, a.priority)] = taken.get((a.app_id, a.priority), 0) + a.count
@@ -110,7 +123,7 @@ class Capacity(PolicyBase):
         user_used: dict[tuple[str, str], Resources],
         available: Resources,
         taken: dict[tuple[str, int], int],
-    ) -> list[Assignment]:
+    ) -> list[Assignment] | str:
         cluster = snap.capacity
 
         def used_capacity(q: str) -> float:
@@ -146,7 +159,21 @@ class Capacity(PolicyBase):
                                   limit=None if self.config.multiple_off_switch else 1, taken=taken)
                 if got:
                     return got
+                if self.config.reservations and self._reserve(snap, node, app, available, taken):
+                    return RESERVED
         return []
+
+    def _reserve(self, snap: ClusterSnapshot, node: Node, app: App, available: Resources,
+                 taken: dict[tuple[str, int], int]) -> bool:
+        """Reserve `node` for the app's next request if it fits the empty node but not the room left."""
+        req = next((r for r in snap.any_asks(app.id) if r.count > taken.get((app.id, r.priority), 0)), None)
+        if (req is None or req.capability.fits_in(available) or not req.capability.fits_in(node.capacity)
+                or node.id in self.reserved):
+            return False
+        if req.count - taken.get((app.id, req.priority), 0) <= held_for(self.reserved, app.id, req.priority):
+            return False  # it already holds a reservation for each container it still needs
+        self.reserved[node.id] = (app.id, req.priority)
+        return True
 
     def _active_apps(self, snap: ClusterSnapshot, confs: dict[str, CapacityQueue]) -> dict[str, list[App]]:
         """Apps each queue may serve: those whose AM runs, then pending ones within the AM limit."""

@@ -12,7 +12,8 @@ from functools import partial
 
 from yarnctl.fairness.comparators import drf_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import FairConfig, Reservations, serve_fairly
+from yarnctl.policies.fairshare import FairConfig, serve_fairly
+from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
 

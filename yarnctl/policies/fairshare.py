@@ -17,6 +17,7 @@ from types import MappingProxyType
 from yarnctl.fairness.comparators import SortKey
 from yarnctl.model import AM_PRIORITY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, NodeId, Resources
 from yarnctl.policies.base import OpenAsk
+from yarnctl.policies.reservations import Reservations, fulfil
 
 KeyFn = Callable[[Resources, Resources, Resources, float, float, str], SortKey]
 
@@ -41,14 +42,11 @@ class FairConfig:
     queues: Mapping[str, QueueConf] = field(default_factory=lambda: MappingProxyType({}))
 
 
-Reservations = dict[NodeId, tuple[AppId, int]]  # node -> the app and priority it is reserved for
-
-
 def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn,
                  reserved: Reservations | None = None) -> Decision:
     """Assign containers on `node_id` one at a time to the queue and app that `key` sorts first."""
     if config.reservations and reserved is not None and node_id in reserved:
-        held = _fulfil(snap, node_id, reserved)
+        held = fulfil(snap, node_id, reserved)
         if held is not None:
             return held  # FairScheduler.attemptScheduling: a reserved node serves its reservation only
     limit = 1 if not config.assign_multiple else (config.max_assign if config.max_assign > 0 else 1 << 30)
@@ -66,21 +64,6 @@ def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key
     if not granted:
         return Decision()
     return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
-
-
-def _fulfil(snap: ClusterSnapshot, node_id: NodeId, reserved: Reservations) -> Decision | None:
-    """The reserved node's turn (FSAppAttempt.assignReservedContainer): its one container, nothing, or
-    None once the reservation is void (the app is gone or no longer asks at that priority)."""
-    app_id, priority = reserved[node_id]
-    node = snap.nodes[node_id]
-    ask = next((a for a in snap.any_asks(app_id) if a.priority == priority and a.count > 0), None)
-    if ask is None or not ask.capability.fits_in(node.capacity):
-        del reserved[node_id]
-        return None
-    if not ask.capability.fits_in(node.available):
-        return Decision()
-    del reserved[node_id]
-    return Decision((Assignment(app_id, priority, node_id, 1),))
 
 
 class _FairRound:
