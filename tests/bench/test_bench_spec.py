@@ -91,3 +91,16 @@ def test_malformed_yaml_is_one_line(tmp_path: Path) -> None:
     f.write_text("jobs: [\n")
     with pytest.raises(WorkloadError, match="malformed YAML"):
         load_spec(str(f))
+
+
+def test_a_shim_run_keeps_the_policy_servers_logs(tmp_path: Path) -> None:
+    from yarnctl.bench.mr import keep_policy_log
+
+    cluster, dest = tmp_path / "cluster", tmp_path / "work"
+    (cluster / "logs").mkdir(parents=True)
+    dest.mkdir()
+    assert keep_policy_log(cluster, dest) == []  # a stock scheduler's run has neither
+    (cluster / "logs" / "serve.log").write_text("dress: δ 0.1000 -> 1.0000 at t=10.0\n")
+    (cluster / "decisions.jsonl").write_text("{}\n")
+    assert keep_policy_log(cluster, dest) == ["serve.log", "decisions.jsonl"]
+    assert (dest / "serve.log").read_text().startswith("dress: δ")

@@ -100,6 +100,9 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
         records = _submit_and_wait(lc, spec, label, work, timeout_s, say)
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
+        if policy is not None:
+            say(f"{label}: kept the policy server's {', '.join(keep_policy_log(cluster_dir, work)) or 'nothing'} "
+                f"in {work}")
     finally:
         lc.down()
     return MrRun(label, tuple(records), spec.nodes * info.nm_memory_mb, spec.nodes * info.nm_vcores,
@@ -171,6 +174,16 @@ def keep_history(cluster_dir: Path, dest: Path) -> int:
         shutil.copy2(f, dest / f.name)
         n += 1
     return n
+
+
+def keep_policy_log(cluster_dir: Path, dest: Path) -> list[str]:
+    """Copy the policy server's log (its tuning, e.g. DRESS's δ) and decision log before `down` clears them."""
+    kept = []
+    for f in (cluster_dir / "logs" / "serve.log", cluster_dir / "decisions.jsonl"):
+        if f.is_file():
+            shutil.copy2(f, dest / f.name)
+            kept.append(f.name)
+    return kept
 
 
 def _app(rm: ResourceManager, app_id: str) -> AppInfo | None:
