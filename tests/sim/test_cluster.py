@@ -345,6 +345,38 @@ jobs:
     assert sorted(c.end_s for c in r.containers) == [12.0, 13.0, 14.0]
 
 
+def test_jvm_starts_share_the_pools_cores():
+    """jvmstart.py: three maps start together on one node whose starts share 1 core, 2 CPU-seconds each:
+    processor-shared, all three end their start-up at 6 s together (not 2, 4, 6 in launch order)."""
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, startup: {launch_cpu_s: 2, launch_cores: 1}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 3, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo"))).run()
+    assert sorted(c.end_s for c in r.containers) == [16.0, 16.0, 16.0]
+    # with 2 cores two run at full speed, the third shares: 2 CPU-s at 2/3 of a core each: 3 s
+    r2 = SimCluster(dataclasses.replace(w, cluster=dataclasses.replace(
+        w.cluster, startup=dataclasses.replace(w.cluster.startup, launch_cores=2))), Engine(make_policy("fifo"))).run()
+    assert sorted(c.end_s for c in r2.containers) == [13.0, 13.0, 13.0]
+
+
+def test_jvm_starts_on_different_nodes_share_one_machine_when_the_pool_is_shared():
+    """Two NodeManagers on one 1-core machine (launch_shared): a start on each node halves the other's speed."""
+    doc = """
+cluster: {nodes: 2, node: {memory_mb: 1024, vcores: 1}, startup: {launch_cpu_s: 2, launch_cores: 1%s}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+"""
+    apart = SimCluster(wl(doc % ""), Engine(make_policy("fifo"))).run()
+    shared = SimCluster(wl(doc % ", launch_shared: true"), Engine(make_policy("fifo"))).run()
+    # node 2 heartbeats half a second after node 1: separate pools take 2 s each; shared, the first
+    # runs alone for 0.5 s, then both at half speed until it ends at 3.5 s, the second alone to 4.0 s
+    assert sorted(c.end_s - c.start_s for c in apart.containers) == [12.0, 12.0]
+    assert sorted((c.start_s, c.end_s) for c in shared.containers) == [(0.0, 13.5), (0.5, 14.0)]
+
 
 def test_ams_that_only_ramp_up_and_down_do_not_keep_a_run_alive():
     # opera-mr6 under fair with the MR AM's unconditional preemption put off forever: four jobs' maps never get

@@ -118,7 +118,8 @@ def test_a_tuning_change_takes_effect_and_is_recorded() -> None:
     r_capped = SimCluster(workload(), Engine(capped), tune_interval_s=5.0).run()  # type: ignore[arg-type]
     r_plain = SimCluster(workload(), Engine(plain), tune_interval_s=5.0).run()  # type: ignore[arg-type]
     assert [v["cap"] for _, v in r_capped.tuning] == [1.0, 1000.0]
-    assert r_capped.tuning[0][0] == 0.0 and 20.0 <= r_capped.tuning[1][0] < 25.0
+    # the first tick is mid-interval (2.5 s), then every 5 s
+    assert r_capped.tuning[0][0] == 2.5 and 20.0 <= r_capped.tuning[1][0] < 25.0
     assert r_capped.end_s > r_plain.end_s  # one container per heartbeat for 20 s is slower
 
 

@@ -153,9 +153,18 @@ def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup:
     return {"name": name, "description": f"{spec.name} as the real cluster received it",
             "cluster": {"nodes": spec.nodes, "node": {"memory_mb": spec.nm_memory_mb, "vcores": spec.nm_vcores},
                         "heartbeat_s": 1.0, "min_allocation": {"memory_mb": min_mb, "vcores": 1},
-                        "startup": {"am_s": startup.am_s, "launch_s": startup.launch_s,
-                                    "launch_per_concurrent_s": startup.launch_per_concurrent_s}},
+                        "startup": startup_doc(startup)},
             "defaults": {"user": "root", "queue": "default"}, "jobs": out_jobs}
+
+
+def startup_doc(startup: Startup) -> dict[str, Any]:
+    """A workload's `cluster.startup`, the CPU model's keys only when it is on."""
+    doc: dict[str, Any] = {"am_s": startup.am_s, "launch_s": startup.launch_s,
+                           "launch_per_concurrent_s": startup.launch_per_concurrent_s}
+    if startup.launch_cpu_s:
+        doc.update(launch_cpu_s=startup.launch_cpu_s, launch_cores=startup.launch_cores,
+                   launch_shared=startup.launch_shared)
+    return doc
 
 
 def to_workload(doc: Mapping[str, Any], source: str) -> Workload:

@@ -69,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
     startup = None
     if args.startup:
         try:
-            startup = Startup(*(float(x) for x in args.startup.split(",")))
-        except (TypeError, ValueError):
+            am_s, launch_s, per_s = (float(x) for x in args.startup.split(","))
+            startup = Startup(am_s, launch_s, per_s)
+        except ValueError:
             raise ConfigError(f"--startup {args.startup}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5") from None
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")

@@ -16,6 +16,7 @@ import time
 from yarnctl.engine import Engine
 from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, ClusterSnapshot, ContainerKind, Decision, Resources
 from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task
+from yarnctl.sim.jvmstart import JvmStarts, _Pool
 from yarnctl.sim.kernel import AM, HEARTBEAT, SUBMIT, TICK_DIGITS, TUNE, Kernel
 from yarnctl.sim.observe import Observations
 from yarnctl.sim.parts import ProgressFn
@@ -29,7 +30,7 @@ __all__ = ["MAX_AM_FAILURES", "MAX_TASK_FAILURES", "TUNE_INTERVAL_S", "Container
 
 log = logging.getLogger(__name__)
 
-class SimCluster(AppMasters, NodePhysics, Observations):
+class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
     """Ground truth for one run of one policy on one workload."""
 
     def __init__(self, workload: Workload, engine: Engine, *, skip_idle: bool = True,
@@ -51,6 +52,7 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         self.interval = spec.heartbeat_s
         self.min_alloc = spec.min_allocation
         self.startup = spec.startup
+        self.pools: dict[str, _Pool] = {}  # containers whose JVM is starting (Startup.launch_cpu_s)
         n = len(spec.nodes)
         self.nodes = [_Node(i, s, self.interval * i / n) for i, s in enumerate(spec.nodes)]
         self.by_id = {nd.id: nd for nd in self.nodes}
@@ -96,7 +98,10 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             self.future += 1
             self.k.schedule(spec.submit_s, SUBMIT, self._submit, spec)
         if self.tunable:
-            self.k.schedule(0.0, TUNE, self._tune)
+            # live, the control loop's phase against arrivals is arbitrary; ticking mid-interval keeps
+            # arrivals on round seconds (a bench every 5 s) from each landing just before a tick, which
+            # showed a tunable policy only the newest job's AM pending at every tick
+            self.k.schedule(self.tune_interval_s / 2, TUNE, self._tune)
         self.k.run(self.max_time_s)
         for node in self.nodes:
             # containers that finished after the last job ended (a failed job's) are still reported
@@ -255,12 +260,10 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             job.am = c
             self._set_usage(c, float(cap.vcores), float(cap.memory_mb))
             if job.am is c:  # not killed at once for want of physical memory
-                # an AM is a JVM like a task's: it pays the same launch cost before its own start-up
-                delay = self.startup.am_s + (self._launch_cost(c) if self._launches_cost() else 0.0)
-                if delay > 0:
-                    self.k.schedule(now + delay, AM, self._am_started, job, c)
+                if self._jvm_starts():
+                    self._start_jvm(c, lambda: self._am_jvm_started(job, c))
                 else:
-                    self._start_job(job)
+                    self._am_jvm_started(job, c)
             return
         if job.first_start is None:
             job.first_start = now
@@ -278,9 +281,27 @@ class SimCluster(AppMasters, NodePhysics, Observations):
             return  # it did not fit in physical memory and was killed at once
         if not c.waiting:
             c.work += task.stage.spec.shuffle_s  # started after the stage it follows: fetches all its output
-            if self._launches_cost():
-                c.work += self._launch_cost(c)  # a waiting task starts its JVM while it waits: no cost
-            self._run(c)
+            if self._jvm_starts():
+                self._start_jvm(c, lambda: self._task_jvm_started(c))
+            else:
+                self._task_jvm_started(c)
+
+    def _task_jvm_started(self, c: _Container) -> None:
+        """A task's JVM has had its CPU (if modelled): its launch cost, then its work, run on the node's clock."""
+        if self._launches_cost():
+            c.work += self._launch_cost(c)  # a waiting task starts its JVM while it waits: no cost
+        self._run(c)
+
+    def _am_jvm_started(self, job: _Job, c: _Container) -> None:
+        """An AM's JVM has had its CPU (if modelled): its launch cost and start-up, then it asks for tasks."""
+        if job.am is not c:
+            return
+        # an AM is a JVM like a task's: it pays the same launch cost before its own start-up
+        delay = self.startup.am_s + (self._launch_cost(c) if self._launches_cost() else 0.0)
+        if delay > 0:
+            self.k.schedule(self.k.now + delay, AM, self._am_started, job, c)
+        else:
+            self._start_job(job)
 
 
     # ------------------------------------------------------------ releasing
@@ -312,6 +333,8 @@ class SimCluster(AppMasters, NodePhysics, Observations):
         """Kill a live container now; its task goes back to the front of its request (or is held)."""
         if c.done or c.id not in c.node.running:
             return
+        if self._jvm_starts():
+            self._abort_jvm(c)
         if c.task is not None and not c.waiting and c.end is not None:
             self.future -= 1  # its END event will be ignored (a container killed at launch has none)
         c.token += 1

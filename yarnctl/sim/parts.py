@@ -14,9 +14,11 @@ if TYPE_CHECKING:
     from yarnctl.engine import Engine
     from yarnctl.model import ClusterSnapshot, ContainerKind, Resources
     from yarnctl.sim.appmaster import _Job, _Task
+    from yarnctl.sim.jvmstart import _Pool
     from yarnctl.sim.kernel import Kernel
     from yarnctl.sim.physics import _Container, _Node
     from yarnctl.sim.records import JobRecord
+    from yarnctl.sim.workload import Startup
     from yarnctl.state import ClusterState
 
 ProgressFn = Callable[[int, int, float], None]
@@ -56,6 +58,8 @@ class SimParts:
         used_cpu_eff: float
         used_mem: float
         usage: list[tuple[float, float, float, float, float]]
+        startup: Startup
+        pools: dict[str, _Pool]
 
         def snapshot(self) -> ClusterSnapshot: ...
 

@@ -127,9 +127,13 @@ class Parser:
             return Startup()
         r = self.r
         s = r.mapping(raw, "cluster.startup")
-        fields = ("am_s", "launch_s", "launch_per_concurrent_s")
-        r.keys(s, "cluster.startup", set(fields))
-        return Startup(*(r.number(s.get(f, 0.0), f"cluster.startup.{f}") for f in fields))
+        fields = ("am_s", "launch_s", "launch_per_concurrent_s", "launch_cpu_s", "launch_cores")
+        r.keys(s, "cluster.startup", {*fields, "launch_shared"})
+        shared = s.get("launch_shared", False)
+        if not isinstance(shared, bool):
+            raise r.fail("cluster.startup.launch_shared", f"expected true or false, got {shared!r}")
+        values = {f: r.number(s.get(f, 0.0), f"cluster.startup.{f}") for f in fields}
+        return Startup(**values, launch_shared=shared)
 
     def job(self, raw: Any, path: str, defaults: Mapping[str, Any], job_id: str | None,
             submit_s: float | None, extra: Mapping[str, Any] | None = None) -> JobSpec:

@@ -1,0 +1,97 @@
+"""JVM start-up as CPU work: every container starting at once shares the cores of its pool.
+
+A container's JVM needs `Startup.launch_cpu_s` CPU-seconds before its own work; the containers
+starting together in one pool (a node, or the whole cluster when `launch_shared` says its
+NodeManagers share one machine) share `Startup.launch_cores` cores, each served at
+min(1, cores / starting), processor-shared as an OS scheduler would: one start alone takes
+`launch_cpu_s`, twelve on two cores take six times as long, and a wave's starts end together rather
+than in launch order. A part of SimCluster; off while `launch_cpu_s` is 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from yarnctl.sim.kernel import END
+from yarnctl.sim.parts import SimParts
+
+if TYPE_CHECKING:
+    from yarnctl.sim.physics import _Container
+
+Then = Callable[[], None]
+
+
+class _Pool:
+    """The containers starting in one pool, each with its CPU-seconds left as of `since`."""
+
+    __slots__ = ("left", "then", "since", "epoch")
+
+    def __init__(self) -> None:
+        self.left: dict[_Container, float] = {}
+        self.then: dict[_Container, Then] = {}
+        self.since = 0.0
+        self.epoch = 0  # bumped at every re-timing: older completion events are stale
+
+
+class JvmStarts(SimParts):
+    """Processor-shared JVM start-ups (Startup.launch_cpu_s on Startup.launch_cores per pool)."""
+
+    def _jvm_starts(self) -> bool:
+        return self.startup.launch_cpu_s > 0 and self.startup.launch_cores > 0
+
+    def _pool_key(self, c: _Container) -> str:
+        return "" if self.startup.launch_shared else c.node.id
+
+    def _start_jvm(self, c: _Container, then: Then) -> None:
+        """Start `c`'s JVM in its pool; `then` runs when it has had its CPU-seconds."""
+        pool = self.pools.setdefault(self._pool_key(c), _Pool())
+        self._pool_progress(pool)
+        pool.left[c] = self.startup.launch_cpu_s
+        pool.then[c] = then
+        self.future += 1  # something still to come: the start's end
+        self._pool_retime(pool)
+
+    def _abort_jvm(self, c: _Container) -> None:
+        """Take a container killed while its JVM starts out of its pool."""
+        pool = self.pools.get(self._pool_key(c))
+        if pool is None or c not in pool.left:
+            return
+        self._pool_progress(pool)
+        del pool.left[c], pool.then[c]
+        self.future -= 1
+        self._pool_retime(pool)
+
+    def _pool_rate(self, pool: _Pool) -> float:
+        n = len(pool.left)
+        return 1.0 if n <= self.startup.launch_cores else self.startup.launch_cores / n
+
+    def _pool_progress(self, pool: _Pool) -> None:
+        now = self.k.now
+        served = (now - pool.since) * self._pool_rate(pool)
+        if served > 0:
+            for c in pool.left:
+                pool.left[c] = max(pool.left[c] - served, 0.0)
+        pool.since = now
+
+    def _pool_retime(self, pool: _Pool) -> None:
+        pool.epoch += 1
+        if not pool.left:
+            return
+        # all members progress alike: the ones with the least left end first, together
+        c, left = min(pool.left.items(), key=lambda kv: (kv[1], kv[0].seq))
+        self.k.schedule(self.k.now + left / self._pool_rate(pool), END, self._jvm_started, pool, pool.epoch)
+
+    def _jvm_started(self, pool: _Pool, epoch: int) -> None:
+        if epoch != pool.epoch:
+            return
+        self._pool_progress(pool)
+        done = sorted((c for c, left in pool.left.items() if left <= 1e-9), key=lambda c: c.seq)
+        thens = []
+        for c in done:
+            del pool.left[c]
+            thens.append(pool.then.pop(c))
+            self.future -= 1
+        self._pool_retime(pool)
+        for then in thens:
+            then()
