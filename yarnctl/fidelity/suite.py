@@ -66,7 +66,9 @@ def sls_times(run: fid.RealRun, startup: Startup, out: Path, say: Say) -> dict[s
     key = [startup.launch_s]  # all of the start-up costs the SLS trace carries (SLS starts its AMs at once)
     if cached.exists():
         doc = json.loads(cached.read_text())
-        if doc.get("startup") == key:
+        kept = doc.get("startup")
+        # a file kept before the key was the launch cost alone holds [am_s, launch_s, per_s]
+        if kept == key or (isinstance(kept, list) and len(kept) == 3 and kept[1] == key[0]):
             say(f"{run.mix}: reusing the SLS run under {run.label} kept in {cached}")
             return {k: fid.JobTimes(**v) for k, v in doc["jobs"].items()}
     jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s)
