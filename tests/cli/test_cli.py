@@ -122,7 +122,7 @@ def test_out_writes_the_tuning_series_of_tunable_policies(tmp_path: Path, capsys
         rows = list(csv.DictReader(f))
     assert {r["policy"] for r in rows} == {"dress"}  # capacity has nothing to tune
     delta = [(float(r["t_s"]), float(r["value"])) for r in rows if r["key"] == "dress_reserve_ratio"]
-    assert delta[0][0] == 0.0 and len({v for _, v in delta}) > 5  # δ moves with the pending demand (Alg. 3)
+    assert delta[0][0] == 2.5 and len({v for _, v in delta}) > 5  # first tick mid-interval; δ moves (Alg. 3)
     assert all(0.0 <= v <= 1.0 for _, v in delta)
     assert [t for t, _ in delta] == sorted(t for t, _ in delta)
     assert (out_dir / "tuning.png").read_bytes()[:8] == PNG_MAGIC
