@@ -378,6 +378,23 @@ jobs:
     assert sorted((c.start_s, c.end_s) for c in shared.containers) == [(0.0, 13.5), (0.5, 14.0)]
 
 
+def test_jvm_starts_with_awkward_numbers_end():
+    """Regression: a start whose CPU left rounds below the kernel's microsecond must end, not spin at one instant
+    (fidelity mix fid-big as the real cluster received it under FIFO, with a shared 2-core start pool)."""
+    jobs = "\n".join(
+        f"  - {{id: b{i}, submit_s: {t}, type: mapreduce, am: {{memory_mb: 512, vcores: 1}}, slowstart: 0.05, "
+        "maps: {tasks: 4, resource: {memory_mb: 2048, vcores: 1}, duration: 10}, "
+        "reduces: {tasks: 1, resource: {memory_mb: 3072, vcores: 1}, duration: 3}}"
+        for i, t in enumerate((0.0, 5.048, 10.075, 14.965, 19.936), start=1))
+    w = wl(f"""
+cluster: {{nodes: 2, node: {{memory_mb: 8192, vcores: 16}}, heartbeat_s: 1.0, min_allocation: {{memory_mb: 128, vcores: 1}},
+          startup: {{am_s: 4, launch_s: 2, launch_cpu_s: 4, launch_cores: 2, launch_shared: true}}}}
+jobs:
+{jobs}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo")), max_time_s=1000).run()
+    assert not r.stuck and all(j.finish_s is not None for j in r.jobs)
+
 def test_ams_that_only_ramp_up_and_down_do_not_keep_a_run_alive():
     # opera-mr6 under fair with the MR AM's unconditional preemption put off forever: four jobs' maps never get
     # a container while reduces hold the cluster, and their AMs ramp reduces up and down forever, so

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from yarnctl.sim.physics import _Container
 
 Then = Callable[[], None]
+DONE_CPU_S = 1e-6
 
 
 class _Pool:
@@ -86,7 +87,9 @@ class JvmStarts(SimParts):
         if epoch != pool.epoch:
             return
         self._pool_progress(pool)
-        done = sorted((c for c, left in pool.left.items() if left <= 1e-9), key=lambda c: c.seq)
+        # event times are rounded to the microsecond (kernel.TICK_DIGITS): what is left below a
+        # microsecond's CPU is done, or its completion would land on `now` forever
+        done = sorted((c for c, left in pool.left.items() if left <= DONE_CPU_S), key=lambda c: c.seq)
         thens = []
         for c in done:
             del pool.left[c]
