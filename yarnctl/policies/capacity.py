@@ -29,8 +29,6 @@ from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
 from yarnctl.policies.reservations import Reservations, fulfil, held_for
 
-RESERVED = "reserved"  # _assign_once's answer when the heartbeat ended in a reservation
-
 
 @dataclass(frozen=True, slots=True)
 class CapacityQueue:
@@ -99,7 +97,7 @@ class Capacity(PolicyBase):
         limit = None if self.config.multiple_off_switch else 1
         while snap.min_allocation.fits_in(available) and (limit is None or len(out) < limit):
             got = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
-            if not isinstance(got, list) or not got:
+            if not got:
                 break
             for a in got:
                 taken[(a.app_id, a.priority)] = taken.get((a.app_id, a.priority), 0) + a.count
@@ -123,7 +121,7 @@ class Capacity(PolicyBase):
         user_used: dict[tuple[str, str], Resources],
         available: Resources,
         taken: dict[tuple[str, int], int],
-    ) -> list[Assignment] | str:
+    ) -> list[Assignment]:
         cluster = snap.capacity
 
         def used_capacity(q: str) -> float:
@@ -160,7 +158,7 @@ class Capacity(PolicyBase):
                 if got:
                     return got
                 if self.config.reservations and self._reserve(snap, node, app, available, taken):
-                    return RESERVED
+                    return []  # a reservation ends the heartbeat, as nothing to assign does
         return []
 
     def _reserve(self, snap: ClusterSnapshot, node: Node, app: App, available: Resources,

@@ -80,7 +80,7 @@ class JvmStarts(SimParts):
         if not pool.left:
             return
         # all members progress alike: the ones with the least left end first, together
-        c, left = min(pool.left.items(), key=lambda kv: (kv[1], kv[0].seq))
+        left = min(pool.left.values())
         self.k.schedule(self.k.now + left / self._pool_rate(pool), END, self._jvm_started, pool, pool.epoch)
 
     def _jvm_started(self, pool: _Pool, epoch: int) -> None:
