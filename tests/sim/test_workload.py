@@ -44,6 +44,12 @@ def _gen(body: str) -> str:
 # (id, yaml text, exact field path, a fragment of the problem)
 MALFORMED = [
     ("missing-cluster", f"jobs: [{MR_JOB}]", "cluster", "missing"),
+    ("jvm-start-without-cores",
+     f"cluster: {{nodes: 1, node: {RES}, startup: {{launch_cpu_s: 2}}}}\njobs: [{MR_JOB}]",
+     "cluster.startup.launch_cores", "launch_cpu_s needs the cores"),
+    ("launch-shared-not-a-bool",
+     f"cluster: {{nodes: 1, node: {RES}, startup: {{launch_shared: yes-please}}}}\njobs: [{MR_JOB}]",
+     "cluster.startup.launch_shared", "expected true or false"),
     ("unknown-mapreduce-property",
      _jobs(f"{{id: a, maps: {MAPS}, mapreduce: {{mapreduce.job.reduces: 3}}}}"),
      "jobs[0].mapreduce", "unknown MapReduce property 'mapreduce.job.reduces'; known: "),

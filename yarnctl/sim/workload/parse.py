@@ -133,6 +133,8 @@ class Parser:
         if not isinstance(shared, bool):
             raise r.fail("cluster.startup.launch_shared", f"expected true or false, got {shared!r}")
         values = {f: r.number(s.get(f, 0.0), f"cluster.startup.{f}") for f in fields}
+        if values["launch_cpu_s"] > 0 and values["launch_cores"] <= 0:
+            raise r.fail("cluster.startup.launch_cores", "launch_cpu_s needs the cores its starts share (> 0)")
         return Startup(**values, launch_shared=shared)
 
     def job(self, raw: Any, path: str, defaults: Mapping[str, Any], job_id: str | None,
