@@ -18,6 +18,7 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -45,6 +46,10 @@ final class Allocations {
   private final Set<ResourceOption> ownResizes =
       Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<ResourceOption, Boolean>()));
   private volatile Resource configuredMax;
+  // As AbstractYarnScheduler: for this long after the RM starts, NodeManagers are still re-registering
+  // (work-preserving recovery), so the configured maximum holds, not the largest node seen so far.
+  private volatile long configuredOnlyMs;
+  private volatile boolean configuredOnly = true;
   private volatile Resource largest;  // componentwise max of registered, null when there are none
 
   /** Creates the helper for {@code scheduler}. */
@@ -59,6 +64,8 @@ final class Allocations {
             YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_MB),
         conf.getInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES,
             YarnConfiguration.DEFAULT_RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES));
+    configuredOnlyMs = conf.getLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS,
+        YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS);
   }
 
   /** Records a node's size as it registered or as an admin set it. */
@@ -94,14 +101,21 @@ final class Allocations {
 
   /**
    * The largest container an app may ask for: the configured maximum, capped by the largest node as
-   * it registered, or null before {@link #configure}. A policy's resizes (OPERA, usage feedback) must
-   * not shrink it: the RM would then refuse running AMs' asks and new submissions that were valid a
-   * heartbeat ago.
+   * it registered once the RM has run for the scheduling wait, or null before {@link #configure}. A
+   * policy's resizes (OPERA, usage feedback) must not shrink it: the RM would then refuse running AMs'
+   * asks and new submissions that were valid a heartbeat ago.
    */
   Resource maximumAllocation() {
     Resource max = configuredMax;
     if (max == null) {
       return null;
+    }
+    if (configuredOnly) {
+      // the same clock and start time as AbstractYarnScheduler.getMaximumResourceCapability
+      if (System.currentTimeMillis() - ResourceManager.getClusterTimeStamp() <= configuredOnlyMs) {
+        return Resources.clone(max);
+      }
+      configuredOnly = false;
     }
     Resource nodes = largest;
     return nodes == null ? Resources.clone(max) : Resources.componentwiseMin(max, nodes);
@@ -147,7 +161,7 @@ final class Allocations {
     RMNode rmNode = node.getRMNode();
     ResourceOption option = ResourceOption.newInstance(total, RMNode.OVER_COMMIT_TIMEOUT_MILLIS_DEFAULT);
     ownResizes.add(option);
-    scheduler.updateNodeResource(rmNode, option);
+    scheduler.resizeByPolicy(rmNode, option);
     scheduler.rmContext().getDispatcher().getEventHandler()
         .handle(new RMNodeResourceUpdateEvent(rmNode.getNodeID(), option));
     scheduler.encoder().nodeChanged(rmNode.getNodeID());

@@ -33,8 +33,11 @@ final class AskRows {
   private AskRows() {
   }
 
-  /** {@code [app, priority, MB, vcores, ANY count, ANY relax, [[name, count, relax], ...]]}; count 0 and no locals when gone. */
-  static Object[] row(ApplicationId app, int priority, FiCaSchedulerApp attempt) {
+  /**
+   * {@code [app, priority, MB, vcores, ANY count, ANY relax, [[name, count, relax], ...]]}; count 0 and
+   * no locals when gone; vcores as {@code rows} reports them.
+   */
+  static Object[] row(ApplicationId app, int priority, FiCaSchedulerApp attempt, WireRows rows) {
     ResourceRequest any = null;
     List<Object[]> locals = new ArrayList<Object[]>();
     if (attempt != null) {
@@ -57,7 +60,7 @@ final class AskRows {
     }
     Collections.sort(locals, LOCALS);
     Resource cap = any.getCapability();
-    return new Object[] {app.toString(), priority, cap.getMemory(), cap.getVirtualCores(),
+    return new Object[] {app.toString(), priority, cap.getMemory(), rows.vcores(cap),
         Math.max(0, any.getNumContainers()), any.getRelaxLocality() ? 1 : 0, locals.toArray()};
   }
 

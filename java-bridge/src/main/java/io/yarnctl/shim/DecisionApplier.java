@@ -153,7 +153,7 @@ final class DecisionApplier {
       Resource avail = node.getAvailableResource();
       // count <= outstanding <= Integer.MAX_VALUE, so these products cannot overflow a long.
       if (a.count * cap.getMemory() > avail.getMemory()
-          || a.count * cap.getVirtualCores() > avail.getVirtualCores()) {
+          || scheduler.countsVcores() && a.count * cap.getVirtualCores() > avail.getVirtualCores()) {
         res.reject("no-fit", row);
         return;
       }

@@ -90,11 +90,13 @@ final class DeltaEncoder {
     }
   }
 
-  /** A node joined or its capacity changed. */
+  /** A node joined, re-registered or its capacity changed. */
   void nodeChanged(NodeId id) {
     synchronized (lock) {
       if (!fullPending) {
         nodes.add(id);
+        // a NodeManager that restarts is removed and added again before the next call: it is back
+        lost.remove(id.toString());
       }
     }
   }
@@ -148,7 +150,7 @@ final class DeltaEncoder {
     if (opportunistic) {
       rows.opportunistic(c.getContainerId());
     }
-    Object[] row = WireRows.alloc(c, am, opportunistic);
+    Object[] row = rows.alloc(c, am, opportunistic);
     synchronized (lock) {
       if (!fullPending) {
         alloc.add(row);
@@ -220,10 +222,10 @@ final class DeltaEncoder {
       g.writeNumberField("t", nowMs);
       g.writeStringField("node", node.getNodeID().toString());
       Resource used = node.getUsedResource();
-      WireRows.writeRow(g, "used", used.getMemory(), used.getVirtualCores(), node.getNumContainers());
+      WireRows.writeRow(g, "used", used.getMemory(), rows.vcores(used), node.getNumContainers());
       if (full) {
         Resource min = scheduler.getMinimumResourceCapability();
-        WireRows.writeRow(g, "min", min.getMemory(), min.getVirtualCores());
+        WireRows.writeRow(g, "min", min.getMemory(), rows.vcores(min));
       }
       List<Object[]> out = new ArrayList<Object[]>();
       for (NodeId id : dNodes) {
@@ -247,7 +249,7 @@ final class DeltaEncoder {
       for (AskKey k : dAsks) {
         SchedulerApplication<FiCaSchedulerApp> app = allApps.get(k.app);
         if (app != null) {
-          Object[] row = AskRows.row(k.app, k.priority, app.getCurrentAppAttempt());
+          Object[] row = AskRows.row(k.app, k.priority, app.getCurrentAppAttempt(), rows);
           // Full state lists only non-empty tables; a delta sends the empty row as a removal.
           if (!full || !AskRows.isEmpty(row)) {
             out.add(row);

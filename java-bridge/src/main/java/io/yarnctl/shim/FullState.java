@@ -48,7 +48,7 @@ final class FullState {
       }
     }
     for (RMContainer c : live.values()) {
-      alloc.add(WireRows.alloc(c, rows.isAmInFullState(c), rows.isOpportunistic(c.getContainerId())));
+      alloc.add(rows.alloc(c, rows.isAmInFullState(c), rows.isOpportunistic(c.getContainerId())));
     }
   }
 }

@@ -208,7 +208,8 @@ final class Heartbeat {
   private boolean hasRoom(FiCaSchedulerNode node) {
     Resource free = node.getAvailableResource();
     Resource min = s.getMinimumResourceCapability();
-    return free.getMemory() >= min.getMemory() && free.getVirtualCores() >= min.getVirtualCores();
+    return free.getMemory() >= min.getMemory()
+        && (!s.countsVcores() || free.getVirtualCores() >= min.getVirtualCores());
   }
 
   private static String truncate(String s) {

@@ -83,7 +83,8 @@ final class NativeFifo {
       }
       Resource free = node.getAvailableResource();
       Resource min = scheduler.getMinimumResourceCapability();
-      if (free.getMemory() < min.getMemory() || free.getVirtualCores() < min.getVirtualCores()) {
+      if (free.getMemory() < min.getMemory()
+          || scheduler.countsVcores() && free.getVirtualCores() < min.getVirtualCores()) {
         break;
       }
     }
@@ -120,7 +121,7 @@ final class NativeFifo {
   }
 
   /** How many containers of (attempt, p) this node takes: outstanding, memory, vcores, strict locality. */
-  private static long fit(FiCaSchedulerApp attempt, Priority p, FiCaSchedulerNode node) {
+  private long fit(FiCaSchedulerApp attempt, Priority p, FiCaSchedulerNode node) {
     ResourceRequest any = attempt.getResourceRequest(p, ResourceRequest.ANY);
     if (any == null || any.getNumContainers() <= 0) {
       return 0;
@@ -131,7 +132,7 @@ final class NativeFifo {
     if (cap.getMemory() > 0) {
       n = Math.min(n, free.getMemory() / cap.getMemory());
     }
-    if (cap.getVirtualCores() > 0) {
+    if (cap.getVirtualCores() > 0 && scheduler.countsVcores()) {
       n = Math.min(n, free.getVirtualCores() / cap.getVirtualCores());
     }
     if (!any.getRelaxLocality()) {

@@ -34,6 +34,10 @@ public final class ShimConfig {
   // engine keeps the same default, yarnctl/policies/am_limit.py); 1 is FifoScheduler's: no limit
   public static final String NATIVE_MAX_AM_SHARE = "yarnctl.shim.native.max-am-share";
   public static final double DEFAULT_NATIVE_MAX_AM_SHARE = 0.5;
+  // stock FifoScheduler's accounting: memory only (DefaultResourceCalculator), vcores neither checked
+  // nor reported, so swapping FifoScheduler for the shim changes nothing; off, the shim counts vcores too
+  public static final String MEMORY_ONLY = "yarnctl.shim.memory-only";
+  public static final boolean DEFAULT_MEMORY_ONLY = false;
 
   public final boolean enabled;
   public final String address;
@@ -46,6 +50,7 @@ public final class ShimConfig {
   public final int breakerProbeMs;
   public final boolean callWhenFull;
   public final double nativeMaxAmShare;
+  public final boolean memoryOnly;
 
   private ShimConfig(Configuration conf) {
     enabled = bool(conf, ENABLED, DEFAULT_ENABLED);
@@ -61,6 +66,7 @@ public final class ShimConfig {
     breakerProbeMs = integer(conf, BREAKER_PROBE_MS, DEFAULT_BREAKER_PROBE_MS, 1, Integer.MAX_VALUE);
     callWhenFull = bool(conf, CALL_WHEN_FULL, DEFAULT_CALL_WHEN_FULL);
     nativeMaxAmShare = fraction(conf, NATIVE_MAX_AM_SHARE, DEFAULT_NATIVE_MAX_AM_SHARE);
+    memoryOnly = bool(conf, MEMORY_ONLY, DEFAULT_MEMORY_ONLY);
   }
 
   /** Parses every property, throwing IllegalArgumentException naming the property and the bad value. */

@@ -80,11 +80,19 @@ final class WireRows {
    * {@code [container, app, node, priority, MB, vcores, created ms, am, opportunistic]}: one live
    * container (wire v2 added the last item).
    */
-  static Object[] alloc(RMContainer c, boolean am, boolean opportunistic) {
+  Object[] alloc(RMContainer c, boolean am, boolean opportunistic) {
     Resource r = c.getAllocatedResource();
     return new Object[] {c.getContainerId().toString(), c.getApplicationAttemptId().getApplicationId().toString(),
         c.getAllocatedNode().toString(), c.getAllocatedPriority().getPriority(), r.getMemory(),
-        r.getVirtualCores(), c.getCreationTime(), am ? 1 : 0, opportunistic ? 1 : 0};
+        vcores(r), c.getCreationTime(), am ? 1 : 0, opportunistic ? 1 : 0};
+  }
+
+  /**
+   * The vcores the wire reports for a container, an ask or a node's use: none in memory-only mode,
+   * where the RM normalizes every ask to 1 vcore and never checks them, so Python sees what is counted.
+   */
+  int vcores(Resource r) {
+    return scheduler.countsVcores() ? r.getVirtualCores() : 0;
   }
 
   /** Marks a container a policy placed on opportunistic resources, until it is gone. */

@@ -14,11 +14,13 @@ import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt.ContainersAndNMTokensAllocation;
@@ -36,6 +38,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourc
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler;
+import org.apache.hadoop.yarn.util.resource.DefaultResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
 
@@ -49,8 +52,10 @@ public class YarnctlScheduler extends FifoScheduler {
 
   private static final Log LOG = LogFactory.getLog(YarnctlScheduler.class);
   private static final long SUMMARY_EVERY_MS = 60000;
-  // Unlike stock FIFO, asks keep their vcores and decisions are checked on memory and vcores.
+  // Unlike stock FIFO, asks keep their vcores and decisions are checked on memory and vcores, unless
+  // yarnctl.shim.memory-only asks for stock FIFO's memory-only accounting.
   private static final ResourceCalculator DOMINANT = new DominantResourceCalculator();
+  private static final ResourceCalculator MEMORY = new DefaultResourceCalculator();
 
   private final DeltaEncoder encoder = new DeltaEncoder(this);
   private final Allocations allocations = new Allocations(this);
@@ -60,6 +65,7 @@ public class YarnctlScheduler extends FifoScheduler {
   private CircuitBreaker breaker;
   private volatile PolicyService policy;
   private Clock clock = new Clock();
+  private volatile boolean memoryOnly;
   private long lastSummaryMs;
 
   /** Time source, replaceable in tests. */
@@ -79,6 +85,7 @@ public class YarnctlScheduler extends FifoScheduler {
     super.serviceInit(conf);
     allocations.configure(conf);
     config = ShimConfig.from(conf);
+    memoryOnly = config.memoryOnly;
     metrics = new ShimMetrics(config.deadlineMs);
     breaker = new CircuitBreaker(config.breakerFailures, config.breakerProbeMs);
     lastSummaryMs = clock.now();
@@ -132,16 +139,12 @@ public class YarnctlScheduler extends FifoScheduler {
       allocations.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
       encoder.nodeLost(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
       return;
-    case NODE_RESOURCE_UPDATE: {
-      NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
+    case NODE_RESOURCE_UPDATE:
       // Our own resizes were applied at once; applying their echo later could undo a newer resize.
-      if (!allocations.isOwnResize(e.getResourceOption())) {
-        super.handle(event);
-        allocations.nodeSized(e.getRMNode().getNodeID(), e.getResourceOption().getResource());
-        encoder.nodeChanged(e.getRMNode().getNodeID());
+      if (!allocations.isOwnResize(((NodeResourceUpdateSchedulerEvent) event).getResourceOption())) {
+        super.handle(event);  // -> updateNodeResource below
       }
       return;
-    }
     case APP_ADDED:
       super.handle(event);
       encoder.appAdded(((AppAddedSchedulerEvent) event).getApplicationId());
@@ -177,7 +180,7 @@ public class YarnctlScheduler extends FifoScheduler {
     }
   }
 
-  /** FifoScheduler.allocate with dominant-resource normalization (keeps vcores), then marks the asks dirty. */
+  /** FifoScheduler.allocate normalized by our calculator (dominant keeps vcores), then marks the asks dirty. */
   @Override
   public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
       List<ContainerId> release, List<String> blacklistAdditions, List<String> blacklistRemovals) {
@@ -186,7 +189,7 @@ public class YarnctlScheduler extends FifoScheduler {
       LOG.error("Calling allocate on removed, previous or non existent application attempt " + attemptId);
       return EMPTY_ALLOCATION;
     }
-    SchedulerUtils.normalizeRequests(ask, DOMINANT, clusterResource, minimumAllocation,
+    SchedulerUtils.normalizeRequests(ask, getResourceCalculator(), clusterResource, minimumAllocation,
         getMaximumResourceCapability());
     releaseContainers(release, application);
     Allocation out;
@@ -223,12 +226,24 @@ public class YarnctlScheduler extends FifoScheduler {
 
   @Override
   public ResourceCalculator getResourceCalculator() {
-    return DOMINANT;
+    return memoryOnly ? MEMORY : DOMINANT;
   }
 
   @Override
   public EnumSet<SchedulerResourceTypes> getSchedulingResourceTypes() {
-    return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
+    return memoryOnly ? EnumSet.of(SchedulerResourceTypes.MEMORY)
+        : EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
+  }
+
+  /**
+   * A resize from outside the shim (the admin's {@code rmadmin -updateNodeResource}, through the RM's
+   * event or called directly): it becomes the node's registered size and Python hears of it.
+   */
+  @Override
+  public synchronized void updateNodeResource(RMNode nm, ResourceOption resourceOption) {
+    super.updateNodeResource(nm, resourceOption);
+    allocations.nodeSized(nm.getNodeID(), resourceOption.getResource());
+    encoder.nodeChanged(nm.getNodeID());
   }
 
   /**
@@ -242,6 +257,16 @@ public class YarnctlScheduler extends FifoScheduler {
   }
 
   // ---- package-private hooks for the shim's other classes (under the scheduler lock) ----
+
+  /** Whether vcores are checked and reported (false in memory-only mode, as stock FifoScheduler). */
+  boolean countsVcores() {
+    return !memoryOnly;
+  }
+
+  /** A policy's own resize: sets the node's size but not its registered size (see Allocations). */
+  void resizeByPolicy(RMNode nm, ResourceOption resourceOption) {
+    super.updateNodeResource(nm, resourceOption);
+  }
 
   /** Runs FifoScheduler's own NODE_UPDATE handling (the native decision). */
   void nativeNodeUpdate(NodeUpdateSchedulerEvent event) {

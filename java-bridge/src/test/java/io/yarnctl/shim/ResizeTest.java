@@ -64,7 +64,10 @@ public class ResizeTest {
 
   @Test
   public void shrinkingTheLargestNodeKeepsTheMaximumAllocation() throws Exception {
-    h = ShimHarness.start(resizing(2048), ShimHarness.conf());
+    org.apache.hadoop.conf.Configuration conf = ShimHarness.conf();
+    // past the RM's start-up wait, when the largest node caps the maximum (StockParityTest has the wait)
+    conf.setLong(org.apache.hadoop.yarn.conf.YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, -1);
+    h = ShimHarness.start(resizing(2048), conf);
     h.addNode("n1", 1, "/r1", 8192, 8);
     h.heartbeat("n1:1");
     assertEquals(2048, h.schedulerNode("n1:1").getTotalResource().getMemory());
