@@ -33,6 +33,22 @@ SHIM_SCHEDULER = "io.yarnctl.shim.YarnctlScheduler"
 # every container JVM YARN lets us configure (MR AM and tasks) gets these; see docker/bin/yarnctl-daemon
 CONTAINER_JAVA_OPTS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "
                        "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.net.preferIPv4Stack=true")
+# Work-preserving RM restart (`up(recovery=True)`): the RM keeps its state in a file-system store under
+# the cluster dir and, restarted, takes back the running AMs and containers that NodeManagers report.
+# Clients, AMs and NMs retry the RM every second instead of 30 s (yarn-default), so a restart costs seconds.
+def recovery_site(cluster_dir: Path) -> dict[str, str]:
+    """The yarn-site properties of a work-preserving, file-system-backed RM restart."""
+    return {
+        "yarn.resourcemanager.recovery.enabled": "true",
+        "yarn.resourcemanager.work-preserving-recovery.enabled": "true",
+        "yarn.resourcemanager.store.class":
+            "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore",
+        "yarn.resourcemanager.fs.state-store.uri": (cluster_dir / "rm-state").resolve().as_uri(),
+        "yarn.resourcemanager.connect.retry-interval.ms": "1000",
+        "yarn.resourcemanager.connect.max-wait.ms": "300000",
+    }
+
+
 CONF_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml", "fair-scheduler.xml",
               "log4j.properties")
 
@@ -132,6 +148,7 @@ class ClusterConf:
     rm_host: str | None = None
     jhs_host: str | None = None
     nm_host: str | None = None   # the NodeManager's own host name (its conf dir only)
+    yarn_site: Mapping[str, str] = field(default_factory=dict)  # set in every conf dir's yarn-site.xml
 
     @property
     def scheduler_class(self) -> str:
@@ -176,6 +193,8 @@ def render_conf_dir(templates: Path, out: Path, conf: ClusterConf, nm: NodeManag
         if nm is None and name == "yarn-site.xml" and conf.native is None:
             frag = templates / "yarn-site.shim.xml"
             text = set_values(merge(text, _read(frag)), conf.shim)
+        if name == "yarn-site.xml" and conf.yarn_site:
+            text = set_values(text, conf.yarn_site)
         (out / name).write_text(text)
     return out
 

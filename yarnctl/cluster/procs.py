@@ -106,6 +106,15 @@ def terminate(pids: Sequence[int], *, grace_s: float = 10.0, groups: bool = True
     return killed
 
 
+def kill(pids: Sequence[int], wait_s: float = 10.0) -> None:
+    """SIGKILL each pid and its process group when it leads one (a crash, no shutdown hooks); wait for them to go."""
+    for pid in pids:
+        _signal(pid, signal.SIGKILL, True)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+
+
 def pause(pids: Sequence[int]) -> None:
     """SIGSTOP each pid (not its group): frozen, it can neither exit nor start anything."""
     for pid in pids:

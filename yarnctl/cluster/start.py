@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
-from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
+from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, recovery_site, render_conf_dir
 from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
 from yarnctl.cluster.info import (
     DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo, DownReport,
@@ -52,12 +52,12 @@ class Startup:
     def up(self, *, nodes: int = 2, policy: str | None = "fifo", native: str | None = None,
            nm_memory_mb: int = 4096, nm_vcores: int = 4, deadline_ms: int | None = None,
            token_file: Path | None = None, heartbeat_ms: int = 1000, serve_args: Sequence[str] = (),
-           timeout_s: float = 180.0) -> ClusterInfo:
+           timeout_s: float = 180.0, recovery: bool = False) -> ClusterInfo:
         """Start the policy server (shim on), the RM and `nodes` NMs; return once every NM is RUNNING.
 
         `native` (fifo|capacity|fair) runs a stock scheduler and no policy server; otherwise the shim
-        runs `policy`. On any failure everything started so far is stopped and ClusterError names
-        the log to read.
+        runs `policy`. `recovery` turns on work-preserving RM restart (see `restart_rm`). On any
+        failure everything started so far is stopped and ClusterError names the log to read.
         """
         if nodes < 1:
             raise ClusterError(f"--nodes must be at least 1, got {nodes}")
@@ -95,7 +95,8 @@ class Startup:
                            rm_admin_port=rm_ports["admin"], rm_webapp_port=rm_ports["webapp"],
                            nm_memory_mb=nm_memory_mb, nm_vcores=nm_vcores, nm_heartbeat_ms=heartbeat_ms,
                            native=native, shim=shim_values if shim else {}, jhs_port=jhs_ports["jhs"],
-                           jhs_webapp_port=jhs_ports["webapp"], jhs_admin_port=jhs_ports["admin"])
+                           jhs_webapp_port=jhs_ports["webapp"], jhs_admin_port=jhs_ports["admin"],
+                           yarn_site=recovery_site(self.dir) if recovery else {})
         templates = self.root / "hadoop-conf"
         conf_dir = render_conf_dir(templates, self.dir / "conf", conf)
         for nm in nm_confs:
@@ -142,6 +143,34 @@ class Startup:
             log.warning("could not record %s in %s: %s", self.dir, LAST_CLUSTER, e)
         return info
 
+    def restart_rm(self, *, kill: bool = True, timeout_s: float = 180.0) -> ClusterInfo:
+        """Stop the ResourceManager (SIGKILL by default: a crash) and start it again on its ports and conf.
+
+        With `up(recovery=True)` running applications survive: the new RM reads them back from its
+        state store and the NodeManagers re-register with their containers. Returns once every
+        NodeManager is RUNNING again; ClusterError if the RM was not running or does not come back.
+        """
+        info = self.info()
+        if not procs.owned(info.rm.pid, marker(info.rm, self.dir)):
+            raise ClusterError(f"no resourcemanager of {self.dir} is running (pid {info.rm.pid}); nothing to restart")
+        if kill:
+            procs.kill([info.rm.pid])
+        else:
+            procs.terminate([info.rm.pid])
+        deadline = time.monotonic() + timeout_s
+        info = self._start_rm(info, info.classpath_file, info.java_home, info.shim_jar, deadline)
+        self._save(info)
+        want = {str(d.ports["nm"]) for d in info.nodes}
+        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+            while True:
+                try:
+                    if want <= {n.id.rsplit(":", 1)[-1] for n in rm.nodes(states=["RUNNING"])}:
+                        return info
+                except RMError:
+                    pass  # not answering yet
+                self._check_deadline(deadline, info.rm, "see every nodemanager re-register")
+                time.sleep(0.5)
+
     def _refuse_if_running(self) -> None:
         if not self.exists():
             return
@@ -159,7 +188,8 @@ class Startup:
 
     def _clean_previous(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        for name in ("conf", "logs", "tmp", "staging", "history", "decisions.jsonl", "serve-status.json", STATE_FILE):
+        for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "decisions.jsonl", "serve-status.json",
+                     STATE_FILE):
             p = self.dir / name
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
