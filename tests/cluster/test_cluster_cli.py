@@ -18,6 +18,7 @@ from yarnctl.cli.main import main
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster.classpath import repo_root
 from yarnctl.cluster.local import ClusterInfo, DaemonInfo, LocalCluster, app_ids
+from yarnctl.errors import ClusterError
 
 SCRIPT = repo_root() / "docker" / "bin" / "yarnctl-daemon"
 
@@ -84,6 +85,12 @@ def test_status_of_a_dead_cluster_reports_dead_processes(capsys: pytest.CaptureF
     assert "not running" in err
     code, out, _ = _run(capsys, "cluster", "down", "--dir", str(tmp_path))
     assert code == 0 and not (tmp_path / "cluster.json").exists()
+
+
+def test_restarting_a_dead_rm_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text(json.dumps(_info(tmp_path).to_json()))
+    with pytest.raises(ClusterError, match=r"no resourcemanager of .* is running \(pid 999999\); nothing to restart"):
+        LocalCluster(tmp_path).restart_rm()
 
 
 def test_status_of_a_live_cluster_keeps_hadoops_key_names(capsys: pytest.CaptureFixture[str],

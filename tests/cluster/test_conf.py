@@ -9,8 +9,8 @@ import pytest
 
 from yarnctl.cluster.classpath import repo_root
 from yarnctl.cluster.conf import (CONF_FILES, NATIVE_SCHEDULERS, SHIM_SCHEDULER, ClusterConf, NodeManagerConf,
-                                  merge, placeholders, properties, property_names, render, render_conf_dir,
-                                  set_values)
+                                  merge, placeholders, properties, property_names, recovery_site, render,
+                                  render_conf_dir, set_values)
 from yarnctl.errors import ClusterError
 
 TEMPLATES = repo_root() / "hadoop-conf"
@@ -130,6 +130,21 @@ def test_nm_conf_runs_the_container_monitor_that_never_kills(tmp_path: Path) -> 
     assert y["yarn.nodemanager.vmem-pmem-ratio"] == "1000"
     assert y["yarn.nodemanager.container-metrics.enable"] == "true"
     assert y["yarn.nodemanager.container-metrics.period-ms"] == "1000"
+
+
+def test_recovery_reaches_every_conf_dir(tmp_path: Path) -> None:
+    # the RM recovers, and NMs (keeping containers on resync), clients and AMs retry it every second
+    conf = _conf(tmp_path, native=None, yarn_site=recovery_site(tmp_path))
+    rm = _props(render_conf_dir(TEMPLATES, tmp_path / "conf", conf) / "yarn-site.xml")
+    nm = _props(render_conf_dir(TEMPLATES, tmp_path / "nm", conf, _nm(tmp_path, 0)) / "yarn-site.xml")
+    for y in (rm, nm):
+        assert y["yarn.resourcemanager.recovery.enabled"] == "true"
+        assert y["yarn.resourcemanager.work-preserving-recovery.enabled"] == "true"
+        assert y["yarn.resourcemanager.connect.retry-interval.ms"] == "1000"
+    assert rm["yarn.resourcemanager.fs.state-store.uri"] == f"file://{tmp_path.resolve()}/rm-state"
+    assert rm["yarn.resourcemanager.scheduler.class"] == SHIM_SCHEDULER  # the shim fragment is still merged
+    plain = _props(render_conf_dir(TEMPLATES, tmp_path / "plain", _conf(tmp_path)) / "yarn-site.xml")
+    assert plain["yarn.resourcemanager.recovery.enabled"] == "false"
 
 
 def test_rm_conf_shim(tmp_path: Path) -> None:
