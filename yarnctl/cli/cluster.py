@@ -72,12 +72,22 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                     help="py4j auth token shared by shim and server (default ~/.yarnctl/bridge.token; created 0600)")
     up.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                     help="the policy server also serves Prometheus metrics on 127.0.0.1:PORT (/metrics)")
+    up.add_argument("--recovery", action="store_true",
+                    help="work-preserving RM restart: the RM keeps its state under the cluster dir, and "
+                         "`yarnctl cluster restart-rm` keeps running jobs running")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the daemons (default 180)")
 
     st = with_dir(csub.add_parser("status", help="processes, nodes, apps and policy-server stats"))
     st.add_argument("--json", action="store_true", help="print one JSON object")
 
     with_dir(csub.add_parser("down", help="stop everything the cluster started, containers included"))
+
+    rr = with_dir(csub.add_parser("restart-rm", help="kill the ResourceManager (-9, as a crash) and start it again",
+                                  description="Kill the ResourceManager with SIGKILL (--graceful: SIGTERM) and start "
+                                              "it again on the same ports; return when every NodeManager is back. "
+                                              "Running jobs survive only on a cluster started with `up --recovery`."))
+    rr.add_argument("--graceful", action="store_true", help="stop the RM with SIGTERM instead of SIGKILL")
+    rr.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the RM and nodes (default 180)")
 
     run = with_dir(csub.add_parser("run", help="run a Hadoop client program against the cluster", epilog=EPILOG_RUN,
                                    formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -94,7 +104,7 @@ def _cmd_cluster(args: argparse.Namespace) -> int:
     from yarnctl.cluster import LocalCluster
 
     cluster = LocalCluster(args.dir, progress=_progress)
-    handlers = {"up": _up, "status": _status, "down": _down, "run": _run, "env": _env}
+    handlers = {"up": _up, "status": _status, "down": _down, "run": _run, "env": _env, "restart-rm": _restart_rm}
     return handlers[args.cluster_command](cluster, args)
 
 
@@ -105,6 +115,14 @@ def _progress(line: str) -> None:
 def _flag(cluster: Any) -> str:
     from yarnctl.cluster.local import DEFAULT_DIR
     return "" if cluster.dir == DEFAULT_DIR else f" --dir {shlex.quote(str(cluster.dir))}"
+
+
+def _restart_rm(cluster: Any, args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    info = cluster.restart_rm(kill=not args.graceful, timeout_s=args.timeout)
+    print(f"resourcemanager restarted (pid {info.rm.pid}) and {len(info.nodes)} nodes RUNNING "
+          f"in {time.monotonic() - t0:.1f} s")
+    return 0
 
 
 def _up(cluster: Any, args: argparse.Namespace) -> int:
@@ -118,7 +136,7 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
                                "(or --native fifo|capacity|fair)")
     info = cluster.up(nodes=args.nodes, policy=policy, native=args.native, nm_memory_mb=args.nm_memory_mb,
                       nm_vcores=args.nm_vcores, deadline_ms=args.deadline_ms, token_file=args.token_file,
-                      heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout,
+                      heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout, recovery=args.recovery,
                       serve_args=() if args.metrics_port is None else ("--metrics-port", str(args.metrics_port)))
     flag = _flag(cluster)
     what = f"shim, policy {info.policy}" if info.policy else f"stock {info.scheduler_class.rsplit('.', 1)[1]}"
