@@ -44,9 +44,10 @@ def token(tmp_path: Path) -> Path:
         (0o600, ["--port", "70000"], "--port 70000: expected 0-65535"),
         (0o600, ["--param", "fifo.nope=1"], "policy fifo: unknown parameter 'nope'"),
         (0o600, ["--param", "drf.x=1"], "parameters given for 'drf', which is not among --policy fifo"),
+        (0o600, ["--max-am-share", "0"], "--max-am-share 0: expected a fraction in (0, 1]"),
     ],
     ids=["token-0644", "token-0640", "token-0620", "any-address", "remote-address", "bad-port", "bad-param",
-         "param-other-policy"],
+         "param-other-policy", "bad-am-share"],
 )
 def test_serve_refuses_with_one_line(capsys: pytest.CaptureFixture[str], token: Path, tmp_path: Path, mode: int,
                                      args: list[str], message: str) -> None:

@@ -132,3 +132,17 @@ def test_concurrent_calls_are_serialised() -> None:
         t.join()
     assert sorted(answers).count('{"seq":50,"resync":true}') == 20
     assert s.mirror.seq == 2 and s.stats.calls == 22 and s.stats.ok == 2
+
+
+def test_max_am_share_overrides_the_policys_am_limit() -> None:
+    # TestFifoScheduler#testHeadroom's cluster: one 4 GB node, AMs of 1 GB and 2 GB waiting; fifo's own
+    # limit (half the memory) starts one, stock FifoScheduler's (none, `serve --max-am-share 1`) both
+    req = {"v": 2, "seq": 1, "full": True, "t": 1000, "node": "n1:1", "used": [0, 0, 0], "min": [1024, 0],
+           "nodes": [["n1:1", "/default-rack", 4096, 4, 4096, 4]],
+           "apps": [["application_100_0001", "default", "u", "YARN", "a", [], 1],
+                    ["application_200_0002", "default", "u", "YARN", "b", [], 2]],
+           "asks": [["application_100_0001", 0, 1024, 0, 1, 1, []], ["application_200_0002", 0, 2048, 0, 1, 1, []]]}
+    limited = json.loads(PolicyService(make_policy("fifo")).decide(json.dumps(req)))
+    stock = json.loads(PolicyService(make_policy("fifo"), max_am_share=1.0).decide(json.dumps(req)))
+    assert limited["a"] == [["application_100_0001", 0, 1]]
+    assert stock["a"] == [["application_100_0001", 0, 1], ["application_200_0002", 0, 1]]

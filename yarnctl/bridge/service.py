@@ -105,10 +105,10 @@ class PolicyService:
         implements = ["io.yarnctl.shim.PolicyService"]
 
     def __init__(self, policy: Policy, decision_log: DecisionLog | None = None,
-                 max_request_chars: int = MAX_REQUEST_CHARS) -> None:
+                 max_request_chars: int = MAX_REQUEST_CHARS, max_am_share: float | None = None) -> None:
         self._policy = _Recording(policy)
         self.policy_name: str = policy.name
-        self.engine = Engine(self._policy)
+        self.engine = Engine(self._policy, max_am_share=max_am_share)
         self.mirror = Mirror()
         self.stats = ServiceStats(rejected_by=self.engine.rejected_by)
         # the snapshot the policy saw on the last decided call: immutable, so scrapes read it lock-free

@@ -72,6 +72,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
                    help="set a policy parameter, e.g. fair.assign_multiple=true (repeatable)")
     s.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
+    s.add_argument("--max-am-share", type=float, metavar="FRACTION",
+                   help="the share of cluster memory ApplicationMasters may hold, overriding the policy's own "
+                        "(fifo: 0.5); 1 is stock FifoScheduler's: no limit")
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     s.add_argument("--port", type=int, default=25334, help="port to listen on, 0 for any (default: %(default)s)")
     s.add_argument("--token-file", type=Path, default=DEFAULT_TOKEN_FILE, metavar="PATH",
@@ -150,6 +153,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             raise ConfigError(str(e).replace("--address", "--metrics-address", 1)) from None
     if not args.tune_interval > 0:
         raise ConfigError(f"--tune-interval {args.tune_interval:g}: expected seconds > 0")
+    if args.max_am_share is not None and not 0 < args.max_am_share <= 1:
+        raise ConfigError(f"--max-am-share {args.max_am_share:g}: expected a fraction in (0, 1]")
     policy = _make_policy(args)
     state_file = _state_file(args, policy)
     observer = _observer(args)
@@ -157,7 +162,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     token_path = args.token_file.expanduser()
     token = load_token(token_path)
     dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
-    service = PolicyService(policy, dlog)
+    service = PolicyService(policy, dlog, max_am_share=args.max_am_share)
     if state_file is not None:
         from yarnctl.bridge.statefile import load_state
 
