@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo check test java typecheck bench bench-shim install clean
+.PHONY: demo check test java typecheck bench bench-shim hadoop-tests install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,14 @@ bench: $(STAMP)
 # the shim + Python fifo against native FifoScheduler, 1,000 nodes and 200 apps (README: Benchmarks)
 bench-shim: $(STAMP) java
 	$(BIN)/python -m yarnctl.bridge.shimbench
+
+# Hadoop 2.7.7's own ResourceManager tests (java-bridge/hadoop-tests) under stock FifoScheduler, then under the
+# shim (vcore-aware, no Python), compared class by class (docs/bridge.md); make test runs the memory-only
+# shim with Python deciding and in native fallback (tests/integration/test_hadoop_rm_tests.py)
+hadoop-tests: java
+	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=stock
+	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=shim
+	python3 java-bridge/hadoop-tests/compare-reports.py
 
 clean:
 	rm -rf $(VENV) demo-out build *.egg-info .pytest_cache java-bridge/target java-bridge/cluster/target
