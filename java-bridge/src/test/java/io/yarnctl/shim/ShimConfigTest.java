@@ -23,6 +23,7 @@ public class ShimConfigTest {
     assertEquals(3, c.breakerFailures);
     assertEquals(5000, c.breakerProbeMs);
     assertFalse(c.callWhenFull);
+    assertFalse(c.memoryOnly);
   }
 
   @Test
@@ -30,6 +31,7 @@ public class ShimConfigTest {
     String[][] table = {
         {ShimConfig.PORT, "abc"}, {ShimConfig.PORT, "70000"}, {ShimConfig.DEADLINE_MS, "0"},
         {ShimConfig.ENABLED, "yes"}, {ShimConfig.BREAKER_FAILURES, "-1"}, {ShimConfig.ADDRESS, " "},
+        {ShimConfig.MEMORY_ONLY, "maybe"},
     };
     for (String[] row : table) {
       Configuration conf = new Configuration(false);
