@@ -21,7 +21,7 @@ from yarnctl.cli import serve as serve_cli
 from yarnctl.cli import sls as sls_cli
 from yarnctl.cli import status as status_cli
 from yarnctl.cli import trace as trace_cli
-from yarnctl.cli.params import policy_params
+from yarnctl.cli.params import check_max_am_share, policy_params
 from yarnctl.errors import ConfigError, YarnctlError
 
 log = logging.getLogger("yarnctl")
@@ -117,8 +117,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown policy {unknown[0]!r}; valid policies: {', '.join(sorted(REGISTRY))}")
     if len(set(policies)) != len(policies):
         raise ConfigError("--policy: a policy is listed twice")
-    if args.max_am_share is not None and not 0 < args.max_am_share <= 1:
-        raise ConfigError(f"--max-am-share {args.max_am_share:g}: expected a fraction in (0, 1]")
+    check_max_am_share(args)
     params = policy_params(args, policies)
     from yarnctl.policies import make_policy
     for name in policies:

@@ -11,6 +11,12 @@ import yaml
 from yarnctl.errors import ConfigError
 
 
+def check_max_am_share(args: argparse.Namespace) -> None:
+    """`--max-am-share` (simulate, serve): a fraction in (0, 1] or absent; ConfigError otherwise."""
+    if args.max_am_share is not None and not 0 < args.max_am_share <= 1:
+        raise ConfigError(f"--max-am-share {args.max_am_share:g}: expected a fraction in (0, 1]")
+
+
 def policy_params(args: argparse.Namespace, policies: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Each policy's parameters from --policy-config FILE, then --param POLICY.KEY=VALUE (later wins)."""
     params: dict[str, dict[str, Any]] = {}

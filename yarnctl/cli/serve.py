@@ -153,8 +153,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             raise ConfigError(str(e).replace("--address", "--metrics-address", 1)) from None
     if not args.tune_interval > 0:
         raise ConfigError(f"--tune-interval {args.tune_interval:g}: expected seconds > 0")
-    if args.max_am_share is not None and not 0 < args.max_am_share <= 1:
-        raise ConfigError(f"--max-am-share {args.max_am_share:g}: expected a fraction in (0, 1]")
+    from yarnctl.cli.params import check_max_am_share
+
+    check_max_am_share(args)
     policy = _make_policy(args)
     state_file = _state_file(args, policy)
     observer = _observer(args)

@@ -160,16 +160,9 @@ class Startup:
         deadline = time.monotonic() + timeout_s
         info = self._start_rm(info, info.classpath_file, info.java_home, info.shim_jar, deadline)
         self._save(info)
-        want = {str(d.ports["nm"]) for d in info.nodes}
         with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
-            while True:
-                try:
-                    if want <= {n.id.rsplit(":", 1)[-1] for n in rm.nodes(states=["RUNNING"])}:
-                        return info
-                except RMError:
-                    pass  # not answering yet
-                self._check_deadline(deadline, info.rm, "see every nodemanager re-register")
-                time.sleep(0.5)
+            self._wait_registered(rm, [(None, d) for d in info.nodes], deadline)
+        return info
 
     def _refuse_if_running(self) -> None:
         if not self.exists():
@@ -282,14 +275,15 @@ class Startup:
         self._say(f"  {len(nms)} node{'s' if len(nms) > 1 else ''} RUNNING ({time.monotonic() - t0:.1f} s)")
         return info
 
-    def _wait_registered(self, rm: ResourceManager, started: list[tuple[subprocess.Popen[bytes], DaemonInfo]],
-                         deadline: float) -> None:
-        """Poll the RM's nodes until every started NM is RUNNING; ClusterError like `_wait_until`."""
+    def _wait_registered(self, rm: ResourceManager,
+                         started: Sequence[tuple[subprocess.Popen[bytes] | None, DaemonInfo]], deadline: float) -> None:
+        """Poll the RM's nodes until every NM is RUNNING; ClusterError like `_wait_until` (a None proc: not ours to watch)."""
         want = {str(d.ports["nm"]) for _, d in started}
         running: set[str] = set()
         while True:
             for proc, d in started:
-                self._check_alive(proc, d)
+                if proc is not None:
+                    self._check_alive(proc, d)
             try:
                 running = {n.id.rsplit(":", 1)[-1] for n in rm.nodes(states=["RUNNING"])}
             except RMError:
