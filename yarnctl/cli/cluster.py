@@ -89,6 +89,21 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     rr.add_argument("--graceful", action="store_true", help="stop the RM with SIGTERM instead of SIGKILL")
     rr.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the RM and nodes (default 180)")
 
+    rn = with_dir(csub.add_parser("restart-nm", help="stop one NodeManager and start it again",
+                                  description="Stop NodeManager INDEX with SIGTERM (it kills its containers; "
+                                              "--kill: SIGKILL) and start it again on the same ports and dirs; "
+                                              "return when the RM lists it RUNNING again."))
+    rn.add_argument("index", type=int, help="which NodeManager (0 for nodemanager-0)")
+    rn.add_argument("--kill", action="store_true", help="stop it with SIGKILL instead of SIGTERM")
+    rn.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for it to register (default 180)")
+
+    rs = with_dir(csub.add_parser("restart-serve", help="kill the policy server (-9, as a crash) and start it again",
+                                  description="Kill `yarnctl serve` with SIGKILL (--graceful: SIGTERM, it saves its "
+                                              "policy state) and start it again with the same arguments; meanwhile "
+                                              "the shim decides natively, then resyncs."))
+    rs.add_argument("--graceful", action="store_true", help="stop it with SIGTERM instead of SIGKILL")
+    rs.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for it to listen (default 60)")
+
     run = with_dir(csub.add_parser("run", help="run a Hadoop client program against the cluster", epilog=EPILOG_RUN,
                                    formatter_class=argparse.RawDescriptionHelpFormatter,
                                    usage="yarnctl cluster run [--dir DIR] [--class MAIN] -- ARGS..."))
@@ -104,7 +119,8 @@ def _cmd_cluster(args: argparse.Namespace) -> int:
     from yarnctl.cluster import LocalCluster
 
     cluster = LocalCluster(args.dir, progress=_progress)
-    handlers = {"up": _up, "status": _status, "down": _down, "run": _run, "env": _env, "restart-rm": _restart_rm}
+    handlers = {"up": _up, "status": _status, "down": _down, "run": _run, "env": _env, "restart-rm": _restart_rm,
+                "restart-nm": _restart_nm, "restart-serve": _restart_serve}
     return handlers[args.cluster_command](cluster, args)
 
 
@@ -122,6 +138,21 @@ def _restart_rm(cluster: Any, args: argparse.Namespace) -> int:
     info = cluster.restart_rm(kill=not args.graceful, timeout_s=args.timeout)
     print(f"resourcemanager restarted (pid {info.rm.pid}) and {len(info.nodes)} nodes RUNNING "
           f"in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+def _restart_nm(cluster: Any, args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    info = cluster.restart_nm(args.index, kill=args.kill, timeout_s=args.timeout)
+    print(f"nodemanager-{args.index} restarted (pid {info.nodes[args.index].pid}) and RUNNING "
+          f"in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+def _restart_serve(cluster: Any, args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    info = cluster.restart_serve(kill=not args.graceful, timeout_s=args.timeout)
+    print(f"policy server restarted (pid {info.serve.pid}, policy {info.policy}) in {time.monotonic() - t0:.1f} s")
     return 0
 
 

@@ -70,6 +70,7 @@ class ClusterInfo:
     nm_vcores: int
     started_at: float
     up_seconds: float = 0.0
+    serve_args: tuple[str, ...] = ()   # the policy server's command line after `serve` (restart_serve reuses it)
 
     @property
     def nm_urls(self) -> list[str]:
@@ -110,7 +111,8 @@ class ClusterInfo:
                    decision_log=path(doc.get("decision_log")), status_file=path(doc.get("status_file")),
                    shim_jar=path(doc.get("shim_jar")), jars={k: Path(v) for k, v in doc.get("jars", {}).items()},
                    nm_memory_mb=int(doc["nm_memory_mb"]), nm_vcores=int(doc["nm_vcores"]),
-                   started_at=float(doc["started_at"]), up_seconds=float(doc.get("up_seconds", 0.0)))
+                   started_at=float(doc["started_at"]), up_seconds=float(doc.get("up_seconds", 0.0)),
+                   serve_args=tuple(str(a) for a in doc.get("serve_args", ())))
 
 
 @dataclass(frozen=True, slots=True)

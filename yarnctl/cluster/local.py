@@ -8,6 +8,8 @@ Everything lives in one directory (default ~/.yarnctl/cluster):
     logs/                   resourcemanager.log, nodemanager-<i>.log, *.out (JVM stdout/stderr), serve.log
     decisions.jsonl         the policy server's decision log (shim on)
     serve-status.json       the policy server's stats (shim on)
+    policy-state.json       a stateful policy's saved history (H-MRF), kept across `restart-serve`
+    rm-state/               the RM's state store (`up --recovery`)
 
 Daemons start through docker/bin/yarnctl-daemon (the same script a Docker image runs), each in its
 own session so they outlive the command that started them.

@@ -29,6 +29,9 @@ from yarnctl.rm import HistoryServer, ResourceManager
 
 log = logging.getLogger("yarnctl.cluster.local")
 
+POLICY_STATE = "policy-state.json"  # a stateful policy's saved state (serve --state-file)
+NM_REGISTERED = "Registered with ResourceManager as"  # NodeStatusUpdaterImpl.registerWithRM, once per registration
+
 
 class Startup:
     """`LocalCluster.up` and the steps it takes; a part of LocalCluster (its state and paths live there)."""
@@ -164,6 +167,46 @@ class Startup:
             self._wait_registered(rm, [(None, d) for d in info.nodes], deadline)
         return info
 
+    def restart_nm(self, index: int, *, kill: bool = False, timeout_s: float = 180.0) -> ClusterInfo:
+        """Stop NodeManager `index` (SIGTERM: it kills its containers; SIGKILL with `kill`) and start it again.
+
+        Returns once the RM lists it RUNNING again; ClusterError for an unknown index or a node that does not come back.
+        """
+        info = self.info()
+        if not 0 <= index < len(info.nodes):
+            raise ClusterError(f"no nodemanager-{index}: the cluster has {len(info.nodes)} (0-{len(info.nodes) - 1})")
+        old = info.nodes[index]
+        if procs.owned(old.pid, marker(old, self.dir)):
+            (procs.kill if kill else procs.terminate)([old.pid])
+        assert old.dir is not None
+        # a killed NM stays RUNNING at the RM until its successor registers: wait for that line in its log
+        registered = _count(old.log, NM_REGISTERED)
+        env = self._daemon_env(old.dir / "conf", info.classpath_file, info.java_home, old.name)
+        proc = procs.spawn([str(self.daemon_script), "nodemanager"], env, old.out, cwd=old.dir)
+        new = dataclasses.replace(old, pid=proc.pid)
+        info = dataclasses.replace(info, nodes=tuple(new if d is old else d for d in info.nodes))
+        self._save(info)
+        deadline = time.monotonic() + timeout_s
+        self._wait_until(proc, new, deadline, "register with the resourcemanager again",
+                         lambda: _count(old.log, NM_REGISTERED) > registered)
+        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+            self._wait_registered(rm, [(proc, new)], deadline)
+        return info
+
+    def restart_serve(self, *, kill: bool = True, timeout_s: float = 60.0) -> ClusterInfo:
+        """Stop the policy server (SIGKILL by default: a crash) and start it again with the same arguments.
+
+        Meanwhile the shim decides natively; once the new server listens, the shim's next call after its
+        reconnect probe gets a resync and sends full state. ClusterError on a cluster without the shim.
+        """
+        info = self.info()
+        if info.serve is None or info.policy is None:
+            raise ClusterError(f"the cluster in {self.dir} runs a native scheduler: no policy server to restart")
+        if procs.owned(info.serve.pid, marker(info.serve, self.dir)):
+            (procs.kill if kill else procs.terminate)([info.serve.pid])
+        return self._start_serve(info, info.policy, info.serve.ports["py4j"], info.serve_args,
+                                 time.monotonic() + timeout_s)
+
     def _refuse_if_running(self) -> None:
         if not self.exists():
             return
@@ -182,7 +225,7 @@ class Startup:
     def _clean_previous(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "decisions.jsonl", "serve-status.json",
-                     STATE_FILE):
+                     POLICY_STATE, STATE_FILE):
             p = self.dir / name
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
@@ -199,10 +242,13 @@ class Startup:
         cmd = [str(self.daemon_script), "serve", "--policy", policy, "--port", str(port),
                "--token-file", str(info.token_file), "--decision-log", str(info.decision_log),
                "--status-file", str(info.status_file), "--rm", info.rm_url, *extra]
+        if _stateful(policy) and not {"--state-file", "--no-state-file"} & set(extra):
+            # the cluster's own history (H-MRF's accounting...), kept across restart_serve, gone with `down`
+            cmd += ["--state-file", str(self.dir / POLICY_STATE)]
         self._say(f"starting the policy server: yarnctl serve --policy {policy} --port {port}")
         proc = procs.spawn(cmd, {**os.environ, "YARNCTL_PYTHON": sys.executable}, logs / "serve.log", cwd=self.dir)
         d = DaemonInfo("serve", proc.pid, logs / "serve.log", logs / "serve.log", "", {"py4j": port})
-        info = dataclasses.replace(info, serve=d)
+        info = dataclasses.replace(info, serve=d, serve_args=tuple(extra))
         self._save(info)
         t0 = time.monotonic()
         self._wait_until(proc, d, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
@@ -326,3 +372,18 @@ class Startup:
         """docker/bin/yarnctl-daemon, the start script every daemon goes through."""
         script: Path = self.root / "docker" / "bin" / "yarnctl-daemon"
         return script
+
+
+def _count(path: Path, needle: str) -> int:
+    """How many times `needle` occurs in the file (0 when it does not exist yet)."""
+    try:
+        return path.read_text(errors="replace").count(needle)
+    except OSError:
+        return 0
+
+
+def _stateful(policy: str) -> bool:
+    """True when the named policy keeps a history `serve` saves (a class with save_state)."""
+    from yarnctl.policies import REGISTRY
+
+    return callable(getattr(REGISTRY.get(policy), "save_state", None))
