@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo check test java typecheck bench bench-shim hadoop-tests install clean
+.PHONY: demo check test java typecheck bench bench-shim hadoop-tests soak install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,11 @@ hadoop-tests: java
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=stock
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=shim
 	python3 java-bridge/hadoop-tests/compare-reports.py
+
+# an hour of mixed jobs on a local cluster, Python SIGKILLed every 5 min and each NodeManager restarted once;
+# the RM's threads, fds, sockets and heap and serve's RSS must not grow (docs/bridge.md, "Soak"; not in `make test`)
+soak: $(STAMP) java
+	$(BIN)/python -m yarnctl.bench.soak --minutes 60 --out docs/soak
 
 clean:
 	rm -rf $(VENV) demo-out build *.egg-info .pytest_cache java-bridge/target java-bridge/cluster/target
