@@ -145,3 +145,53 @@ def test_serve_keeps_hmrf_accounting_across_a_restart(tmp_path: Path) -> None:
     state.write_text("{broken")
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and f"{state}: not JSON" in done.stderr
+
+
+def _serve_fixtures(service: PolicyService) -> None:
+    """Feed the wire fixtures (a full sync and two deltas) as the shim would."""
+    from wirefixtures import STATE, text
+
+    for name in STATE:
+        assert '"err"' not in service.decide(text(name))
+
+
+def test_rm_ha_servers_share_one_state_file_without_overwriting_each_other(tmp_path: Path) -> None:
+    """The active RM's server saves; the standby's, which decided nothing, never writes its stale copy over it."""
+    shared = tmp_path / "policy-state.json"
+    active, standby = PolicyService(Counting(), state_file=shared), PolicyService(Counting(), state_file=shared)
+    assert not active.save_state_file()  # nothing decided yet: nothing to save
+    _serve_fixtures(active)
+    assert active.save_state_file()
+    assert json.loads(shared.read_text())["state"] == {"decisions": 3}
+    assert not standby.save_state_file()
+    assert not active.save_state_file()  # no call since the last save
+    assert json.loads(shared.read_text())["state"] == {"decisions": 3}
+
+
+def test_the_server_that_takes_over_starts_from_its_peers_saved_state(tmp_path: Path) -> None:
+    """A failover: the new active's first call loads the history the old active saved, then decides on top of it."""
+    shared = tmp_path / "policy-state.json"
+    old, new = PolicyService(Counting(), state_file=shared), PolicyService(Counting(), state_file=shared)
+    _serve_fixtures(old)
+    old.save_state_file()
+    _serve_fixtures(new)
+    assert new.engine.policy.decisions == 3 + 3  # type: ignore[attr-defined]
+    # while it decides, a file written behind its back (a stale peer) is not taken
+    save_state(shared, "counting", {"decisions": 100})
+    _serve_fixtures(new)
+    assert new.engine.policy.decisions == 9  # type: ignore[attr-defined]
+    # after an idle spell (it was standby again) a newer file is taken
+    new.stats.last_call_s = (new.stats.last_call_s or 0.0) - 60
+    _serve_fixtures(new)
+    assert new.engine.policy.decisions == 100 + 3  # type: ignore[attr-defined]
+
+
+def test_a_broken_shared_file_is_logged_and_the_server_keeps_its_state(tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    shared = tmp_path / "policy-state.json"
+    service = PolicyService(Counting(), state_file=shared)
+    shared.write_text("{broken")
+    with caplog.at_level(logging.WARNING):
+        _serve_fixtures(service)
+    assert service.engine.policy.decisions == 3  # type: ignore[attr-defined]
+    assert "not taking over the saved state" in caplog.text and f"{shared}: not JSON" in caplog.text

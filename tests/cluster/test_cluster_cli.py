@@ -218,11 +218,45 @@ def test_status_finds_a_dir_cluster_without_flags(monkeypatch: pytest.MonkeyPatc
         monkeypatch.chdir(tmp_path)
         assert local.find_running() is None  # not here, not recorded, not the default
         monkeypatch.chdir(d)  # next to it
-        assert status._local_cluster() == ("http://127.0.0.1:18088", d / "serve-status.json")
+        assert status._local_cluster() == (["http://127.0.0.1:18088"], d / "serve-status.json")
         monkeypatch.chdir(tmp_path)
         (tmp_path / "last-cluster").write_text(f"{d}\n")  # what `up --dir` records
-        assert status._local_cluster() == ("http://127.0.0.1:18088", d / "serve-status.json")
+        assert status._local_cluster() == (["http://127.0.0.1:18088"], d / "serve-status.json")
     finally:
         rm_proc.kill()
         rm_proc.wait()
     assert local.find_running() is None  # its RM is gone
+
+
+def test_ha_cluster_info_round_trip_and_daemons(tmp_path: Path) -> None:
+    """Under RM HA the record carries rm2, its policy server and ZooKeeper; status and down see them all."""
+    base = _info(tmp_path)
+    rm2 = DaemonInfo("resourcemanager-rm2", 999997, tmp_path / "rm2.log", tmp_path / "rm2.out", "http://127.0.0.1:9",
+                     {"webapp": 9}, tmp_path / "rm2")
+    zk = DaemonInfo("zookeeper", 999996, tmp_path / "zk.log", tmp_path / "zk.out", "", {"client": 7}, tmp_path / "zk")
+    info = dataclasses.replace(base, rm2=rm2, zookeeper=zk, serve_args=("--metrics-port", "9464"))
+    assert ClusterInfo.from_json(json.loads(json.dumps(info.to_json()))) == info
+    assert info.rm_urls == ["http://127.0.0.1:1", "http://127.0.0.1:9"]
+    assert [d.name for d in info.daemons] == ["zookeeper", "resourcemanager", "resourcemanager-rm2", "nodemanager-0"]
+    assert base.rm_urls == ["http://127.0.0.1:1"]
+
+
+def test_failover_and_restarts_refuse_what_the_cluster_lacks(capsys: pytest.CaptureFixture[str],
+                                                             tmp_path: Path) -> None:
+    info = dataclasses.replace(_info(tmp_path), policy=None, native="fifo")
+    (tmp_path / "cluster.json").write_text(json.dumps(info.to_json()))
+    for argv, message in ((["failover"], "runs one ResourceManager: start it with `up --ha`"),
+                          (["restart-serve"], "runs a native scheduler: no policy server to restart"),
+                          (["restart-nm", "3"], "no nodemanager-3: the cluster has 1 (0-0)")):
+        code, out, err = _run(capsys, "cluster", argv[0], "--dir", str(tmp_path), *argv[1:])
+        assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_rm2s_policy_server_gets_the_next_metrics_port() -> None:
+    from yarnctl.cluster.start import _next_metrics_port, serve_files
+
+    assert _next_metrics_port(["--metrics-port", "9464", "--x"]) == ["--metrics-port", "9465", "--x"]
+    assert _next_metrics_port(["--x"]) == ["--x"]
+    d = Path("/c")
+    assert serve_files(d, "rm2")["decisions"] == d / "decisions-rm2.jsonl"
+    assert serve_files(d, "rm1")["state"] == serve_files(d, "rm2")["state"]  # one history, taken over on failover

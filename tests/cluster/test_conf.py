@@ -9,7 +9,7 @@ import pytest
 
 from yarnctl.cluster.classpath import repo_root
 from yarnctl.cluster.conf import (CONF_FILES, NATIVE_SCHEDULERS, SHIM_SCHEDULER, ClusterConf, NodeManagerConf,
-                                  merge, placeholders, properties, property_names, recovery_site, render,
+                                  ha_site, merge, placeholders, properties, property_names, recovery_site, render,
                                   render_conf_dir, set_values)
 from yarnctl.errors import ClusterError
 
@@ -173,3 +173,19 @@ def test_shim_fragment_is_a_complete_documented_drop_in() -> None:
 def test_unknown_native_scheduler(tmp_path: Path) -> None:
     with pytest.raises(ClusterError, match="unknown native scheduler 'drf'; valid: fifo, capacity, fair"):
         _ = _conf(tmp_path, native="drf").scheduler_class
+
+
+def test_ha_site_names_both_rms_on_zookeeper() -> None:
+    ports = {"rm1": dict(rm=1, scheduler=2, tracker=3, admin=4, webapp=5),
+             "rm2": dict(rm=11, scheduler=12, tracker=13, admin=14, webapp=15)}
+    site = ha_site("127.0.0.1", 2181, ports)
+    assert site["yarn.resourcemanager.ha.rm-ids"] == "rm1,rm2"
+    assert site["yarn.resourcemanager.zk-address"] == "127.0.0.1:2181"
+    assert site["yarn.resourcemanager.store.class"].endswith(".ZKRMStateStore")
+    assert site["yarn.resourcemanager.work-preserving-recovery.enabled"] == "true"
+    # every address an RM serves, per RM: clients, AMs and NMs fail over between them
+    assert site["yarn.resourcemanager.scheduler.address.rm2"] == "127.0.0.1:12"
+    assert site["yarn.resourcemanager.resource-tracker.address.rm1"] == "127.0.0.1:3"
+    assert site["yarn.resourcemanager.webapp.address.rm2"] == "127.0.0.1:15"
+    assert {k for k in site if k.endswith(".rm1")} == {k[:-1] + "1" for k in site if k.endswith(".rm2")}
+    assert "yarn.resourcemanager.ha.id" not in site  # each RM's own conf dir adds it

@@ -4,11 +4,12 @@ A cluster of its own (recovery on, a file-system state store under the cluster d
 run, the RM dies mid-job and is started again on the same ports. The jobs must finish SUCCEEDED, no
 container id may be handed out twice (across both RM lifetimes, in the RM's log and on the nodes),
 and the new RM's shim must rebuild Python's state with a full sync and go on delegating to the same
-`yarnctl serve`, which outlives the RM.
+`yarnctl serve`, which outlives the RM; the policy (H-MRF) goes on from its accounting, not from zero.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -33,7 +34,7 @@ JOB = ["-Dmapreduce.map.memory.mb=512", "-Dmapreduce.reduce.memory.mb=512", "-Dm
 
 def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) -> None:
     lc = LocalCluster(tmp_path / "c")
-    info = lc.up(policy="fifo", nodes=2, nm_memory_mb=4096, nm_vcores=8, recovery=True)
+    info = lc.up(policy="hmrf", nodes=2, nm_memory_mb=4096, nm_vcores=8, recovery=True)
     try:
         env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
         clients = [subprocess.Popen(lc.client_command(JOB, "sleep"), env=env, text=True, cwd=info.dir,
@@ -49,10 +50,14 @@ def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) ->
             time.sleep(0.5)
         rm.close()
         before = {a.id for a in apps}
+        time.sleep(2)  # a status-file write (every second) with both jobs running
+        accumulated_at_kill = _accumulated(info.dir / "serve-status.json")
         killed_at_ms = int(time.time() * 1000)
         lc.restart_rm(kill=True)
         outs = [c.communicate(timeout=900)[0] for c in clients]
         finals = [lc.wait_app(app_ids(out)[-1], timeout_s=300) for out in outs]
+        time.sleep(2)
+        accumulated_after = _accumulated(info.dir / "serve-status.json")
     finally:
         lc.down()
 
@@ -81,6 +86,15 @@ def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) ->
     assert first_after["full"] is True, "the restarted RM's shim did not start with a full sync"
     placed_after = sum(n for r in after for _app, _p, n, *_ in (r["resp"] or {}).get("a", []))
     assert placed_after >= 2, f"Python placed {placed_after} containers after the restart"
+    # H-MRF's accounting (the accumulated resources ü_i, [H-MRF] Sec. 5) survived the full sync: it only grows
+    assert 0 < accumulated_at_kill < accumulated_after, (accumulated_at_kill, accumulated_after)
     print(f"containers allocated {len(allocated)} ({len(new_epoch)} after the restart), recovered "
           f"{rm_log.count('Recovering container')}, decision records {len(before_kill)} before the kill and "
-          f"{len(after)} after, Python placed {placed_after} after")
+          f"{len(after)} after, Python placed {placed_after} after; H-MRF vcore-seconds {accumulated_at_kill:.0f} at "
+          f"the kill, {accumulated_after:.0f} at the end")
+
+
+def _accumulated(status_file: Path) -> float:
+    """H-MRF's accumulated vcore-seconds over every queue, as the policy server last reported them."""
+    tuning = json.loads(status_file.read_text())["tuning"]
+    return sum(v for k, v in tuning.items() if k.startswith("hmrf_accumulated_vcore_seconds"))

@@ -107,13 +107,8 @@ class Serving:
         log.info("stopped; stats %s", json.dumps(self.service.stats.as_dict(), separators=(",", ":")))
 
     def save(self) -> None:
-        """Save a stateful policy's state (nothing without a state file)."""
-        if self.state_file is not None:
-            from yarnctl.bridge.statefile import save_state
-
-            state = self.service.policy_state()
-            if state is not None:
-                save_state(self.state_file, self.service.policy_name, state)
+        """Save a stateful policy's state (nothing without a state file, or when it decided nothing since the last save)."""
+        self.service.save_state_file()
 
     def status(self) -> dict[str, Any]:
         """The status file's document: who serves what, how fast, the tuning values and the control loop."""

@@ -10,21 +10,25 @@ import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
+from yarnctl.bridge.statefile import load_state, save_state
 from yarnctl.bridge.wire import WireError, parse_request
 from yarnctl.engine import Engine
 from yarnctl.policies.contract import Policy, is_stateful
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId, Observation
+from yarnctl.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
 # histogram bucket upper bounds in µs; the last bucket is everything slower
 BUCKETS_US: tuple[int, ...] = (25, 50, 100, 200, 300, 500, 1000, 2000, 5000, 10000, 50000)
 MAX_REQUEST_CHARS = 64 << 20  # a full request of ~100k containers is ~10 MB; beyond this is a bug
+TAKEOVER_IDLE_S = 3.0  # a call after this long without any may be the first as the active RM's server
 
 
 @dataclass
@@ -105,7 +109,8 @@ class PolicyService:
         implements = ["io.yarnctl.shim.PolicyService"]
 
     def __init__(self, policy: Policy, decision_log: DecisionLog | None = None,
-                 max_request_chars: int = MAX_REQUEST_CHARS, max_am_share: float | None = None) -> None:
+                 max_request_chars: int = MAX_REQUEST_CHARS, max_am_share: float | None = None,
+                 state_file: Path | None = None) -> None:
         self._policy = _Recording(policy)
         self.policy_name: str = policy.name
         self.engine = Engine(self._policy, max_am_share=max_am_share)
@@ -118,6 +123,12 @@ class PolicyService:
         self._last_seq = 0
         # the policy's tuning values, replaced whole when the control loop changes them (lock-free reads)
         self.tuning: dict[str, float] = self.engine.tuning()
+        # A stateful policy's saved history; the policy servers of HA ResourceManagers share one file:
+        # only a server that decided since its last save writes it (a standby's copy is stale), and a
+        # server that starts deciding after an idle spell first takes a newer file written by its peer.
+        self.state_file = state_file if is_stateful(policy) else None
+        self._state_mtime = _mtime(self.state_file)
+        self._calls_saved = 0
         # py4j runs each Java connection on its own thread: a late call must not interleave with
         # the next one on the mirror
         self._lock = threading.Lock()
@@ -147,11 +158,39 @@ class PolicyService:
                 return None
         return dict(state)
 
+    def save_state_file(self) -> bool:
+        """Write the policy's state to the state file if it decided since the last save; True when written."""
+        if self.state_file is None or self.stats.calls == self._calls_saved:
+            return False
+        calls = self.stats.calls
+        state = self.policy_state()
+        if state is None or not save_state(self.state_file, self.policy_name, state):
+            return False
+        self._calls_saved, self._state_mtime = calls, _mtime(self.state_file)
+        return True
+
+    def _adopt_newer_state(self) -> None:
+        """Load the state file when another server wrote it since this one last read or wrote it (an RM failover)."""
+        assert self.state_file is not None
+        mtime = _mtime(self.state_file)
+        if mtime is None or mtime == self._state_mtime:
+            return
+        self._state_mtime = mtime
+        try:
+            if load_state(self.state_file, self.policy_name, self.engine.policy):  # type: ignore[arg-type]
+                log.info("policy %s: took over the state another policy server saved in %s", self.policy_name,
+                         self.state_file)
+                self.tuning = self.engine.tuning()
+        except ConfigError as e:  # keep deciding on the state we have
+            log.warning("policy %s: not taking over the saved state: %s", self.policy_name, e)
+
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         with self._lock:
             t0 = time.perf_counter_ns()
             seq, node, parsed = self._last_seq + 1, "", False
+            if self.state_file is not None and time.time() - (self.stats.last_call_s or 0.0) > TAKEOVER_IDLE_S:
+                self._adopt_newer_state()
             rejected: list[list[str]] = []
             why: dict[str, str] = {}
             try:
@@ -224,3 +263,11 @@ def _seq_of(request: str, fallback: int) -> int:
     except Exception:
         return max(fallback, 1)
     return seq if type(seq) is int and seq >= 1 else max(fallback, 1)
+
+
+def _mtime(path: Path | None) -> float | None:
+    """The file's modification time (ns precision), None when there is no file."""
+    try:
+        return path.stat().st_mtime_ns / 1e9 if path is not None else None
+    except OSError:
+        return None

@@ -75,6 +75,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     up.add_argument("--recovery", action="store_true",
                     help="work-preserving RM restart: the RM keeps its state under the cluster dir, and "
                          "`yarnctl cluster restart-rm` keeps running jobs running")
+    up.add_argument("--ha", action="store_true",
+                    help="RM high availability: ZooKeeper and two ResourceManagers (rm1, rm2), each with its own "
+                         "policy server, electing the active one; `yarnctl cluster failover` kills the active")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the daemons (default 180)")
 
     st = with_dir(csub.add_parser("status", help="processes, nodes, apps and policy-server stats"))
@@ -88,6 +91,12 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                               "Running jobs survive only on a cluster started with `up --recovery`."))
     rr.add_argument("--graceful", action="store_true", help="stop the RM with SIGTERM instead of SIGKILL")
     rr.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the RM and nodes (default 180)")
+
+    fo = with_dir(csub.add_parser("failover", help="RM HA: kill the active ResourceManager (-9); the standby takes over",
+                                  description="On a cluster started with `up --ha`: kill the active RM with SIGKILL, "
+                                              "wait until the standby is ACTIVE and every NodeManager has followed it, "
+                                              "then start the killed RM again as the new standby."))
+    fo.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the takeover (default 180)")
 
     rn = with_dir(csub.add_parser("restart-nm", help="stop one NodeManager and start it again",
                                   description="Stop NodeManager INDEX with SIGTERM (it kills its containers; "
@@ -120,7 +129,7 @@ def _cmd_cluster(args: argparse.Namespace) -> int:
 
     cluster = LocalCluster(args.dir, progress=_progress)
     handlers = {"up": _up, "status": _status, "down": _down, "run": _run, "env": _env, "restart-rm": _restart_rm,
-                "restart-nm": _restart_nm, "restart-serve": _restart_serve}
+                "restart-nm": _restart_nm, "failover": _failover, "restart-serve": _restart_serve}
     return handlers[args.cluster_command](cluster, args)
 
 
@@ -138,6 +147,15 @@ def _restart_rm(cluster: Any, args: argparse.Namespace) -> int:
     info = cluster.restart_rm(kill=not args.graceful, timeout_s=args.timeout)
     print(f"resourcemanager restarted (pid {info.rm.pid}) and {len(info.nodes)} nodes RUNNING "
           f"in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+def _failover(cluster: Any, args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    new, info = cluster.failover(timeout_s=args.timeout)
+    old = "rm1" if new == "rm2" else "rm2"
+    print(f"{new} is active with {len(info.nodes)} nodes RUNNING {time.monotonic() - t0:.1f} s after {old} was killed; "
+          f"{old} restarted as standby")
     return 0
 
 
@@ -167,12 +185,15 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
                                "(or --native fifo|capacity|fair)")
     info = cluster.up(nodes=args.nodes, policy=policy, native=args.native, nm_memory_mb=args.nm_memory_mb,
                       nm_vcores=args.nm_vcores, deadline_ms=args.deadline_ms, token_file=args.token_file,
-                      heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout, recovery=args.recovery,
+                      heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout, recovery=args.recovery, ha=args.ha,
                       serve_args=() if args.metrics_port is None else ("--metrics-port", str(args.metrics_port)))
     flag = _flag(cluster)
     what = f"shim, policy {info.policy}" if info.policy else f"stock {info.scheduler_class.rsplit('.', 1)[1]}"
     print(f"cluster up in {info.up_seconds:.1f} s: {len(info.nodes)} nodes, {what}")
-    print(f"  ResourceManager  {info.rm_url}/cluster  (REST {info.rm_url}/ws/v1/cluster)")
+    for rm_id, d in zip(("rm1", "rm2") if info.rm2 else ("",), info.rms):
+        print(f"  ResourceManager{' ' + rm_id if rm_id else '    '}  {d.url}/cluster  (REST {d.url}/ws/v1/cluster)")
+    if info.zookeeper:
+        print(f"  zookeeper        127.0.0.1:{info.zookeeper.ports['client']}  (RM leader election and state store)")
     for n in info.nodes:
         print(f"  {n.name:<16} {n.url}/node")
     if info.history:
@@ -181,6 +202,10 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
         print(f"  policy server    127.0.0.1:{info.serve.ports['py4j']}  decisions {info.decision_log}")
         if args.metrics_port is not None:
             print(f"  metrics          http://127.0.0.1:{args.metrics_port}/metrics  (Prometheus format)")
+    if info.serve2:
+        print(f"  rm2's server     127.0.0.1:{info.serve2.ports['py4j']}  decisions {info.dir / 'decisions-rm2.jsonl'}")
+        if args.metrics_port is not None:
+            print(f"  rm2's metrics    http://127.0.0.1:{args.metrics_port + 1}/metrics")
     print(f"  logs             {info.dir / 'logs'}")
     print("next:")
     print(f"  yarnctl cluster run{flag} -- pi 2 10")
@@ -209,9 +234,9 @@ def _status(cluster: Any, args: argparse.Namespace) -> int:
     for p in processes:
         print(f"  {p['name']:<16} pid {p['pid']:<8} {'alive' if p['alive'] else 'DEAD ':<5}  {p['log']}")
     print()
-    with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+    with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
         try:
-            view = gather(rm, info.status_file if info.policy else None)
+            view = gather(rm, cluster.active_status_file())
         except RMError as e:
             print(f"ResourceManager {info.rm_url}: unreachable ({e})")
         else:

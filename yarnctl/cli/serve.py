@@ -163,7 +163,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     token_path = args.token_file.expanduser()
     token = load_token(token_path)
     dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
-    service = PolicyService(policy, dlog, max_am_share=args.max_am_share)
+    service = PolicyService(policy, dlog, max_am_share=args.max_am_share, state_file=state_file)
     if state_file is not None:
         from yarnctl.bridge.statefile import load_state
 

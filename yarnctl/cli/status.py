@@ -120,27 +120,26 @@ def _resolve(args: argparse.Namespace) -> tuple[ResourceManager, Path | None]:
     from yarnctl.cli.rmopts import resource_manager
     from yarnctl.rm import HttpSettings
 
-    local_rm, local_status = _local_cluster()
+    local_rms, local_status = _local_cluster()
     env = [u.strip() for u in os.environ.get("YARNCTL_RM", "").split(",") if u.strip()]
     rm = resource_manager(args, HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1, backoff_s=0.5),
-                          env or [local_rm or "http://localhost:8088"])
+                          env or local_rms or ["http://localhost:8088"])
     assert rm is not None  # there is always a default
     return rm, args.serve_status or local_status or DEFAULT_STATUS_FILE.expanduser()
 
 
-def _local_cluster() -> tuple[str | None, Path | None]:
-    """The local cluster's RM URL and serve status file, when `yarnctl cluster up` left one running."""
+def _local_cluster() -> tuple[list[str], Path | None]:
+    """The local cluster's RM URLs and the active RM's serve status file, when `yarnctl cluster up` left one running."""
     from yarnctl.cluster.local import find_running
     from yarnctl.errors import ClusterError
 
     cluster = find_running()
     if cluster is None:
-        return None, None
+        return [], None
     try:
-        info = cluster.info()
+        return cluster.info().rm_urls, cluster.active_status_file()
     except ClusterError:  # stopped between the two reads
-        return None, None
-    return info.rm_url, info.status_file
+        return [], None
 
 
 def gather(rm: ResourceManager, serve_file: Path | None) -> StatusView:

@@ -49,6 +49,39 @@ def recovery_site(cluster_dir: Path) -> dict[str, str]:
     }
 
 
+# RM HA (`up(ha=True)`): two ResourceManagers elect the active one through ZooKeeper and keep their
+# state there (ZKRMStateStore, work-preserving). Every conf dir names both RMs' addresses; each RM's
+# own dir adds yarn.resourcemanager.ha.id (both run on one host, so Hadoop cannot tell them apart
+# by address). A short ZooKeeper session makes a killed active's lock expire in seconds.
+RM_ADDRESS_KEYS = {"rm": "address", "scheduler": "scheduler.address", "tracker": "resource-tracker.address",
+                   "admin": "admin.address", "webapp": "webapp.address"}
+HA_ZK_SESSION_MS = 4000
+
+
+def ha_site(host: str, zk_port: int, rm_ports: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
+    """The yarn-site properties of RM HA with ZooKeeper; `rm_ports` maps rm1/rm2 to their RM_ADDRESS_KEYS ports."""
+    site = {
+        "yarn.resourcemanager.ha.enabled": "true",
+        "yarn.resourcemanager.ha.rm-ids": ",".join(rm_ports),
+        "yarn.resourcemanager.cluster-id": "yarnctl-local",
+        "yarn.resourcemanager.zk-address": f"{host}:{zk_port}",
+        "yarn.resourcemanager.zk-timeout-ms": str(HA_ZK_SESSION_MS),
+        "yarn.resourcemanager.recovery.enabled": "true",
+        "yarn.resourcemanager.work-preserving-recovery.enabled": "true",
+        "yarn.resourcemanager.store.class": "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
+        # clients, AMs and NMs try the other RM after 1 s, not yarn-default's 30 s
+        "yarn.resourcemanager.connect.retry-interval.ms": "1000",
+        "yarn.resourcemanager.connect.max-wait.ms": "300000",
+        "yarn.client.failover-sleep-base-ms": "500",
+        "yarn.client.failover-sleep-max-ms": "2000",
+    }
+    for rm_id, ports in rm_ports.items():
+        site[f"yarn.resourcemanager.hostname.{rm_id}"] = host
+        for key, suffix in RM_ADDRESS_KEYS.items():
+            site[f"yarn.resourcemanager.{suffix}.{rm_id}"] = f"{host}:{ports[key]}"
+    return site
+
+
 CONF_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml", "fair-scheduler.xml",
               "log4j.properties")
 

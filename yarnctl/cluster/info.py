@@ -71,6 +71,19 @@ class ClusterInfo:
     started_at: float
     up_seconds: float = 0.0
     serve_args: tuple[str, ...] = ()   # the policy server's command line after `serve` (restart_serve reuses it)
+    rm2: DaemonInfo | None = None        # RM HA (`up --ha`): the second ResourceManager (`rm` is rm1)
+    serve2: DaemonInfo | None = None     # RM HA: rm2's own policy server
+    zookeeper: DaemonInfo | None = None  # RM HA: leader election and the RM state store
+
+    @property
+    def rm_urls(self) -> list[str]:
+        """Every ResourceManager's web address, rm1 first (two under RM HA)."""
+        return [self.rm_url, *([self.rm2.url] if self.rm2 else [])]
+
+    @property
+    def rms(self) -> list[DaemonInfo]:
+        """The ResourceManagers, rm1 first."""
+        return [self.rm, *([self.rm2] if self.rm2 else [])]
 
     @property
     def nm_urls(self) -> list[str]:
@@ -82,7 +95,8 @@ class ClusterInfo:
 
     @property
     def daemons(self) -> list[DaemonInfo]:
-        return [*([self.serve] if self.serve else []), self.rm, *([self.history] if self.history else []),
+        return [*([self.zookeeper] if self.zookeeper else []), *([self.serve] if self.serve else []),
+                *([self.serve2] if self.serve2 else []), *self.rms, *([self.history] if self.history else []),
                 *self.nodes]
 
     def to_json(self) -> dict[str, Any]:
@@ -112,7 +126,8 @@ class ClusterInfo:
                    shim_jar=path(doc.get("shim_jar")), jars={k: Path(v) for k, v in doc.get("jars", {}).items()},
                    nm_memory_mb=int(doc["nm_memory_mb"]), nm_vcores=int(doc["nm_vcores"]),
                    started_at=float(doc["started_at"]), up_seconds=float(doc.get("up_seconds", 0.0)),
-                   serve_args=tuple(str(a) for a in doc.get("serve_args", ())))
+                   serve_args=tuple(str(a) for a in doc.get("serve_args", ())), rm2=daemon(doc.get("rm2")),
+                   serve2=daemon(doc.get("serve2")), zookeeper=daemon(doc.get("zookeeper")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from yarnctl.cluster.info import (
     ClusterInfo, DaemonInfo, DownReport,
 )
 from yarnctl.cluster.rmstatus import UNFINISHED_STATES, rm_status, shim_status
-from yarnctl.cluster.start import Startup
+from yarnctl.cluster.start import Startup, serve_files
 
 AT_TIME = "io.yarnctl.bench.AtTime"  # runs a client's main at a given instant (java-bridge)
 from yarnctl.errors import ClusterError, RMError
@@ -87,7 +87,7 @@ class LocalCluster(Startup):
 
     def rm(self, settings: HttpSettings | None = None) -> ResourceManager:
         """A typed client for this cluster's ResourceManager (yarnctl.rm defaults unless `settings`)."""
-        return ResourceManager([self.info().rm_url], settings=settings)
+        return ResourceManager(self.info().rm_urls, settings=settings)
 
     # ------------------------------------------------------------------ down
 
@@ -103,8 +103,9 @@ class LocalCluster(Startup):
                 log.warning("%s", e)
         groups: list[tuple[DaemonInfo, ...]] = []
         if info is not None:
-            groups = [info.nodes, (info.rm, *([info.history] if info.history else [])),
-                      (info.serve,) if info.serve else ()]
+            # ZooKeeper last: RMs stopping under HA still talk to it
+            groups = [info.nodes, (*info.rms, *([info.history] if info.history else [])),
+                      tuple(d for d in (info.serve, info.serve2) if d), (info.zookeeper,) if info.zookeeper else ()]
         live = [[d for d in g if procs.owned(d.pid, marker(d, self.dir))] for g in groups]
         daemon_pids = {d.pid for g in groups for d in g}
         # Containers (and clients) go first, with the NMs frozen so that they launch nothing new
@@ -151,31 +152,48 @@ class LocalCluster(Startup):
                 for d in self.info().daemons]
 
     def running(self) -> bool:
-        """True when `up` recorded a cluster here and its ResourceManager process still runs."""
+        """True when `up` recorded a cluster here and one of its ResourceManager processes still runs."""
         try:
             info = self.info()
         except ClusterError:
             return False
-        return procs.owned(info.rm.pid, marker(info.rm, self.dir))
+        return any(procs.owned(d.pid, marker(d, self.dir)) for d in info.rms)
 
     def status(self) -> dict[str, Any]:
         """Processes, RM state, nodes, apps and the policy server's stats, as one JSON-able dict."""
         info = self.info()
         out: dict[str, Any] = {
-            "dir": str(info.dir), "rm_url": info.rm_url, "scheduler": info.scheduler_class,
+            "dir": str(info.dir), "rm_url": info.rm_url, "rm_urls": info.rm_urls, "scheduler": info.scheduler_class,
             "policy": info.policy, "native": info.native, "started_at": info.started_at,
             "processes": self.processes(),
             "rm": None, "nodes": [], "apps": None, "serve_status": None,
         }
-        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
             out.update(rm_status(rm))
             out["shim"] = shim_status(rm) if info.policy else None
-        if info.status_file and info.status_file.is_file():
+            if info.rm2 is not None:
+                states = rm.ha_states()
+                out["ha_states"] = {rm_id: states.get(url, "?") for rm_id, url in zip(("rm1", "rm2"), info.rm_urls)}
+        status_file = self.active_status_file()
+        if status_file and status_file.is_file():
             try:
-                out["serve_status"] = json.loads(info.status_file.read_text())
+                out["serve_status"] = json.loads(status_file.read_text())
             except (OSError, ValueError) as e:
-                out["serve_status"] = {"error": f"{info.status_file}: {e}"}
+                out["serve_status"] = {"error": f"{status_file}: {e}"}
         return out
+
+    def active_status_file(self) -> Path | None:
+        """The status file of the policy server beside the active RM (rm1's when none is known); None without the shim."""
+        info = self.info()
+        if not info.policy:
+            return None
+        rm_id = "rm1"
+        if info.rm2 is not None:
+            try:
+                rm_id = self.active_rm()
+            except ClusterError:
+                pass  # mid-failover: rm1's file says at least what it last saw
+        return serve_files(info.dir, rm_id)["status"]
 
     # ------------------------------------------------------------------ clients
 

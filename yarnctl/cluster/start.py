@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
-from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, recovery_site, render_conf_dir
+from yarnctl.cluster.conf import (
+    NATIVE_SCHEDULERS, RM_ADDRESS_KEYS, ClusterConf, NodeManagerConf, ha_site, recovery_site, render_conf_dir,
+)
 from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
 from yarnctl.cluster.info import (
     DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo, DownReport,
@@ -55,12 +57,14 @@ class Startup:
     def up(self, *, nodes: int = 2, policy: str | None = "fifo", native: str | None = None,
            nm_memory_mb: int = 4096, nm_vcores: int = 4, deadline_ms: int | None = None,
            token_file: Path | None = None, heartbeat_ms: int = 1000, serve_args: Sequence[str] = (),
-           timeout_s: float = 180.0, recovery: bool = False) -> ClusterInfo:
+           timeout_s: float = 180.0, recovery: bool = False, ha: bool = False) -> ClusterInfo:
         """Start the policy server (shim on), the RM and `nodes` NMs; return once every NM is RUNNING.
 
         `native` (fifo|capacity|fair) runs a stock scheduler and no policy server; otherwise the shim
-        runs `policy`. `recovery` turns on work-preserving RM restart (see `restart_rm`). On any
-        failure everything started so far is stopped and ClusterError names the log to read.
+        runs `policy`. `recovery` turns on work-preserving RM restart (see `restart_rm`). `ha` starts
+        ZooKeeper and two RMs (rm1, rm2), each with its own policy server, that elect the active one
+        and share their state there (see `failover`). On any failure everything started so far is
+        stopped and ClusterError names the log to read.
         """
         if nodes < 1:
             raise ClusterError(f"--nodes must be at least 1, got {nodes}")
@@ -82,10 +86,12 @@ class Startup:
         logs.mkdir(parents=True, exist_ok=True)
 
         host = "127.0.0.1"
-        ports = iter(free_ports(9 + 4 * nodes, host))
-        rm_ports = {k: next(ports) for k in ("rm", "scheduler", "tracker", "admin", "webapp")}
+        ports = iter(free_ports(9 + 4 * nodes + (7 if ha else 0), host))
+        rm_ports = {k: next(ports) for k in RM_ADDRESS_KEYS}
         jhs_ports = {k: next(ports) for k in ("jhs", "webapp", "admin")}
         serve_port = next(ports)
+        rm2_ports = {k: next(ports) for k in RM_ADDRESS_KEYS} if ha else {}
+        serve2_port, zk_port = (next(ports), next(ports)) if ha else (0, 0)
         nm_confs = [NodeManagerConf(i, self.dir / f"nm-{i}", next(ports), next(ports), next(ports), next(ports))
                     for i in range(nodes)]
         token = Path(token_file).expanduser() if token_file else DEFAULT_TOKEN_FILE
@@ -99,9 +105,20 @@ class Startup:
                            nm_memory_mb=nm_memory_mb, nm_vcores=nm_vcores, nm_heartbeat_ms=heartbeat_ms,
                            native=native, shim=shim_values if shim else {}, jhs_port=jhs_ports["jhs"],
                            jhs_webapp_port=jhs_ports["webapp"], jhs_admin_port=jhs_ports["admin"],
-                           yarn_site=recovery_site(self.dir) if recovery else {})
+                           yarn_site=(ha_site(host, zk_port, {"rm1": rm_ports, "rm2": rm2_ports}) if ha
+                                      else recovery_site(self.dir) if recovery else {}))
         templates = self.root / "hadoop-conf"
+        # under HA each RM's own conf dir says which RM it is; the others say rm1, because Hadoop
+        # (HAUtil.getRMHAId, in the NM too) refuses two RM addresses that are both local otherwise
+        if ha:
+            conf = _as_rm(conf, "rm1")
         conf_dir = render_conf_dir(templates, self.dir / "conf", conf)
+        if ha:
+            rm2_conf = dataclasses.replace(
+                _as_rm(conf, "rm2"), rm_port=rm2_ports["rm"], rm_scheduler_port=rm2_ports["scheduler"],
+                rm_tracker_port=rm2_ports["tracker"], rm_admin_port=rm2_ports["admin"],
+                rm_webapp_port=rm2_ports["webapp"], shim={**conf.shim, "yarnctl.shim.port": str(serve2_port)})
+            render_conf_dir(templates, self.dir / "rm2" / "conf", rm2_conf)
         for nm in nm_confs:
             render_conf_dir(templates, nm.dir / "conf", conf, nm)
             for sub in ("local", "logs"):
@@ -122,16 +139,30 @@ class Startup:
             status_file=self.dir / "serve-status.json" if shim else None,
             shim_jar=shim_jar, jars={k: by_name[v] for k, v in JARS.items() if v in by_name},
             nm_memory_mb=nm_memory_mb, nm_vcores=nm_vcores, started_at=time.time())
+        if ha:
+            rm2_url = f"http://{host}:{rm2_ports['webapp']}"
+            info = dataclasses.replace(
+                info, rm2=DaemonInfo("resourcemanager-rm2", 0, logs / "resourcemanager-rm2.log",
+                                     logs / "resourcemanager-rm2.out", rm2_url, rm2_ports, self.dir / "rm2"),
+                zookeeper=DaemonInfo("zookeeper", 0, logs / "zookeeper.log", logs / "zookeeper.out", "",
+                                     {"client": zk_port}, self.dir / "zk"))
         deadline = time.monotonic() + timeout_s
         try:
+            if ha:
+                info = self._start_zookeeper(info, cp_file, java_home, deadline)
             if shim:
                 assert policy is not None
                 load_token(token)  # creates it 0600, or refuses one others can read, before anything starts
                 info = self._start_serve(info, policy, serve_port, serve_args, deadline)
+                if ha:
+                    info = self._start_serve(info, policy, serve2_port, _next_metrics_port(serve_args), deadline,
+                                             rm_id="rm2")
             # the JobHistoryServer first: it always sleeps 10 s after creating its dirs
             # (HistoryFileManager.createHistoryDirs), so the RM and NMs start meanwhile
             info, jhs = self._start_history(info, cp_file, java_home)
             info = self._start_rm(info, cp_file, java_home, shim_jar, deadline)
+            if ha:
+                info = self._start_rm(info, cp_file, java_home, shim_jar, deadline, rm_id="rm2")
             info = self._start_nms(info, nm_confs, cp_file, java_home, deadline)
             self._wait_history(info, jhs, deadline)
         except BaseException:
@@ -163,9 +194,47 @@ class Startup:
         deadline = time.monotonic() + timeout_s
         info = self._start_rm(info, info.classpath_file, info.java_home, info.shim_jar, deadline)
         self._save(info)
-        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
             self._wait_registered(rm, [(None, d) for d in info.nodes], deadline)
         return info
+
+    def failover(self, *, timeout_s: float = 180.0) -> tuple[str, ClusterInfo]:
+        """RM HA: kill -9 the active RM, wait until the other is ACTIVE with every NM, start the killed one as standby.
+
+        Returns the id of the RM that took over (rm1 or rm2); ClusterError on a cluster without HA,
+        with no active RM, or when the standby does not take over in time.
+        """
+        info = self.info()
+        if info.rm2 is None:
+            raise ClusterError(f"the cluster in {self.dir} runs one ResourceManager: start it with `up --ha`")
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
+            states = rm.ha_states()
+        active = [rm_id for rm_id, url in zip(("rm1", "rm2"), info.rm_urls) if states.get(url) == "ACTIVE"]
+        if len(active) != 1:
+            raise ClusterError(f"no single active ResourceManager to fail over from: {states}")
+        old = active[0]
+        new = "rm2" if old == "rm1" else "rm1"
+        victim, heir = (info.rm, info.rm2) if old == "rm1" else (info.rm2, info.rm)
+        procs.kill([victim.pid])
+        deadline = time.monotonic() + timeout_s
+        with closing(ResourceManager([heir.url], settings=PROBE)) as rm:
+            self._wait_until_pid(heir, deadline, "become active", lambda: rm.cluster_info().ha_state == "ACTIVE")
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
+            self._wait_registered(rm, [(None, d) for d in info.nodes], deadline)
+        info = self._start_rm(info, info.classpath_file, info.java_home, info.shim_jar, deadline, rm_id=old)
+        return new, info
+
+    def active_rm(self) -> str:
+        """Which RM is active ("rm1" or "rm2"; always "rm1" without HA); ClusterError when none says ACTIVE."""
+        info = self.info()
+        if info.rm2 is None:
+            return "rm1"
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
+            states = rm.ha_states()
+        for rm_id, url in zip(("rm1", "rm2"), info.rm_urls):
+            if states.get(url) == "ACTIVE":
+                return rm_id
+        raise ClusterError(f"no active ResourceManager: {states}")
 
     def restart_nm(self, index: int, *, kill: bool = False, timeout_s: float = 180.0) -> ClusterInfo:
         """Stop NodeManager `index` (SIGTERM: it kills its containers; SIGKILL with `kill`) and start it again.
@@ -189,7 +258,7 @@ class Startup:
         deadline = time.monotonic() + timeout_s
         self._wait_until(proc, new, deadline, "register with the resourcemanager again",
                          lambda: _count(old.log, NM_REGISTERED) > registered)
-        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
             self._wait_registered(rm, [(proc, new)], deadline)
         return info
 
@@ -224,8 +293,9 @@ class Startup:
 
     def _clean_previous(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "decisions.jsonl", "serve-status.json",
-                     POLICY_STATE, STATE_FILE):
+        extra = {str(p.relative_to(self.dir)) for p in serve_files(self.dir, "rm2").values()}
+        for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "rm2", "zk", "decisions.jsonl",
+                     "serve-status.json", POLICY_STATE, STATE_FILE, *extra):
             p = self.dir / name
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
@@ -235,20 +305,24 @@ class Startup:
             shutil.rmtree(p, ignore_errors=True)
 
     def _start_serve(self, info: ClusterInfo, policy: str, port: int, extra: Sequence[str],
-                     deadline: float) -> ClusterInfo:
+                     deadline: float, rm_id: str = "rm1") -> ClusterInfo:
         logs = self.dir / "logs"
         assert info.token_file and info.decision_log and info.status_file
-        # through the daemon script, as the Docker image does; it execs this interpreter's yarnctl
+        files = serve_files(self.dir, rm_id)
+        # through the daemon script, as the Docker image does; it execs this interpreter's yarnctl;
+        # the control loop follows the active RM among all of them
         cmd = [str(self.daemon_script), "serve", "--policy", policy, "--port", str(port),
-               "--token-file", str(info.token_file), "--decision-log", str(info.decision_log),
-               "--status-file", str(info.status_file), "--rm", info.rm_url, *extra]
+               "--token-file", str(info.token_file), "--decision-log", str(files["decisions"]),
+               "--status-file", str(files["status"]), "--rm", ",".join(info.rm_urls), *extra]
         if _stateful(policy) and not {"--state-file", "--no-state-file"} & set(extra):
             # the cluster's own history (H-MRF's accounting...), kept across restart_serve, gone with `down`
-            cmd += ["--state-file", str(self.dir / POLICY_STATE)]
+            cmd += ["--state-file", str(files["state"])]
         self._say(f"starting the policy server: yarnctl serve --policy {policy} --port {port}")
-        proc = procs.spawn(cmd, {**os.environ, "YARNCTL_PYTHON": sys.executable}, logs / "serve.log", cwd=self.dir)
-        d = DaemonInfo("serve", proc.pid, logs / "serve.log", logs / "serve.log", "", {"py4j": port})
-        info = dataclasses.replace(info, serve=d, serve_args=tuple(extra))
+        name = "serve" if rm_id == "rm1" else f"serve-{rm_id}"
+        proc = procs.spawn(cmd, {**os.environ, "YARNCTL_PYTHON": sys.executable}, logs / f"{name}.log", cwd=self.dir)
+        d = DaemonInfo(name, proc.pid, logs / f"{name}.log", logs / f"{name}.log", "", {"py4j": port})
+        info = (dataclasses.replace(info, serve=d, serve_args=tuple(extra)) if rm_id == "rm1"
+                else dataclasses.replace(info, serve2=d))
         self._save(info)
         t0 = time.monotonic()
         self._wait_until(proc, d, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
@@ -262,22 +336,42 @@ class Startup:
         return env
 
     def _start_rm(self, info: ClusterInfo, cp_file: Path, java_home: str, shim_jar: Path | None,
-                  deadline: float) -> ClusterInfo:
-        env = self._daemon_env(info.conf_dir, cp_file, java_home, "resourcemanager")
+                  deadline: float, rm_id: str = "rm1") -> ClusterInfo:
+        d = info.rm if rm_id == "rm1" else info.rm2
+        assert d is not None
+        conf_dir = info.conf_dir if rm_id == "rm1" else d.dir / "conf" if d.dir else info.conf_dir
+        env = self._daemon_env(conf_dir, cp_file, java_home, d.name)
         if shim_jar:
             env["YARNCTL_SHIM_JAR"] = str(shim_jar)
             py4j = py4j_jar_if_needed(shim_jar)
             if py4j:
                 env["YARNCTL_EXTRA_CLASSPATH"] = str(py4j)
-        self._say(f"starting the resourcemanager ({info.scheduler_class.rsplit('.', 1)[1]})")
+        which = "" if info.rm2 is None else f" {rm_id}"
+        self._say(f"starting the resourcemanager{which} ({info.scheduler_class.rsplit('.', 1)[1]})")
         t0 = time.monotonic()
-        proc = procs.spawn([str(self.daemon_script), "resourcemanager"], env, info.rm.out, cwd=self.dir)
-        info = dataclasses.replace(info, rm=dataclasses.replace(info.rm, pid=proc.pid))
+        proc = procs.spawn([str(self.daemon_script), "resourcemanager"], env, d.out, cwd=self.dir)
+        d = dataclasses.replace(d, pid=proc.pid)
+        info = dataclasses.replace(info, rm=d) if rm_id == "rm1" else dataclasses.replace(info, rm2=d)
         self._save(info)
-        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
-            self._wait_until(proc, info.rm, deadline, "serve its REST API",
-                             lambda: rm.cluster_info().state == "STARTED")
-        self._say(f"  resourcemanager up at {info.rm_url} ({time.monotonic() - t0:.1f} s)")
+        # a standby serves /ws/v1/cluster/info itself (state STARTED, haState STANDBY)
+        with closing(ResourceManager([d.url], settings=PROBE)) as rm:
+            self._wait_until(proc, d, deadline, "serve its REST API", lambda: rm.cluster_info().state == "STARTED")
+        self._say(f"  resourcemanager{which} up at {d.url} ({time.monotonic() - t0:.1f} s)")
+        return info
+
+    def _start_zookeeper(self, info: ClusterInfo, cp_file: Path, java_home: str, deadline: float) -> ClusterInfo:
+        zk = info.zookeeper
+        assert zk is not None and zk.dir is not None
+        port = zk.ports["client"]
+        env = self._daemon_env(info.conf_dir, cp_file, java_home, zk.name)
+        env["YARNCTL_HEAP"] = "128m"
+        self._say(f"starting zookeeper on {port}")
+        # tick 1000 ms: sessions of 2-20 s, so the RMs' 4 s session (HA_ZK_SESSION_MS) is allowed
+        proc = procs.spawn([str(self.daemon_script), "zookeeper", str(port), str(zk.dir), "1000"], env, zk.out,
+                           cwd=self.dir)
+        info = dataclasses.replace(info, zookeeper=dataclasses.replace(zk, pid=proc.pid))
+        self._save(info)
+        self._wait_until(proc, zk, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
         return info
 
     def _start_history(self, info: ClusterInfo, cp_file: Path, java_home: str
@@ -316,7 +410,7 @@ class Startup:
             started.append((proc, d))
             info = dataclasses.replace(info, nodes=tuple(x for _, x in started))
             self._save(info)
-        with closing(ResourceManager([info.rm_url], settings=PROBE)) as rm:
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
             self._wait_registered(rm, started, deadline)
         self._say(f"  {len(nms)} node{'s' if len(nms) > 1 else ''} RUNNING ({time.monotonic() - t0:.1f} s)")
         return info
@@ -353,6 +447,19 @@ class Startup:
             self._check_deadline(deadline, d, what)
             time.sleep(poll_s)
 
+    def _wait_until_pid(self, d: DaemonInfo, deadline: float, what: str, ready: Callable[[], bool]) -> None:
+        """`_wait_until` for a daemon this process did not start (watched by pid)."""
+        while True:
+            if not procs.alive(d.pid):
+                raise ClusterError(f"{d.name} (pid {d.pid}) exited: {reason(d)}; read {log_to_read(d)}")
+            try:
+                if ready():
+                    return
+            except RMError:
+                pass  # not answering yet
+            self._check_deadline(deadline, d, what)
+            time.sleep(0.5)
+
     def _check_alive(self, proc: subprocess.Popen[Any], d: DaemonInfo) -> None:
         rc = proc.poll()
         if rc is not None:
@@ -387,3 +494,25 @@ def _stateful(policy: str) -> bool:
     from yarnctl.policies import REGISTRY
 
     return callable(getattr(REGISTRY.get(policy), "save_state", None))
+
+
+def serve_files(cluster_dir: Path, rm_id: str) -> dict[str, Path]:
+    """The decision log, status file and policy state of the policy server beside RM `rm_id`."""
+    tag = "" if rm_id == "rm1" else f"-{rm_id}"
+    # one policy state for both: the server that takes over decides on the history the other saved
+    return {"decisions": cluster_dir / f"decisions{tag}.jsonl", "status": cluster_dir / f"serve-status{tag}.json",
+            "state": cluster_dir / POLICY_STATE}
+
+
+def _as_rm(conf: ClusterConf, rm_id: str) -> ClusterConf:
+    """The conf of RM `rm_id` under HA: yarn.resourcemanager.ha.id added."""
+    return dataclasses.replace(conf, yarn_site={**conf.yarn_site, "yarn.resourcemanager.ha.id": rm_id})
+
+
+def _next_metrics_port(serve_args: Sequence[str]) -> list[str]:
+    """rm2's policy server arguments: `--metrics-port P` becomes P+1 (both servers run on this host)."""
+    args = list(serve_args)
+    for i, a in enumerate(args[:-1]):
+        if a == "--metrics-port":
+            args[i + 1] = str(int(args[i + 1]) + 1)
+    return args
