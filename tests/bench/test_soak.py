@@ -10,7 +10,7 @@ import pytest
 
 from yarnctl.bench.soak import (
     COLUMNS, Counters, Event, JobRecord, Probe, csv_row, failed_by_nm, heap_per_app, histogram_growth, ls_slope,
-    markdown_table, parse_args, parse_histogram, read_samples, schedule, trend, trends, verdict,
+    ls_slope_se, main, markdown_table, parse_args, parse_histogram, read_samples, schedule, trend, trends, verdict,
 )
 
 MINUTES = [float(m) for m in range(61)]
@@ -26,6 +26,21 @@ def test_ls_slope_recovers_a_line_and_is_zero_for_a_constant() -> None:
     assert ls_slope([0, 1, 2], [4, 4, 4]) == 0.0
     assert ls_slope([1], [5]) == 0.0
     assert ls_slope([2, 2], [1, 9]) == 0.0
+
+
+def test_the_slope_standard_error_is_zero_on_a_line_and_grows_with_scatter() -> None:
+    xs = [float(x) for x in range(10)]
+    assert ls_slope_se(xs, [2 * x + 1 for x in xs]) == pytest.approx(0.0, abs=1e-9)
+    small = ls_slope_se(xs, [x + (0.1 if i % 2 else -0.1) for i, x in enumerate(xs)])
+    large = ls_slope_se(xs, [x + (1.0 if i % 2 else -1.0) for i, x in enumerate(xs)])
+    assert 0 < small < large and large == pytest.approx(10 * small)
+    assert ls_slope_se([1.0, 2.0], [1.0, 5.0]) == 0.0
+
+
+def test_noisy_samples_report_their_uncertainty_beside_the_growth() -> None:
+    noisy: list[float | None] = [100 + (10 if m % 2 else -10) for m in range(61)]
+    t = trend("rm_heap_mb", MINUTES, noisy, 60)
+    assert t.growth_se_pct_h > 5 and abs(t.growth_pct_h) < 2 * t.growth_se_pct_h
 
 
 def test_a_flat_heap_passes_the_slope_rule() -> None:
@@ -151,7 +166,7 @@ def test_markdown_table_has_a_row_per_metric_with_numbers_and_verdicts() -> None
     lines = table.strip().splitlines()
     assert len(lines) == 4 and lines[0].startswith("| metric |")
     assert lines[2].startswith("| RM threads | 150 | 150 |") and "flat (band)" in lines[2]
-    assert "GROWS (slope)" in lines[3] and "+24.5 %/h" in lines[3]
+    assert "GROWS (slope)" in lines[3] and "+24.5 ± 0.0 %/h" in lines[3]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -208,3 +223,33 @@ def test_heap_per_app_is_the_second_half_slope_in_kb() -> None:
     rows = [{"minute": float(m), "rm_apps_completed": 3.0 * m, "rm_heap_mb": 20 + 3.0 * m * 0.01} for m in range(61)]
     assert heap_per_app(rows, 60) == pytest.approx(10.2, abs=0.1)    # 0.01 MB per app
     assert heap_per_app([{"minute": 40.0, "rm_apps_completed": 5.0, "rm_heap_mb": 20.0}], 60) is None
+
+
+def test_report_only_rejudges_a_finished_run_from_its_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    with (tmp_path / "samples.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        for m in range(13):   # a 12-minute run whose heap grows 50 %/h: it must fail
+            probe = Probe(rm_threads=200, rm_fds=150, rm_sockets=15, rm_heap_mb=20 * (1 + 0.5 * m / 60),
+                          serve_rss_mb=50.0, serve_pid=1)
+            w.writerow(csv_row(float(m), Counters(submitted=m, succeeded=m), probe))
+    (tmp_path / "jobs.csv").write_text("n,label,start_min,end_min,rc,app_id\n1,pi-2x10,0.5,1.5,0,application_1_0001\n")
+    (tmp_path / "summary.json").write_text(json.dumps({
+        "args": {"minutes": 12.0, "policy": "hmrf"}, "jobs": {"submitted": 1},
+        "events": [{"kind": "serve-kill", "start_min": 2.5, "end_min": 2.52, "detail": "serve pid 1 -> 2"}]}))
+    assert main(["--report-only", "--out", str(tmp_path)]) == 1
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert doc["ok"] is False and doc["jobs"]["succeeded"] == 1 and doc["events"][0]["kind"] == "serve-kill"
+    assert [r for r in doc["reasons"] if r.startswith("RM heap after GC")]
+    assert (tmp_path / "soak.png").stat().st_size > 10_000
+    report = (tmp_path / "report.md").read_text()
+    assert "| RM heap after GC (MB) | 20 |" in report and "1 policy-server SIGKILLs" in report
+    assert "GROWS (slope)" in capsys.readouterr().out
+
+
+def test_report_only_without_a_run_says_so_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--report-only", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot rebuild the report" in err

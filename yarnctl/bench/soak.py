@@ -190,6 +190,18 @@ def histogram_growth(before: Mapping[str, tuple[int, int]], after: Mapping[str, 
     return sorted((r for r in rows if r[2] > 0), key=lambda r: (-r[2], r[0]))[:top]
 
 
+def ls_slope_se(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The standard error of the least-squares slope (0.0 with fewer than three points or no spread in xs)."""
+    mx = statistics.fmean(xs) if xs else 0.0
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if len(xs) < 3 or sxx == 0:
+        return 0.0
+    b = ls_slope(xs, ys)
+    a = statistics.fmean(ys) - b * mx
+    resid = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    return math.sqrt(resid / (len(xs) - 2) / sxx)
+
+
 @dataclass(frozen=True, slots=True)
 class Trend:
     """A metric's summary and verdict: growth fitted over the second half, levels before and at the end."""
@@ -200,6 +212,7 @@ class Trend:
     min: float
     max: float
     growth_pct_h: float   # least-squares slope over the second half, per hour, relative to its median
+    growth_se_pct_h: float  # its standard error, likewise: how much the samples' scatter alone moves it
     level: float          # median after warm-up, before the fitted half
     end_level: float      # median of the last WARMUP_FRACTION of the run
     rule: str             # "slope" (heap, RSS) or "band" (threads, fds, sockets)
@@ -214,12 +227,13 @@ def trend(metric: str, minutes: Sequence[float], values: Sequence[float | None],
     pts = [(m, v) for m, v in zip(minutes, values) if v is not None]
     if len(pts) < 4:
         nan = math.nan
-        return Trend(metric, nan, nan, nan, nan, nan, nan, nan, rule, False, f"only {len(pts)} samples")
+        return Trend(metric, nan, nan, nan, nan, nan, nan, nan, nan, rule, False, f"only {len(pts)} samples")
     ys = [v for _, v in pts]
     half = [(m, v) for m, v in pts if m >= total_min * FIT_FROM] or pts[len(pts) // 2:]
     med = statistics.median(v for _, v in half)
-    slope_h = ls_slope([m / 60 for m, _ in half], [v for _, v in half])
-    growth = 100 * slope_h / med if med else 0.0
+    hours, hv = [m / 60 for m, _ in half], [v for _, v in half]
+    growth = 100 * ls_slope(hours, hv) / med if med else 0.0
+    growth_se = 100 * ls_slope_se(hours, hv) / med if med else 0.0
     warm = total_min * WARMUP_FRACTION
     before = [v for m, v in pts if warm <= m < total_min * FIT_FROM] or ys[: len(ys) // 2]
     end = [v for m, v in pts if m >= total_min * (1 - WARMUP_FRACTION)] or ys[-max(1, len(ys) // 6):]
@@ -234,7 +248,8 @@ def trend(metric: str, minutes: Sequence[float], values: Sequence[float | None],
                f"(≤ {top:.1f}) of {level:g} after warm-up")
     else:
         raise ValueError(f"unknown rule {rule!r}: slope or band")
-    return Trend(metric, ys[0], ys[-1], min(ys), max(ys), round(growth, 2), level, end_level, rule, ok, why)
+    return Trend(metric, ys[0], ys[-1], min(ys), max(ys), round(growth, 2), round(growth_se, 2), level, end_level,
+                 rule, ok, why)
 
 
 def trends(rows: Sequence[Mapping[str, float | None]], total_min: float) -> list[Trend]:
@@ -254,11 +269,11 @@ def _num(v: float) -> str:
 
 def markdown_table(ts: Sequence[Trend]) -> str:
     """The trends as a markdown table: first/last/min/max, levels, fitted growth and verdict."""
-    head = ("| metric | first | last | min | max | after warm-up | at the end | growth, 2nd half | verdict |\n"
+    head = ("| metric | first | last | min | max | after warm-up | at the end | growth, 2nd half (± SE) | verdict |\n"
             "|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
     return head + "".join(
         f"| {UNITS.get(t.metric, t.metric)} | {_num(t.first)} | {_num(t.last)} | {_num(t.min)} | {_num(t.max)} | "
-        f"{_num(t.level)} | {_num(t.end_level)} | {t.growth_pct_h:+.1f} %/h | "
+        f"{_num(t.level)} | {_num(t.end_level)} | {t.growth_pct_h:+.1f} ± {t.growth_se_pct_h:.1f} %/h | "
         f"{'flat' if t.ok else 'GROWS'} ({t.rule}) |\n" for t in ts)
 
 
@@ -566,42 +581,79 @@ def _sample(soak: Soak, writer: csv.DictWriter[str], f: IO[str], say: Callable[[
 
 
 def finish(soak: Soak | None, args: argparse.Namespace, say: Callable[[str], None]) -> int:
-    """Fit the trends, plot, write report.md, summary.json and jobs.csv; print the table; the exit code."""
+    """Write jobs.csv, then judge the run and write its report (see `write_report`); the exit code."""
     out: Path = args.out
     if soak is None:
         return 1
-    rows = read_samples(out / "samples.csv")
-    ts = trends(rows, args.minutes)
-    ok, reasons = verdict(ts, soak.jobs, soak.events)
     with (out / "jobs.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=[x.name for x in fields(JobRecord)])
         w.writeheader()
         w.writerows(asdict(j) for j in soak.jobs)
-    plot(rows, soak.events, ts, out / "soak.png")
-    failed_nm = [j for j in soak.jobs if j.rc != 0 and failed_by_nm(j, soak.events)]
+    growth = histogram_growth(soak.histograms[0], soak.histograms[1]) if len(soak.histograms) == 2 else []
+    return write_report(out, {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+                        soak.jobs, soak.events, soak.submitted,
+                        [{"class": c, "instances": n, "bytes": b} for c, n, b in growth],
+                        thread_growth(soak.threads[0], soak.threads[1]) if len(soak.threads) == 2 else {}, say)
+
+
+def write_report(out: Path, args_doc: Mapping[str, Any], jobs: Sequence[JobRecord], events: Sequence[Event],
+                 submitted: int, histo_growth: Sequence[Mapping[str, Any]], threads_growth: Mapping[str, int],
+                 say: Callable[[str], None]) -> int:
+    """Fit the trends on OUT/samples.csv, plot, write report.md and summary.json, print the table; the exit code."""
+    rows = read_samples(out / "samples.csv")
+    minutes = float(args_doc["minutes"])
+    ts = trends(rows, minutes)
+    ok, reasons = verdict(ts, jobs, events)
+    plot(rows, events, ts, out / "soak.png")
+    failed_nm = [j for j in jobs if j.rc != 0 and failed_by_nm(j, events)]
     summary = {
-        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "args": dict(args_doc),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        "jobs": {"submitted": soak.submitted, "succeeded": sum(j.rc == 0 for j in soak.jobs),
-                 "failed": sum(j.rc != 0 for j in soak.jobs), "failed_during_nm_restart": len(failed_nm),
-                 "by_label": _by_label(soak.jobs)},
-        "events": [asdict(e) for e in soak.events],
+        "jobs": {"submitted": submitted, "succeeded": sum(j.rc == 0 for j in jobs),
+                 "failed": sum(j.rc != 0 for j in jobs), "failed_during_nm_restart": len(failed_nm),
+                 "by_label": _by_label(jobs)},
+        "events": [asdict(e) for e in events],
         "trends": [asdict(t) for t in ts],
         "last_sample": rows[-1] if rows else None,
-        "rm_heap_kb_per_completed_app": heap_per_app(rows, args.minutes),
-        "rm_thread_growth": thread_growth(soak.threads[0], soak.threads[1]) if len(soak.threads) == 2 else {},
-        "rm_histogram_growth": [{"class": c, "instances": n, "bytes": b} for c, n, b in
-                                (histogram_growth(soak.histograms[0], soak.histograms[1]) if len(soak.histograms) == 2 else [])],
+        "rm_heap_kb_per_completed_app": heap_per_app(rows, minutes),
+        "rm_thread_growth": dict(threads_growth),
+        "rm_histogram_growth": [dict(g) for g in histo_growth],
         "ok": ok, "reasons": reasons,
         "thresholds": {"growth_limit_pct_h": GROWTH_LIMIT_PCT_H, "band_pct": BAND_PCT, "band_abs": BAND_ABS,
                        "warmup_fraction": WARMUP_FRACTION, "fit_from": FIT_FROM},
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=False, default=_nan_none) + "\n")
+    (out / "summary.json").write_text(json.dumps(_no_nan(summary), indent=1) + "\n")
     text = report_md(summary, ts)
     (out / "report.md").write_text(text)
     print(text)
     say(f"soak: {'PASS' if ok else 'FAIL'}; wrote {out}/samples.csv, jobs.csv, soak.png, report.md, summary.json")
     return 0 if ok else 1
+
+
+def rebuild(out: Path, say: Callable[[str], None]) -> int:
+    """Judge a finished run again from OUT's samples.csv, jobs.csv and summary.json (no cluster); the exit code."""
+    try:
+        doc = json.loads((out / "summary.json").read_text())
+        with (out / "jobs.csv").open(newline="") as f:
+            jobs = [JobRecord(int(r["n"]), r["label"], float(r["start_min"]), float(r["end_min"]), int(r["rc"]),
+                              r["app_id"]) for r in csv.DictReader(f)]
+        events = [Event(**e) for e in doc["events"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        say(f"soak: cannot rebuild the report from {out}: {type(e).__name__}: {e}")
+        return 2
+    return write_report(out, doc["args"], jobs, events, int(doc["jobs"]["submitted"]),
+                        doc.get("rm_histogram_growth", []), doc.get("rm_thread_growth", {}), say)
+
+
+def _no_nan(v: Any) -> Any:
+    """JSON has no NaN: a metric without enough samples is null."""
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _no_nan(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_no_nan(x) for x in v]
+    return v
 
 
 def thread_growth(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
@@ -618,10 +670,6 @@ def heap_per_app(rows: Sequence[Mapping[str, float | None]], total_min: float) -
     if len({a for a, _ in pts}) < 2:
         return None
     return round(1024 * ls_slope([a or 0.0 for a, _ in pts], [h or 0.0 for _, h in pts]), 1)
-
-
-def _nan_none(v: object) -> None:
-    raise TypeError(f"not JSON: {v!r}")
 
 
 def _by_label(jobs: Sequence[JobRecord]) -> dict[str, dict[str, int]]:
@@ -744,6 +792,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="seconds between samples of the RM and serve (default %(default)s)")
     p.add_argument("--clients", type=_positive(int), default=3,
                    help="clients kept running at once; a new job starts when one ends (default %(default)s)")
+    p.add_argument("--report-only", action="store_true",
+                   help="start no cluster: judge the run already in OUT again (samples.csv, jobs.csv, summary.json) "
+                        "and rewrite its report.md, soak.png and summary.json")
     args = p.parse_args(argv)
     if args.serve_every_min < 0:
         p.error(f"--serve-every-min must be 0 or more, got {args.serve_every_min:g}")
@@ -768,6 +819,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
+    if args.report_only:
+        return rebuild(args.out, say)
     try:
         return run(args, say)
     except KeyboardInterrupt:
