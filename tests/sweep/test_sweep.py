@@ -1,0 +1,190 @@
+"""`yarnctl sweep`: grids and seeds expanded, cells kept under content hashes, resumed, reported with intervals."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from yarnctl.cli.main import main
+from yarnctl.errors import ConfigError
+from yarnctl.sweep.run import keyed_cells, run_sweep
+from yarnctl.sweep.spec import Cell, cell_key, load_spec, parse_seeds, parse_values
+from yarnctl.sweep.stats import baseline_label, cell_means, interval, paired_differences
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = dict(workloads=["haste-mixed1"], params=["ffd-dp.memory_weight=0.5,1,2", "dress.initial_reserve=0.1:0.3:0.1"],
+             seeds="0:2")
+
+
+@pytest.mark.parametrize("text,values", [
+    ("0.1:0.5:0.1", (0.1, 0.2, 0.3, 0.4, 0.5)),
+    ("1:7:3", (1, 4, 7)),
+    ("log:0.01:1:3", (0.01, 0.1, 1.0)),
+    ("0.1,0.2,fifo", (0.1, 0.2, "fifo")),
+    ([1, 2], (1, 2)),
+    (0.3, (0.3,)),
+])
+def test_values(text: object, values: tuple[object, ...]) -> None:
+    assert parse_values(text, "x") == values
+
+
+@pytest.mark.parametrize("text,message", [
+    ("0.5:0.1:0.1", "x: '0.5:0.1:0.1': empty range (STOP < START)"),
+    ("0.1:0.5:0", "the step must be > 0"),
+    ("0.1:0.5", "expected START:STOP:STEP"),
+    ("log:0:1:3", "a log range needs START and STOP > 0"),
+    ("log:1:10:0", "empty range"),
+    ("a:b:c", "'a' is not a number"),
+    ([], "x: empty range"),
+])
+def test_bad_values_name_the_parameter(text: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_values(text, "x")
+
+
+def test_seeds() -> None:
+    assert parse_seeds("0:3") == (0, 1, 2, 3)
+    assert parse_seeds(3) == (0, 1, 2)
+    assert parse_seeds("4,7") == (4, 7)
+    for bad, message in (("3:1", "empty range"), (0, "at least one seed"), ("1,1", "listed twice"), ("a", "not an integer")):
+        with pytest.raises(ConfigError, match=message):
+            parse_seeds(bad)
+
+
+def test_a_spec_expands_into_every_cell_in_a_fixed_order(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text("workloads: [haste-mixed1]\npolicies:\n  fifo: {}\n  dress: {initial_reserve: '0.1:0.2:0.1'}\n"
+                 "seeds: 2\nbaseline: fifo\n")
+    spec = load_spec(f, params=["ffd-dp.memory_weight=1,2"])
+    cells = spec.cells()
+    assert len(cells) == (1 + 2 + 2) * 2
+    assert cells[0] == Cell("haste-mixed1", "fifo", (), 0)
+    assert [c.label for c in cells[2:6:2]] == ["dress[initial_reserve=0.1]", "dress[initial_reserve=0.2]"]
+    assert cells[-1] == Cell("haste-mixed1", "ffd-dp", (("memory_weight", 2),), 1)
+    assert spec.baseline == "fifo" and spec.name == "s"
+
+
+@pytest.mark.parametrize("doc,flags,message", [
+    ("workloads: [haste-mixed1]\npolicies: {nosuch: {}}\n", {}, "unknown policy 'nosuch'"),
+    ("workloads: [haste-mixed1]\npolicies: {dress: {nosuch: 1}}\n", {}, "policy dress: unknown parameter 'nosuch'"),
+    ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nbaseline: fair\n", {}, "baseline 'fair' is not among"),
+    ("policies: {fifo: {}}\n", {}, "no workload"),
+    ("workloads: [haste-mixed1]\n", {}, "no policy"),
+    ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nseed: 3\n", {}, "unknown key 'seed'"),
+    ("workloads: [haste-mixed1\n", {}, "malformed YAML"),
+    ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\n", {"params": ["dress.initial_reserve"]},
+     "expected POLICY.KEY=VALUES"),
+])
+def test_bad_specs_are_one_clear_error(tmp_path: Path, doc: str, flags: dict[str, list[str]], message: str) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(doc)
+    with pytest.raises(ConfigError, match=message):
+        load_spec(f, **flags)  # type: ignore[arg-type]
+
+
+def test_cell_keys_follow_content_not_spelling() -> None:
+    a = Cell("w", "dress", (("initial_reserve", 1.0),), 0)
+    b = Cell("w", "dress", (("initial_reserve", 1),), 0)
+    assert cell_key(a, "h", "c", math.inf) == cell_key(b, "h", "c", math.inf)
+    assert cell_key(a, "h", "c", math.inf) != cell_key(a, "h2", "c", math.inf)  # the workload file changed
+    assert cell_key(a, "h", "c", math.inf) != cell_key(a, "h", "c2", math.inf)  # the simulator changed
+    assert cell_key(a, "h", "c", math.inf) != cell_key(Cell("w", "dress", a.params, 1), "h", "c", math.inf)
+
+
+def test_interval_is_students_t_and_a_seeded_bootstrap() -> None:
+    xs = np.array([10.0, 12.0, 11.0, 15.0])
+    lo, hi = interval(xs)
+    half = st.t.ppf(0.975, 3) * xs.std(ddof=1) / math.sqrt(4)
+    assert (lo, hi) == pytest.approx((xs.mean() - half, xs.mean() + half))
+    b1, b2 = interval(xs, "bootstrap"), interval(xs, "bootstrap")
+    assert b1 == b2 and 10.0 <= b1[0] < xs.mean() < b1[1] <= 15.0
+    assert all(math.isnan(v) for v in interval(np.array([3.0])))
+    assert interval(np.array([2.0, 2.0, 2.0])) == (2.0, 2.0)
+
+
+def test_paired_differences_use_the_same_seeds_and_mark_significance() -> None:
+    df = pd.DataFrame({"workload": ["w"] * 9, "seed": [0, 1, 2] * 3,
+                       "policy": ["fifo"] * 3 + ["a"] * 3 + ["b"] * 3, "label": ["fifo"] * 3 + ["a"] * 3 + ["b"] * 3,
+                       "m": [10, 20, 30, 11, 21, 31.5, 12, 18, 30]})
+    d = paired_differences(df, "m", "fifo").set_index("label")
+    # a: +1, +1, +1.5 on each seed: a small but consistent gap, significant; b: +2, -2, 0, not
+    assert d.loc["a", "diff"] == pytest.approx(7 / 6) and bool(d.loc["a", "significant"])
+    assert d.loc["b", "diff"] == pytest.approx(0.0) and not bool(d.loc["b", "significant"])
+    assert d.loc["a", "pairs"] == 3
+    means = cell_means(df, "m").set_index("label")
+    assert means.loc["fifo", "mean"] == 20 and means.loc["fifo", "n"] == 3
+    with pytest.raises(ConfigError, match="no such policy or cell"):
+        baseline_label(df, "fair")
+    with pytest.raises(ConfigError, match="--metric 'nope': not in the results"):
+        cell_means(df, "nope")
+
+
+def test_run_keeps_cells_and_a_rerun_runs_nothing(tmp_path: Path) -> None:
+    spec = load_spec(None, **SMALL)  # type: ignore[arg-type]
+    first = run_sweep(spec, tmp_path, workers=2)
+    assert (first.cells, first.kept, first.ran, first.failed) == (18, 0, 18, ())
+    table = pd.read_csv(tmp_path / "results.csv")
+    assert len(table) == 18 and table["key"].is_unique
+    assert set(table["label"]) == {f"ffd-dp[memory_weight={v}]" for v in ("0.5", "1", "2")} | {
+        f"dress[initial_reserve={v}]" for v in ("0.1", "0.2", "0.3")}
+    again = run_sweep(spec, tmp_path, workers=2)
+    assert (again.kept, again.ran) == (18, 0)
+    extended = run_sweep(load_spec(None, **{**SMALL, "seeds": "0:3"}), tmp_path, workers=2)  # type: ignore[arg-type]
+    assert (extended.cells, extended.kept, extended.ran) == (24, 18, 6)
+
+
+def test_a_sweep_killed_half_way_resumes_with_only_the_missing_cells(tmp_path: Path) -> None:
+    """SIGKILL the `sweep run` process once half the cells are kept; the re-run runs exactly the rest."""
+    argv = [sys.executable, "-m", "yarnctl.cli.main", "sweep", "run", "--workload", "dress-mr20",
+            "--param", "dress.initial_reserve=0.1:0.6:0.1", "--seeds", "0:1", "--workers", "1", "--out", str(tmp_path)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    cells = tmp_path / "cells"
+    deadline = time.monotonic() + 120
+    while len(list(cells.glob("*.json")) if cells.is_dir() else []) < 6:
+        assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended before half its cells"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    kept = len(list(cells.glob("*.json")))
+    assert 6 <= kept < 12
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"12 cells: {kept} kept from before, {12 - kept} run now" in done.stdout
+    assert len(pd.read_csv(tmp_path / "results.csv")) == 12
+
+
+def test_cli_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in (
+        (["sweep", "run", "--workload", "haste-mixed1", "--param", "dress.nosuch=1", "--out", str(tmp_path)],
+         "unknown parameter 'nosuch'"),
+        (["sweep", "run", "--workload", "haste-mixed1", "--param", "dress.initial_reserve=0.5:0.1:0.1", "--out",
+          str(tmp_path)], "dress.initial_reserve: '0.5:0.1:0.1': empty range"),
+        (["sweep", "run", "--workload", "nosuch", "--policy", "fifo", "--out", str(tmp_path)], "nosuch: no such file or built-in workload"),
+        (["sweep", "run", "--workload", "haste-mixed1", "--policy", "fifo", "--scheduler", "tcp://x:1", "--out",
+          str(tmp_path)], "add --executor dask"),
+        (["sweep", "report", str(tmp_path / "none")], "no results"),
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_report_prints_and_writes_the_table_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_sweep(load_spec(None, workloads=["haste-mixed1"], policies=["fifo"], params=["ffd-dp.memory_weight=0.5,1"],
+                        seeds="0:2", baseline="fifo"), tmp_path, workers=1)
+    assert main(["sweep", "report", str(tmp_path), "--metric", "makespan_s"]) == 0
+    out = capsys.readouterr().out
+    assert "| ffd-dp[memory_weight=0.5] | 3 |" in out and "vs fifo [95% CI]" in out
+    for suffix in (".md", ".csv", ".png"):
+        assert (tmp_path / f"report-makespan_s{suffix}").stat().st_size > 0

@@ -1,0 +1,75 @@
+"""One cell of a sweep simulated into one row of metrics (plain floats, so every executor returns the same row)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from typing import Any
+
+from yarnctl.sweep.spec import Cell
+
+# the metrics of a row, in table order (per job type ones follow as NAME.TYPE)
+METRICS = ("makespan_s", "avg_completion_s", "median_completion_s", "p90_completion_s", "avg_wait_s",
+           "median_wait_s", "p90_wait_s", "jain_user_completion", "util_cpu", "util_memory", "used_cpu",
+           "used_memory", "oom_kills", "unfinished", "failed")
+
+
+def run_cell(cell: Cell, max_time_s: float = math.inf) -> dict[str, Any]:
+    """Simulate the cell and summarise it: times, utilisation, fairness across users, OOM kills; `cell_s` is the wall time."""
+    from yarnctl.sim.runner import simulate
+    from yarnctl.sim.workload import load_workload
+
+    t0 = time.perf_counter()
+    workload = load_workload(cell.workload, seed=cell.seed)
+    ((result, _run),) = simulate(workload, [cell.policy], {cell.policy: dict(cell.params)}, max_time_s=max_time_s)
+    comps = [j.completion_s for j in result.jobs if j.completion_s is not None]
+    waits = [j.wait_s for j in result.jobs if j.wait_s is not None]
+    row: dict[str, Any] = {
+        "makespan_s": result.makespan_s, "avg_completion_s": result.avg_completion_s,
+        "median_completion_s": result.median_completion_s, "p90_completion_s": _quantile(comps, 0.9),
+        "avg_wait_s": result.avg_wait_s, "median_wait_s": result.median_wait_s, "p90_wait_s": _quantile(waits, 0.9),
+        "jain_user_completion": jain([sum(v) / len(v) for v in _by(result.jobs, "user").values() if v]),
+        "util_cpu": result.utilization.get("cpu"), "util_memory": result.utilization.get("memory"),
+        "used_cpu": result.actual_utilization.get("cpu"), "used_memory": result.actual_utilization.get("memory"),
+        "oom_kills": int(result.stats.get("oom_kills", 0)), "unfinished": result.unfinished, "failed": result.failed,
+    }
+    by_type = _by(result.jobs, "type")
+    if len(by_type) > 1:  # per job class only when there is more than one
+        for kind, values in sorted(by_type.items()):
+            row[f"avg_completion_s.{kind}"] = _mean(values)
+            row[f"avg_wait_s.{kind}"] = _mean([j.wait_s for j in result.jobs if j.type == kind and j.wait_s is not None])
+    row["cell_s"] = round(time.perf_counter() - t0, 4)
+    return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}
+
+
+def jain(xs: list[float]) -> float | None:
+    """Jain's fairness index (Σx)² / (n Σx²): 1 when all are equal, 1/n when one has everything; None for no values."""
+    if not xs:
+        return None
+    sq = sum(x * x for x in xs)
+    return (sum(xs) ** 2) / (len(xs) * sq) if sq > 0 else 1.0
+
+
+def _by(jobs: Any, attr: str) -> dict[str, list[float]]:
+    """Completion times of the finished jobs grouped by a JobResult attribute."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for j in jobs:
+        if j.completion_s is not None:
+            out[str(getattr(j, attr))].append(j.completion_s)
+    return dict(out)
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def _quantile(xs: list[float], q: float) -> float | None:
+    """The q-quantile with linear interpolation (numpy's default)."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    pos = (len(s) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)

@@ -1,0 +1,71 @@
+"""Where cells run: local processes (all cores by default) or a Dask cluster (a scheduler address, or one started here).
+
+Each executor takes (key, cell) pairs and reports every finished cell as it finishes, so the
+caller stores it at once; a cell that raises is reported with its error and the others go on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from yarnctl.errors import ConfigError
+from yarnctl.sweep.cell import run_cell
+from yarnctl.sweep.spec import Cell
+
+Done = Callable[[str, Cell, "dict[str, Any] | None", "str | None"], None]
+EXECUTORS = ("local", "dask")
+
+
+def run_local(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, workers: int | None = None) -> None:
+    """Run the cells on `workers` processes of this machine (default: every core)."""
+    n = workers or os.cpu_count() or 1
+    with ProcessPoolExecutor(max_workers=min(n, max(len(tasks), 1))) as pool:
+        futures = {pool.submit(run_cell, cell, max_time_s): (key, cell) for key, cell in tasks}
+        for f in as_completed(futures):
+            key, cell = futures[f]
+            err = f.exception()
+            done(key, cell, None if err else f.result(), None if err is None else _why(err))
+
+
+def run_dask(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, scheduler: str | None = None,
+             workers: int | None = None) -> None:
+    """Run the cells on the Dask scheduler at `scheduler` (tcp://HOST:8786), or on a LocalCluster of `workers` processes.
+
+    A worker that dies mid-cell costs nothing but time: Dask runs its cells again elsewhere.
+    """
+    try:
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
+    except ImportError:  # pragma: no cover - a dependency of yarnctl
+        raise ConfigError("--executor dask needs the `distributed` package: pip install distributed") from None
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    try:
+        try:
+            client = Client(scheduler or cluster, timeout="10s")
+        except (OSError, TimeoutError) as e:
+            raise ConfigError(f"--scheduler {scheduler}: no Dask scheduler answered ({e})") from None
+        with client:
+            # keyed by content hash: a cell submitted twice is computed once
+            futures = [client.submit(run_cell, cell, max_time_s, key=f"yarnctl-cell-{key}", pure=False)
+                       for key, cell in tasks]
+            by_key = {f.key: (key, cell) for f, (key, cell) in zip(futures, tasks)}
+            for f in dask_completed(futures):
+                key, cell = by_key[f.key]
+                if f.status == "finished":
+                    done(key, cell, f.result(), None)
+                else:
+                    done(key, cell, None, _why(f.exception()))
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _why(err: BaseException | None) -> str:
+    """One line for a failed cell."""
+    return f"{type(err).__name__}: {err}".splitlines()[0][:300] if err else "unknown error"

@@ -1,0 +1,45 @@
+"""`sweep report`: the results table read back, summarised per cell, written as markdown, CSV and a plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from yarnctl.errors import ConfigError
+from yarnctl.sweep.stats import cell_means, paired_differences, report_table
+
+
+def load_results(out: Path) -> pd.DataFrame:
+    """OUT/results.csv of `sweep run`; ConfigError naming the file when it is missing or not such a table."""
+    table = out / "results.csv"
+    if not table.is_file():
+        raise ConfigError(f"{table}: no results; run `yarnctl sweep run ... --out {out}` first")
+    try:
+        df = pd.read_csv(table)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{table}: unreadable ({str(e).splitlines()[0]})") from None
+    if not {"workload", "label", "policy", "seed"} <= set(df.columns):
+        raise ConfigError(f"{table}: not a results table of `yarnctl sweep run`")
+    return df
+
+
+def write_report(out: Path, metric: str, baseline: str | None = None, ci: str = "t",
+                 plot: bool = True) -> tuple[str, list[Path]]:
+    """The report's markdown text and the files written (OUT/report-METRIC.md, .csv, .png); baseline default: the sweep's."""
+    df = load_results(out)
+    if baseline is None and (out / "sweep.json").is_file():
+        baseline = json.loads((out / "sweep.json").read_text()).get("baseline")
+    means = cell_means(df, metric, ci)
+    diffs = paired_differences(df, metric, baseline, ci) if baseline else None
+    text = report_table(means, diffs, metric)
+    stem = out / f"report-{metric}"
+    stem.with_suffix(".md").write_text(text + "\n")
+    merged = means if diffs is None else means.merge(diffs, on=["workload", "label"], how="left", suffixes=("", "_diff"))
+    merged.to_csv(stem.with_suffix(".csv"), index=False)
+    written = [stem.with_suffix(".md"), stem.with_suffix(".csv")]
+    if plot:
+        from yarnctl.sweep.plots import plot_means
+        written.append(plot_means(df, means, metric, stem.with_suffix(".png")))
+    return text, written

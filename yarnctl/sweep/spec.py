@@ -1,0 +1,284 @@
+"""A sweep file (or flags) expanded into cells: workloads x policies x parameter grids x seeds.
+
+    name: dress-delta                 # optional; names the output
+    workloads: [dress-mr20]           # built-in names or workload files
+    policies:
+      capacity: {}                    # its defaults
+      dress:
+        delta: 0.1:0.5:0.1            # start:stop:step, stop included
+        alpha: [0.2, 0.4]             # a list
+    seeds: 0:9                        # start:stop (included), a list, or a count (5 = 0..4)
+    baseline: capacity                # what `sweep report` compares against (optional)
+    max_time_s: 86400                 # optional simulated-time cap per run
+
+Values: `a:b:step` (linear, b included), `log:a:b:n` (n values spaced evenly in log scale from a to
+b), `x,y,z` or a YAML list, or one scalar. A policy's grid is the product of its parameters' values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from yarnctl.errors import ConfigError
+
+MAX_CELLS = 1_000_000  # a typo like 0:1:1e-9 should fail fast, not allocate forever
+_SPEC_KEYS = {"name", "workloads", "policies", "seeds", "baseline", "max_time_s"}
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One simulation: a workload, a policy with its parameters, a seed."""
+
+    workload: str
+    policy: str
+    params: tuple[tuple[str, Any], ...]
+    seed: int
+
+    @property
+    def label(self) -> str:
+        """policy[k=v,...], the name of the cell's group across seeds."""
+        inner = ",".join(f"{k}={_fmt(v)}" for k, v in self.params)
+        return f"{self.policy}[{inner}]" if inner else self.policy
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    """What to sweep: workloads, each policy's parameter grid, seeds."""
+
+    name: str
+    workloads: tuple[str, ...]
+    grids: tuple[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]], ...]  # (policy, ((param, values), ...))
+    seeds: tuple[int, ...]
+    baseline: str | None = None
+    max_time_s: float = math.inf
+    params_seen: frozenset[str] = field(default=frozenset())
+
+    def cells(self) -> list[Cell]:
+        """Every cell, in a fixed order: workload, policy, parameter values, seed."""
+        out = []
+        for w in self.workloads:
+            for policy, grid in self.grids:
+                names = [k for k, _ in grid]
+                for values in itertools.product(*(v for _, v in grid)):
+                    for seed in self.seeds:
+                        out.append(Cell(w, policy, tuple(zip(names, values)), seed))
+        return out
+
+
+def parse_values(text: Any, what: str) -> tuple[Any, ...]:
+    """The values a grid entry stands for (see the module docstring); ConfigError naming `what` when empty or malformed."""
+    if isinstance(text, list):
+        values: tuple[Any, ...] = tuple(text)
+    elif isinstance(text, str) and text.startswith("log:"):
+        values = _log_range(text, what)
+    elif isinstance(text, str) and ":" in text:
+        values = _linear_range(text, what)
+    elif isinstance(text, str) and "," in text:
+        values = tuple(yaml.safe_load(v.strip()) for v in text.split(",") if v.strip())
+    else:
+        values = (text,)
+    if not values:
+        raise ConfigError(f"{what}: empty range")
+    if len(values) > MAX_CELLS:
+        raise ConfigError(f"{what}: {len(values)} values; at most {MAX_CELLS}")
+    return values
+
+
+def parse_seeds(text: Any, what: str = "seeds") -> tuple[int, ...]:
+    """Seeds from `a:b` (both included), a list, `x,y`, or a count n (0..n-1)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        if text < 1:
+            raise ConfigError(f"{what}: {text}: give at least one seed")
+        return tuple(range(text))
+    if isinstance(text, str) and ":" in text and not text.startswith("log:"):
+        parts = text.split(":")
+        if len(parts) != 2:
+            raise ConfigError(f"{what}: {text!r}: expected FIRST:LAST, e.g. 0:9")
+        lo, hi = (_int(p, what) for p in parts)
+        if hi < lo:
+            raise ConfigError(f"{what}: {text!r}: empty range")
+        return tuple(range(lo, hi + 1))
+    values = parse_values(text, what)
+    seeds = tuple(_int(v, what) for v in values)
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"{what}: a seed is listed twice")
+    return seeds
+
+
+def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Sequence[str] = (),
+              params: Sequence[str] = (), seeds: str | None = None, baseline: str | None = None) -> SweepSpec:
+    """A sweep file, extended or overridden by flags; ConfigError naming the file or flag at fault."""
+    doc: dict[str, Any] = {}
+    src = str(path) if path else "flags"
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{path}: malformed YAML: {str(e).splitlines()[0]}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a mapping with workloads, policies and seeds")
+        unknown = sorted(set(loaded) - _SPEC_KEYS)
+        if unknown:
+            raise ConfigError(f"{path}: unknown key {unknown[0]!r}; valid: {', '.join(sorted(_SPEC_KEYS))}")
+        doc = loaded
+    ws = [*_str_list(doc.get("workloads", []), f"{src}: workloads"), *workloads]
+    pols = doc.get("policies", {}) or {}
+    if isinstance(pols, list):
+        pols = {str(p): {} for p in pols}
+    if not isinstance(pols, dict) or not all(isinstance(v, (dict, type(None))) for v in pols.values()):
+        raise ConfigError(f"{src}: policies: expected a mapping of policy name to its parameter grid")
+    grid: dict[str, dict[str, Any]] = {str(k): dict(v or {}) for k, v in pols.items()}
+    for p in policies:
+        grid.setdefault(p, {})
+    for item in params:
+        name, sep, value = item.partition("=")
+        policy, dot, key = name.partition(".")
+        if not sep or not dot or not policy or not key or not value:
+            raise ConfigError(f"--param {item!r}: expected POLICY.KEY=VALUES, e.g. dress.delta=0.1:0.5:0.05")
+        grid.setdefault(policy, {})[key] = value
+    if not ws:
+        raise ConfigError(f"{src}: no workload: give `workloads:` or --workload")
+    if not grid:
+        raise ConfigError(f"{src}: no policy: give `policies:` or --policy")
+    seed_text = seeds if seeds is not None else doc.get("seeds", 1)
+    spec = SweepSpec(
+        name=str(doc.get("name") or (path.stem if path else "sweep")),
+        workloads=tuple(dict.fromkeys(ws)),
+        grids=tuple((p, tuple((k, parse_values(v, f"{p}.{k}")) for k, v in sorted(g.items())))
+                    for p, g in grid.items()),
+        seeds=parse_seeds(seed_text, "--seeds" if seeds is not None else f"{src}: seeds"),
+        baseline=baseline or doc.get("baseline"),
+        max_time_s=float(doc.get("max_time_s", math.inf)))
+    _check(spec, src)
+    return spec
+
+
+def _check(spec: SweepSpec, src: str) -> None:
+    """Every workload loads, every policy is known, every parameter accepted by its policy, the baseline among the policies."""
+    from yarnctl.policies import make_policy
+    from yarnctl.sim.workload import load_workload
+
+    for w in spec.workloads:
+        load_workload(w)  # WorkloadError names the file and what is wrong with it
+
+    n = 0
+    for policy, grid in spec.grids:
+        n += len(spec.workloads) * len(spec.seeds) * math.prod(len(values) for _, values in grid)
+        # the first and last value of each parameter: a bad name or an out-of-range end fails now
+        for pick in (0, -1):
+            try:
+                make_policy(policy, {k: v[pick] for k, v in grid})
+            except ConfigError as e:
+                raise ConfigError(f"{src}: {e}") from None
+    if n > MAX_CELLS:
+        raise ConfigError(f"{src}: {n} cells; at most {MAX_CELLS}")
+    if spec.baseline is not None and spec.baseline not in {p for p, _ in spec.grids}:
+        raise ConfigError(f"{src}: baseline {spec.baseline!r} is not among the policies "
+                          f"({', '.join(p for p, _ in spec.grids)})")
+
+
+def workload_digest(name_or_path: str) -> str:
+    """A content hash of the workload (a built-in's YAML or the file): edit it and its cells run again."""
+    from yarnctl.sim.workload import builtin_dir, builtin_names
+
+    path = Path(name_or_path)
+    if not path.exists() and name_or_path in builtin_names():
+        path = builtin_dir() / f"{name_or_path}.yaml"
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError as e:
+        raise ConfigError(f"workload {name_or_path!r}: {e.strerror or 'cannot read'} (not a file or a built-in)") from None
+
+
+def cell_key(cell: Cell, workload_hash: str, code_hash: str, max_time_s: float) -> str:
+    """The content hash a finished cell is stored under."""
+    doc = {"w": workload_hash, "p": cell.policy, "k": [[k, _canon(v)] for k, v in cell.params], "s": cell.seed,
+           "t": None if math.isinf(max_time_s) else max_time_s, "c": code_hash}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _linear_range(text: str, what: str) -> tuple[float, ...]:
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise ConfigError(f"{what}: {text!r}: expected START:STOP:STEP, e.g. 0.1:0.5:0.05")
+    lo, hi, step = (_float(p, what) for p in parts)
+    if step <= 0:
+        raise ConfigError(f"{what}: {text!r}: the step must be > 0")
+    if hi < lo:
+        raise ConfigError(f"{what}: {text!r}: empty range (STOP < START)")
+    n = math.floor((hi - lo) / step + 1e-9) + 1
+    if n > MAX_CELLS:
+        raise ConfigError(f"{what}: {text!r}: {n} values; at most {MAX_CELLS}")
+    ints = all(float(p).is_integer() for p in (lo, step))
+    # rounded so that 0.1 + 2 * 0.1 is 0.3 in the table and the cache key
+    return tuple(int(lo + i * step) if ints else round(lo + i * step, 12) for i in range(n))
+
+
+def _log_range(text: str, what: str) -> tuple[float, ...]:
+    parts = text.split(":")[1:]
+    if len(parts) != 3:
+        raise ConfigError(f"{what}: {text!r}: expected log:START:STOP:N, e.g. log:0.001:1:4")
+    lo, hi = (_float(p, what) for p in parts[:2])
+    n = _int(parts[2], what)
+    if lo <= 0 or hi <= 0:
+        raise ConfigError(f"{what}: {text!r}: a log range needs START and STOP > 0")
+    if n < 1:
+        raise ConfigError(f"{what}: {text!r}: empty range")
+    if n == 1:
+        return (lo,)
+    ratio = (hi / lo) ** (1 / (n - 1))
+    return tuple(float(f"{lo * ratio ** i:.12g}") for i in range(n))
+
+
+def _str_list(v: Any, what: str) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ConfigError(f"{what}: expected a list of names or files")
+    return list(v)
+
+
+def _float(text: str, what: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise ConfigError(f"{what}: {text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise ConfigError(f"{what}: {text!r} is not a finite number")
+    return v
+
+
+def _int(v: Any, what: str) -> int:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what}: {v!r} is not an integer") from None
+    if not f.is_integer():
+        raise ConfigError(f"{what}: {v!r} is not an integer")
+    return int(f)
+
+
+def _canon(v: Any) -> Any:
+    """A JSON-stable form of a parameter value (1 and 1.0 hash alike)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, Mapping):
+        return {str(k): _canon(x) for k, x in sorted(v.items())}
+    if isinstance(v, (list, tuple)):
+        return [_canon(x) for x in v]
+    return v
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)

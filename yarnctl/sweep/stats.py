@@ -1,0 +1,134 @@
+"""Per cell mean and 95% interval over seeds, and paired differences against a baseline on the same seeds.
+
+The interval of a mean is Student's t (default) or a bootstrap (scipy.stats.bootstrap, percentile,
+fixed random state); a difference is *significant* only when its interval excludes zero. A cell
+with one seed has a mean and no interval, and is never significant.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+
+from yarnctl.errors import ConfigError
+
+CI_METHODS = ("t", "bootstrap")
+
+
+def interval(xs: np.ndarray, method: str = "t", confidence: float = 0.95) -> tuple[float, float]:
+    """The confidence interval of the mean of `xs` (NaN, NaN with fewer than two values)."""
+    xs = xs[~np.isnan(xs)]
+    if len(xs) < 2:
+        return math.nan, math.nan
+    m = float(np.mean(xs))
+    if np.all(xs == xs[0]):
+        return m, m  # no spread: the interval is the value (both methods would degenerate)
+    if method == "bootstrap":
+        res = st.bootstrap((xs,), np.mean, confidence_level=confidence, n_resamples=9999, method="percentile",
+                           random_state=np.random.default_rng(0))
+        return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    sem = float(st.sem(xs))
+    lo, hi = st.t.interval(confidence, len(xs) - 1, loc=m, scale=sem)
+    return float(lo), float(hi)
+
+
+def cell_means(df: pd.DataFrame, metric: str, method: str = "t", confidence: float = 0.95) -> pd.DataFrame:
+    """workload, label, policy, n, mean, lo, hi per cell (a cell: a workload and a policy with its parameters)."""
+    _need(df, metric)
+    rows = []
+    for (w, label), g in df.groupby(["workload", "label"], sort=False):
+        xs = g[metric].to_numpy(dtype=float)
+        lo, hi = interval(xs, method, confidence)
+        rows.append({"workload": w, "label": label, "policy": g["policy"].iloc[0], "n": int((~np.isnan(xs)).sum()),
+                     "mean": float(np.nanmean(xs)) if (~np.isnan(xs)).any() else math.nan, "lo": lo, "hi": hi})
+    return pd.DataFrame(rows)
+
+
+def baseline_label(df: pd.DataFrame, baseline: str) -> str:
+    """The cell label `baseline` names: a label as is, or a policy swept with one parameter set; ConfigError otherwise."""
+    labels = [str(x) for x in dict.fromkeys(df["label"])]
+    if baseline in labels:
+        return baseline
+    mine = [str(x) for x in dict.fromkeys(df.loc[df["policy"] == baseline, "label"])]
+    if len(mine) == 1:
+        return mine[0]
+    if not mine:
+        raise ConfigError(f"--baseline {baseline!r}: no such policy or cell in the results; cells: {', '.join(labels)}")
+    raise ConfigError(f"--baseline {baseline!r} was swept over {len(mine)} parameter sets; name one: {', '.join(mine)}")
+
+
+def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str = "t",
+                       confidence: float = 0.95) -> pd.DataFrame:
+    """Per cell: mean of (cell − baseline) over the seeds both ran, its interval, relative to the baseline mean, significance."""
+    _need(df, metric)
+    base_label = baseline_label(df, baseline)
+    base = df.loc[df["label"] == base_label, ["workload", "seed", metric]].rename(columns={metric: "_base"})
+    rows = []
+    for (w, label), g in df.groupby(["workload", "label"], sort=False):
+        if label == base_label:
+            continue
+        m = g[["workload", "seed", metric]].merge(base, on=["workload", "seed"])
+        d = (m[metric] - m["_base"]).to_numpy(dtype=float)
+        d = d[~np.isnan(d)]
+        lo, hi = interval(d, method, confidence)
+        mean_d = float(np.mean(d)) if len(d) else math.nan
+        base_mean = float(np.nanmean(m["_base"].to_numpy(dtype=float))) if len(m) else math.nan
+        rows.append({"workload": w, "label": label, "baseline": base_label, "pairs": len(d), "diff": mean_d,
+                     "lo": lo, "hi": hi, "rel": mean_d / base_mean if base_mean else math.nan,
+                     "significant": bool(len(d) >= 2 and (lo > 0 or hi < 0))})
+    return pd.DataFrame(rows)
+
+
+def report_table(means: pd.DataFrame, diffs: pd.DataFrame | None, metric: str) -> str:
+    """A markdown table per workload: mean [interval] per cell, and its difference from the baseline."""
+    out = []
+    for w, g in means.groupby("workload", sort=False):
+        out += [f"### {w}: {metric}", ""]
+        head = "| cell | seeds | mean [95% CI] |"
+        sep = "|---|---|---|"
+        if diffs is not None and len(diffs):
+            head += f" vs {diffs['baseline'].iloc[0]} [95% CI] | relative | significant |"
+            sep += "---|---|---|"
+        out += [head, sep]
+        for r in g.itertuples():
+            line = f"| {r.label} | {r.n} | {_num(r.mean)} {_ci(r.lo, r.hi)} |"
+            if diffs is not None and len(diffs):
+                d = diffs[(diffs["workload"] == w) & (diffs["label"] == r.label)]
+                if len(d):
+                    x = d.iloc[0]
+                    line += (f" {_num(x['diff'], signed=True)} {_ci(x['lo'], x['hi'], signed=True)} | "
+                             f"{_pct(x['rel'])} | {'**yes**' if x['significant'] else 'no'} |")
+                else:
+                    line += " baseline | | |"
+            out.append(line)
+        out.append("")
+    return "\n".join(out)
+
+
+def _need(df: pd.DataFrame, metric: str) -> None:
+    if metric not in df.columns:
+        metrics = [c for c in df.columns if c not in ("workload", "policy", "label", "seed", "key")
+                   and not c.startswith("param.")]
+        raise ConfigError(f"--metric {metric!r}: not in the results; metrics: {', '.join(metrics)}")
+
+
+def _num(v: Any, signed: bool = False) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:+.4g}" if signed else f"{v:.4g}"
+
+
+def _ci(lo: float, hi: float, signed: bool = False) -> str:
+    if math.isnan(lo):
+        return ""
+    if lo == hi:
+        return "(no spread over seeds)"
+    return f"[{_num(lo, signed)}, {_num(hi, signed)}]"
+
+
+def _pct(v: float) -> str:
+    return "-" if math.isnan(v) else f"{100 * v:+.1f}%"
