@@ -188,3 +188,24 @@ def test_report_prints_and_writes_the_table_and_plot(tmp_path: Path, capsys: pyt
     assert "| ffd-dp[memory_weight=0.5] | 3 |" in out and "vs fifo [95% CI]" in out
     for suffix in (".md", ".csv", ".png"):
         assert (tmp_path / f"report-makespan_s{suffix}").stat().st_size > 0
+
+
+def test_the_yarn_executor_needs_a_running_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["sweep", "run", "--workload", "haste-mixed1", "--policy", "fifo", "--executor", "yarn",
+                 "--cluster-dir", str(tmp_path / "none"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--executor yarn: no running cluster in {tmp_path / 'none'}" in err, err
+
+
+def test_the_streaming_task_runs_cells_from_lines_with_or_without_offsets() -> None:
+    from yarnctl.sweep.task import decode, encode, run_lines
+
+    cell = Cell("haste-mixed1", "ffd-dp", (("memory_weight", 1),), 2)
+    line = encode("k1", cell, math.inf)
+    assert decode(line) == ("k1", cell, math.inf) == decode(f"0\t{line}")
+    bad = encode("k2", Cell("nosuch-workload", "fifo", (), 0), 10.0)
+    out = list(run_lines([f"17\t{line}\n", "\n", bad]))
+    assert [o.split("\t")[0] for o in out] == ["k1", "k2"]
+    import json
+    assert json.loads(out[0].split("\t")[1])["row"]["makespan_s"] > 0
+    assert "nosuch-workload" in json.loads(out[1].split("\t")[1])["error"]

@@ -59,12 +59,19 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="FIRST:LAST, a,b,c or a count N (0..N-1); default the file's, else 1 seed (0)")
     r.add_argument("--baseline", default=None, metavar="POLICY", help="recorded for `sweep report` (optional)")
     r.add_argument("--out", type=Path, required=True, metavar="DIR", help="where cells, results.csv and reports go")
-    r.add_argument("--executor", choices=("local", "dask"), default="local",
+    r.add_argument("--executor", choices=("local", "dask", "yarn"), default="local",
                    help="local: processes on this machine (default); dask: a Dask cluster (--scheduler, or a "
-                        "LocalCluster started here)")
+                        "LocalCluster started here); yarn: a map-only Hadoop streaming job on the local cluster "
+                        "(`yarnctl cluster up`), one map task per --cells-per-task cells")
     r.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT", help="the Dask scheduler's address")
     r.add_argument("--workers", type=int, default=None, metavar="N",
                    help="local processes or LocalCluster workers (default: every core)")
+    r.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
+                   help="yarn: the local cluster's directory (default: the one running)")
+    r.add_argument("--python-archive", type=Path, default=None, metavar="ENV.tar.gz",
+                   help="yarn: a packed Python environment with yarnctl (e.g. venv-pack), shipped to every task "
+                        "through the distributed cache; default: this interpreter, which the local cluster's nodes share")
+    r.add_argument("--cells-per-task", type=int, default=1, metavar="N", help="yarn: cells per map task (default 1)")
     r.add_argument("--dry-run", action="store_true", help="print the cells and how many are kept; run nothing")
 
     rep = ss.add_parser("report", help="means, 95%% intervals and paired differences from OUT/results.csv",
@@ -93,6 +100,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--workers {args.workers}: give at least 1")
     if args.scheduler and args.executor != "dask":
         raise ConfigError("--scheduler is the Dask scheduler's address: add --executor dask")
+    if (args.cluster_dir or args.python_archive) and args.executor != "yarn":
+        raise ConfigError("--cluster-dir and --python-archive are for --executor yarn")
     spec = load_spec(args.spec, workloads=args.workload, policies=[p.strip() for p in args.policy.split(",") if p.strip()],
                      params=args.param, seeds=args.seeds, baseline=args.baseline)
     if args.dry_run:
@@ -107,7 +116,8 @@ def _run(args: argparse.Namespace) -> int:
           f"{len(spec.seeds)} seeds) on {args.executor}", file=sys.stderr)
     with _Bar() as bar:
         done = run_sweep(spec, args.out, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
-                         progress=bar.update)
+                         progress=bar.update, cluster_dir=args.cluster_dir, python_archive=args.python_archive,
+                         cells_per_task=args.cells_per_task)
     rate = done.ran / done.wall_s * 60 if done.wall_s > 0 else 0.0
     print(f"{done.cells} cells: {done.kept} kept from before, {done.ran} run now ({rate:.0f} cells/min), "
           f"{len(done.failed)} failed; {done.wall_s:.1f} s")

@@ -29,6 +29,7 @@ JARS = {  # name -> jar file name in the resolved classpath
     "examples": "hadoop-mapreduce-examples-2.7.7.jar",
     "jobclient-tests": "hadoop-mapreduce-client-jobclient-2.7.7-tests.jar",
     "distributedshell": "hadoop-yarn-applications-distributedshell-2.7.7.jar",
+    "streaming": "hadoop-streaming-2.7.7.jar",
 }
 
 

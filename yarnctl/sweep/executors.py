@@ -16,7 +16,7 @@ from yarnctl.sweep.cell import run_cell
 from yarnctl.sweep.spec import Cell
 
 Done = Callable[[str, Cell, "dict[str, Any] | None", "str | None"], None]
-EXECUTORS = ("local", "dask")
+EXECUTORS = ("local", "dask", "yarn")  # yarn: yarnctl/sweep/yarn.py
 
 
 def run_local(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, workers: int | None = None) -> None:

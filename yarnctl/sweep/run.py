@@ -37,7 +37,8 @@ def keyed_cells(spec: SweepSpec) -> list[tuple[str, Cell]]:
 
 
 def run_sweep(spec: SweepSpec, out: Path, *, executor: str = "local", workers: int | None = None,
-              scheduler: str | None = None, progress: Progress | None = None) -> SweepRun:
+              scheduler: str | None = None, progress: Progress | None = None, cluster_dir: Path | None = None,
+              python_archive: Path | None = None, cells_per_task: int = 1) -> SweepRun:
     """Run the missing cells of `spec` into `out`, then write the table of all its cells; finished cells are kept on any failure."""
     t0 = time.perf_counter()
     store = CellStore(out)
@@ -62,6 +63,10 @@ def run_sweep(spec: SweepSpec, out: Path, *, executor: str = "local", workers: i
     if todo:
         if executor == "dask":
             run_dask(todo, spec.max_time_s, done, scheduler=scheduler, workers=workers)
+        elif executor == "yarn":
+            from yarnctl.sweep.yarn import run_yarn
+            run_yarn(todo, spec.max_time_s, done, out, cluster_dir=cluster_dir, python_archive=python_archive,
+                     cells_per_task=cells_per_task)
         else:
             run_local(todo, spec.max_time_s, done, workers=workers)
     table = write_table(spec, tasks, store, out / "results.csv")
