@@ -209,3 +209,40 @@ def test_the_streaming_task_runs_cells_from_lines_with_or_without_offsets() -> N
     import json
     assert json.loads(out[0].split("\t")[1])["row"]["makespan_s"] > 0
     assert "nosuch-workload" in json.loads(out[1].split("\t")[1])["error"]
+
+
+# tasks that start light (a quarter of their memory) and then use all of it: usage feedback sees the light
+# start, offers the node more than its allowance, and the node's memory overflows when they grow (Sec. IV, V-B)
+RAMP = """
+cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 16}}
+defaults: {am: false}
+jobs:
+  - id: j
+    submit_s: 0
+    type: spark
+    executors:
+      tasks: 12
+      resource: {memory_mb: 1024, vcores: 1}
+      duration: 60
+      usage: {profile: [{at: 0.0, cpu: 0.2, memory: 0.25}, {at: 0.5, cpu: 0.2, memory: 1.0}]}
+"""
+
+
+def test_a_row_counts_oom_kills_over_submitted_tasks(tmp_path: Path) -> None:
+    """The damping-factor sweep's measure ([FEEDBACK] Sec. V-C): feedback overfills the node, fifo never does."""
+    from yarnctl.sweep.cell import run_cell
+
+    w = tmp_path / "ramp.yaml"
+    w.write_text(RAMP)
+    fifo = run_cell(Cell(str(w), "fifo", (), 0))
+    fb = run_cell(Cell(str(w), "feedback", (("alpha", 0.5),), 0))
+    assert fifo["oom_kills"] == 0 and fifo["tasks"] == 12
+    assert fb["oom_kills"] > 0 and fb["oom_kill_fraction"] == pytest.approx(fb["oom_kills"] / 12)
+
+
+def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
+    spec = load_spec(Path("feedback-alpha"))
+    assert spec.workloads == ("feedback-day", "feedback-day+efr") and spec.baseline == "fifo"
+    assert len(spec.cells()) == 2 * (1 + 11) * 3
+    with pytest.raises(ConfigError, match="no such sweep file or built-in sweep; built-ins: feedback-alpha"):
+        load_spec(Path("nope"))

@@ -12,7 +12,7 @@ from yarnctl.sweep.spec import Cell
 # the metrics of a row, in table order (per job type ones follow as NAME.TYPE)
 METRICS = ("makespan_s", "avg_completion_s", "median_completion_s", "p90_completion_s", "avg_wait_s",
            "median_wait_s", "p90_wait_s", "jain_user_completion", "util_cpu", "util_memory", "used_cpu",
-           "used_memory", "oom_kills", "unfinished", "failed")
+           "used_memory", "tasks", "oom_kills", "oom_kill_fraction", "unfinished", "failed")
 
 
 def run_cell(cell: Cell, max_time_s: float = math.inf) -> dict[str, Any]:
@@ -32,7 +32,10 @@ def run_cell(cell: Cell, max_time_s: float = math.inf) -> dict[str, Any]:
         "jain_user_completion": jain([sum(v) / len(v) for v in _by(result.jobs, "user").values() if v]),
         "util_cpu": result.utilization.get("cpu"), "util_memory": result.utilization.get("memory"),
         "used_cpu": result.actual_utilization.get("cpu"), "used_memory": result.actual_utilization.get("memory"),
-        "oom_kills": int(result.stats.get("oom_kills", 0)), "unfinished": result.unfinished, "failed": result.failed,
+        "tasks": workload.tasks, "oom_kills": int(result.stats.get("oom_kills", 0)),
+        # [FEEDBACK] Sec. V-C's "fraction of crashed tasks": OOM-killed attempts over submitted tasks
+        "oom_kill_fraction": result.stats.get("oom_kills", 0) / workload.tasks if workload.tasks else 0.0,
+        "unfinished": result.unfinished, "failed": result.failed,
     }
     by_type = _by(result.jobs, "type")
     if len(by_type) > 1:  # per job class only when there is more than one

@@ -118,6 +118,7 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
               params: Sequence[str] = (), seeds: str | None = None, baseline: str | None = None) -> SweepSpec:
     """A sweep file, extended or overridden by flags; ConfigError naming the file or flag at fault."""
     doc: dict[str, Any] = {}
+    path = resolve_spec(path) if path is not None else None
     src = str(path) if path else "flags"
     if path is not None:
         try:
@@ -189,16 +190,33 @@ def _check(spec: SweepSpec, src: str) -> None:
 
 
 def workload_digest(name_or_path: str) -> str:
-    """A content hash of the workload (a built-in's YAML or the file): edit it and its cells run again."""
+    """A content hash of the workload (a built-in's YAML or the file, and its +variant): edit it and its cells run again."""
     from yarnctl.sim.workload import builtin_dir, builtin_names
 
     path = Path(name_or_path)
+    base, plus, variant = name_or_path.rpartition("+")
+    if not path.exists() and plus:
+        return hashlib.sha256(f"{workload_digest(base)}+{variant}".encode()).hexdigest()[:16]
     if not path.exists() and name_or_path in builtin_names():
         path = builtin_dir() / f"{name_or_path}.yaml"
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     except OSError as e:
         raise ConfigError(f"workload {name_or_path!r}: {e.strerror or 'cannot read'} (not a file or a built-in)") from None
+
+
+def builtin_sweeps() -> list[str]:
+    """The sweep files shipped with yarnctl (yarnctl/sweep/builtin), by name."""
+    return sorted(p.stem for p in (Path(__file__).parent / "builtin").glob("*.yaml"))
+
+
+def resolve_spec(name_or_path: Path) -> Path:
+    """A sweep file, or a built-in sweep by name; ConfigError listing the built-ins otherwise."""
+    if name_or_path.exists() or name_or_path.suffix:
+        return name_or_path
+    if str(name_or_path) in builtin_sweeps():
+        return Path(__file__).parent / "builtin" / f"{name_or_path}.yaml"
+    raise ConfigError(f"{name_or_path}: no such sweep file or built-in sweep; built-ins: {', '.join(builtin_sweeps())}")
 
 
 def cell_key(cell: Cell, workload_hash: str, code_hash: str, max_time_s: float) -> str:

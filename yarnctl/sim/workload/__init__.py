@@ -51,8 +51,15 @@ def parse_workload(text: str, source: str, seed: int = 0) -> Workload:
 
 
 def load_workload(name_or_path: str, seed: int = 0, **sls_options: Any) -> Workload:
-    """A built-in workload by name, a YAML workload file, or an SLS JSON trace."""
+    """A built-in workload by name, a YAML workload file, or an SLS JSON trace; NAME+VARIANT applies a variant (variants.py)."""
     path = Path(name_or_path)
+    base, plus, variant = name_or_path.rpartition("+")
+    if not path.exists() and plus:
+        from yarnctl.sim.workload.variants import VARIANTS
+
+        if variant not in VARIANTS:
+            raise WorkloadError(name_or_path, "", f"unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
+        return VARIANTS[variant](load_workload(base, seed, **sls_options))
     if not path.exists():
         if name_or_path in builtin_names():
             path = builtin_dir() / f"{name_or_path}.yaml"
