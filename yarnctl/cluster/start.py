@@ -218,7 +218,7 @@ class Startup:
         procs.kill([victim.pid])
         deadline = time.monotonic() + timeout_s
         with closing(ResourceManager([heir.url], settings=PROBE)) as rm:
-            self._wait_until_pid(heir, deadline, "become active", lambda: rm.cluster_info().ha_state == "ACTIVE")
+            self._wait_until(None, heir, deadline, "become active", lambda: rm.cluster_info().ha_state == "ACTIVE")
         with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
             self._wait_registered(rm, [(None, d) for d in info.nodes], deadline)
         info = self._start_rm(info, info.classpath_file, info.java_home, info.shim_jar, deadline, rm_id=old)
@@ -434,23 +434,16 @@ class Startup:
             self._check_deadline(deadline, waiting, "register with the resourcemanager")
             time.sleep(0.5)
 
-    def _wait_until(self, proc: subprocess.Popen[Any], d: DaemonInfo, deadline: float, what: str,
+    def _wait_until(self, proc: subprocess.Popen[Any] | None, d: DaemonInfo, deadline: float, what: str,
                     ready: Callable[[], bool], poll_s: float = 0.5) -> None:
-        """Poll `ready` until true; ClusterError naming the log if `proc` dies or `deadline` passes."""
-        while True:
-            self._check_alive(proc, d)
-            try:
-                if ready():
-                    return
-            except RMError:
-                pass  # not answering yet
-            self._check_deadline(deadline, d, what)
-            time.sleep(poll_s)
+        """Poll `ready` until true; ClusterError naming the log if the daemon dies or `deadline` passes.
 
-    def _wait_until_pid(self, d: DaemonInfo, deadline: float, what: str, ready: Callable[[], bool]) -> None:
-        """`_wait_until` for a daemon this process did not start (watched by pid)."""
+        `proc` None: a daemon this process did not start, watched by its pid.
+        """
         while True:
-            if not procs.alive(d.pid):
+            if proc is not None:
+                self._check_alive(proc, d)
+            elif not procs.alive(d.pid):
                 raise ClusterError(f"{d.name} (pid {d.pid}) exited: {reason(d)}; read {log_to_read(d)}")
             try:
                 if ready():
@@ -458,7 +451,7 @@ class Startup:
             except RMError:
                 pass  # not answering yet
             self._check_deadline(deadline, d, what)
-            time.sleep(0.5)
+            time.sleep(poll_s)
 
     def _check_alive(self, proc: subprocess.Popen[Any], d: DaemonInfo) -> None:
         rc = proc.poll()
