@@ -10,7 +10,7 @@ import pytest
 
 from yarnctl.bench.soak import (
     COLUMNS, Counters, Event, JobRecord, Probe, csv_row, failed_by_nm, heap_per_app, histogram_growth, ls_slope,
-    ls_slope_se, main, markdown_table, parse_args, parse_histogram, read_samples, schedule, trend, trends, verdict,
+    ls_slope_se, main, markdown_table, class_totals, thread_groups, parse_args, parse_histogram, read_samples, schedule, trend, trends, verdict,
 )
 
 MINUTES = [float(m) for m in range(61)]
@@ -253,3 +253,45 @@ def test_report_only_without_a_run_says_so_in_one_line(tmp_path: Path, capsys: p
     assert main(["--report-only", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot rebuild the report" in err
+
+
+def test_class_totals_sum_a_class_or_a_package() -> None:
+    h = parse_histogram(HISTO_AFTER)
+    assert class_totals(h, "io.yarnctl.") == (5, 500)
+    assert class_totals(h, "org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl") == (210, 21000)
+    assert class_totals(h, "nothing.") == (0, 0)
+
+
+def test_report_only_diffs_the_rm_dumps_found_in_the_cluster_dir(tmp_path: Path) -> None:
+    import json
+
+    out, cdir = tmp_path / "out", tmp_path / "c"
+    out.mkdir()
+    cdir.mkdir()
+    with (out / "samples.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        for m in range(13):
+            w.writerow(csv_row(float(m), Counters(), Probe(200, 150, 15, 20.0, 50.0, 1)))
+    (out / "jobs.csv").write_text("n,label,start_min,end_min,rc,app_id\n1,pi-2x10,0.5,1.5,0,application_1_0001\n")
+    (out / "summary.json").write_text(json.dumps({"args": {"minutes": 12.0, "policy": "hmrf"}, "jobs": {"submitted": 1},
+                                                  "events": []}))
+    (cdir / "rm-histo-warm.txt").write_text(HISTO_BEFORE)
+    (cdir / "rm-histo-end.txt").write_text(HISTO_AFTER)
+    (cdir / "rm-threads-warm.txt").write_text('"main" #1 prio=5\n"ApplicationMasterLauncher #0" #40 prio=5\n')
+    (cdir / "rm-threads-end.txt").write_text('"main" #1 prio=5\n"ApplicationMasterLauncher #0" #40 prio=5\n'
+                                             '"ApplicationMasterLauncher #1" #41 prio=5\n')
+    assert main(["--report-only", "--out", str(out), "--dir", str(cdir)]) == 0
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["ok"] is True and doc["rm_thread_growth"] == {"ApplicationMasterLauncher ##": 1}
+    assert doc["rm_histogram_growth"][0] == {"class": "[B", "instances": 1000, "bytes": 100000}
+    assert doc["rm_key_classes"]["io.yarnctl."] == [[0, 0], [5, 500]]
+    report = (out / "report.md").read_text()
+    assert "`RMAppImpl` 10 (1.0 KB) → 210 (20.5 KB)" in report and "`io.yarnctl.*` 0 (0.0 KB) → 5 (0.5 KB)" in report
+    assert "`ApplicationMasterLauncher ##` +1" in report
+
+
+def test_thread_groups_count_threads_by_name_with_digits_folded() -> None:
+    dump = '"IPC Server handler 1 on 8030" #31 daemon prio=5\n   java.lang.Thread.State: WAITING\n' \
+           '"IPC Server handler 2 on 8030" #32 daemon prio=5\n"main" #1 prio=5\n'
+    assert thread_groups(dump) == {"IPC Server handler # on #": 2, "main": 1}

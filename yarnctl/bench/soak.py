@@ -126,6 +126,8 @@ LEVEL_METRICS = ("rm_heap_mb", "serve_rss_mb")   # judged by their fitted growth
 EXTRA = ("rm_apps_completed", "shim_delegated", "shim_fallback", "shim_full_syncs", "serve_calls", "serve_resync",
          "serve_errors")
 HISTO_LINE = re.compile(r"^\s*\d+:\s+(\d+)\s+(\d+)\s+(\S+)")
+KEY_CLASSES = ("org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl",
+               "org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptImpl", "io.yarnctl.")
 THREAD_LINE = re.compile(r'^"(.*)" #\d+', re.M)   # a thread's header line in Thread.print
 COLUMNS = ("minute", "jobs_submitted", "jobs_succeeded", "jobs_failed", "jobs_running", "serve_restarts",
            "nm_restarts", *METRICS, "serve_pid", *EXTRA)
@@ -180,6 +182,12 @@ def thread_groups(text: str) -> dict[str, int]:
         key = re.sub(r"\d+", "#", name)
         out[key] = out.get(key, 0) + 1
     return out
+
+
+def class_totals(histo: Mapping[str, tuple[int, int]], prefix: str) -> tuple[int, int]:
+    """Instances and bytes of the classes whose name starts with `prefix` (a class name or a package)."""
+    rows = [v for c, v in histo.items() if c.startswith(prefix)]
+    return sum(n for n, _ in rows), sum(b for _, b in rows)
 
 
 def histogram_growth(before: Mapping[str, tuple[int, int]], after: Mapping[str, tuple[int, int]],
@@ -589,17 +597,19 @@ def finish(soak: Soak | None, args: argparse.Namespace, say: Callable[[str], Non
         w = csv.DictWriter(f, fieldnames=[x.name for x in fields(JobRecord)])
         w.writeheader()
         w.writerows(asdict(j) for j in soak.jobs)
-    growth = histogram_growth(soak.histograms[0], soak.histograms[1]) if len(soak.histograms) == 2 else []
     return write_report(out, {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-                        soak.jobs, soak.events, soak.submitted,
-                        [{"class": c, "instances": n, "bytes": b} for c, n, b in growth],
-                        thread_growth(soak.threads[0], soak.threads[1]) if len(soak.threads) == 2 else {}, say)
+                        soak.jobs, soak.events, soak.submitted, soak.histograms, soak.threads, say)
 
 
 def write_report(out: Path, args_doc: Mapping[str, Any], jobs: Sequence[JobRecord], events: Sequence[Event],
-                 submitted: int, histo_growth: Sequence[Mapping[str, Any]], threads_growth: Mapping[str, int],
-                 say: Callable[[str], None]) -> int:
-    """Fit the trends on OUT/samples.csv, plot, write report.md and summary.json, print the table; the exit code."""
+                 submitted: int, histograms: Sequence[Mapping[str, tuple[int, int]]],
+                 thread_dumps: Sequence[Mapping[str, int]], say: Callable[[str], None]) -> int:
+    """Fit the trends on OUT/samples.csv, plot, write report.md and summary.json, print the table; the exit code.
+
+    `histograms` and `thread_dumps` are the RM's after warm-up and at the end (two each, or none).
+    """
+    pair = len(histograms) == 2 and all(histograms)
+    growth = histogram_growth(histograms[0], histograms[1], top=20) if pair else []
     rows = read_samples(out / "samples.csv")
     minutes = float(args_doc["minutes"])
     ts = trends(rows, minutes)
@@ -616,8 +626,10 @@ def write_report(out: Path, args_doc: Mapping[str, Any], jobs: Sequence[JobRecor
         "trends": [asdict(t) for t in ts],
         "last_sample": rows[-1] if rows else None,
         "rm_heap_kb_per_completed_app": heap_per_app(rows, minutes),
-        "rm_thread_growth": dict(threads_growth),
-        "rm_histogram_growth": [dict(g) for g in histo_growth],
+        "rm_thread_growth": thread_growth(thread_dumps[0], thread_dumps[1]) if len(thread_dumps) == 2 else {},
+        "rm_histogram_growth": [{"class": c, "instances": n, "bytes": b} for c, n, b in growth],
+        # the apps the RM keeps after they finish, and the shim's own objects, after warm-up and at the end
+        "rm_key_classes": {k: [class_totals(h, k) for h in histograms] for k in KEY_CLASSES} if pair else {},
         "ok": ok, "reasons": reasons,
         "thresholds": {"growth_limit_pct_h": GROWTH_LIMIT_PCT_H, "band_pct": BAND_PCT, "band_abs": BAND_ABS,
                        "warmup_fraction": WARMUP_FRACTION, "fit_from": FIT_FROM},
@@ -630,8 +642,8 @@ def write_report(out: Path, args_doc: Mapping[str, Any], jobs: Sequence[JobRecor
     return 0 if ok else 1
 
 
-def rebuild(out: Path, say: Callable[[str], None]) -> int:
-    """Judge a finished run again from OUT's samples.csv, jobs.csv and summary.json (no cluster); the exit code."""
+def rebuild(out: Path, cluster_dir: Path, say: Callable[[str], None]) -> int:
+    """Judge a finished run again from OUT's samples.csv, jobs.csv and summary.json and the RM dumps in the cluster dir."""
     try:
         doc = json.loads((out / "summary.json").read_text())
         with (out / "jobs.csv").open(newline="") as f:
@@ -641,8 +653,16 @@ def rebuild(out: Path, say: Callable[[str], None]) -> int:
     except (OSError, ValueError, KeyError, TypeError) as e:
         say(f"soak: cannot rebuild the report from {out}: {type(e).__name__}: {e}")
         return 2
-    return write_report(out, doc["args"], jobs, events, int(doc["jobs"]["submitted"]),
-                        doc.get("rm_histogram_growth", []), doc.get("rm_thread_growth", {}), say)
+    histograms, threads = [], []
+    for tag in ("warm", "end"):
+        try:
+            histograms.append(parse_histogram((cluster_dir / f"rm-histo-{tag}.txt").read_text()))
+            threads.append(thread_groups((cluster_dir / f"rm-threads-{tag}.txt").read_text()))
+        except OSError:
+            say(f"soak: no RM dumps ({tag}) in {cluster_dir}: the report has no class or thread growth")
+            histograms, threads = [], []
+            break
+    return write_report(out, doc["args"], jobs, events, int(doc["jobs"]["submitted"]), histograms, threads, say)
 
 
 def _no_nan(v: Any) -> Any:
@@ -697,6 +717,7 @@ def report_md(summary: Mapping[str, Any], ts: Sequence[Trend]) -> str:
         f"{summary['rm_heap_kb_per_completed_app']} KB; the RM keeps up to "
         f"yarn.resourcemanager.max-completed-applications (10000) finished apps in memory.", "",
         *_growth_lines(summary["rm_histogram_growth"]),
+        *_key_lines(summary["rm_key_classes"], j["submitted"]),
         *_thread_lines(summary["rm_thread_growth"]),
         "Verdict: " + ("no growth trend, no job failed outside a NodeManager restart." if summary["ok"]
                        else "FAIL: " + "; ".join(summary["reasons"])), "",
@@ -710,6 +731,17 @@ def _growth_lines(growth: Sequence[Mapping[str, Any]]) -> list[str]:
     return ["RM classes whose live bytes grew most from the end of warm-up to the end (jcmd GC.class_histogram):", "",
             "| class | + instances | + KB |", "|---|---:|---:|",
             *(f"| `{g['class']}` | {g['instances']:+d} | {g['bytes'] / 1024:+.1f} |" for g in growth), ""]
+
+
+def _key_lines(keys: Mapping[str, Sequence[Sequence[int]]], submitted: int) -> list[str]:
+    if not keys:
+        return []
+
+    def name(k: str) -> str:
+        return f"{k}*" if k.endswith(".") else k.rsplit(".", 1)[-1]
+    parts = [f"`{name(k)}` {a[0]} ({a[1] / 1024:,.1f} KB) → {b[0]} ({b[1] / 1024:,.1f} KB)" for k, (a, b) in keys.items()]
+    return [f"Live in the RM after warm-up → at the end ({submitted} jobs submitted in all): " + "; ".join(parts) + ".",
+            ""]
 
 
 def _thread_lines(growth: Mapping[str, int]) -> list[str]:
@@ -793,8 +825,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--clients", type=_positive(int), default=3,
                    help="clients kept running at once; a new job starts when one ends (default %(default)s)")
     p.add_argument("--report-only", action="store_true",
-                   help="start no cluster: judge the run already in OUT again (samples.csv, jobs.csv, summary.json) "
-                        "and rewrite its report.md, soak.png and summary.json")
+                   help="start no cluster: judge the run already in OUT again (samples.csv, jobs.csv, summary.json, "
+                        "and the RM's class histograms and thread dumps in --dir) and rewrite its report.md, "
+                        "soak.png and summary.json")
     args = p.parse_args(argv)
     if args.serve_every_min < 0:
         p.error(f"--serve-every-min must be 0 or more, got {args.serve_every_min:g}")
@@ -820,7 +853,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line, file=sys.stderr, flush=True)
 
     if args.report_only:
-        return rebuild(args.out, say)
+        return rebuild(args.out, args.dir, say)
     try:
         return run(args, say)
     except KeyboardInterrupt:
