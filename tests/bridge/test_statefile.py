@@ -169,21 +169,28 @@ def test_rm_ha_servers_share_one_state_file_without_overwriting_each_other(tmp_p
 
 
 def test_the_server_that_takes_over_starts_from_its_peers_saved_state(tmp_path: Path) -> None:
-    """A failover: the new active's first call loads the history the old active saved, then decides on top of it."""
+    """A failover and a failback: the new active loads the old one's history and claims the file; the old one's
+    later saves are refused until it decides again and takes the file back."""
     shared = tmp_path / "policy-state.json"
     old, new = PolicyService(Counting(), state_file=shared), PolicyService(Counting(), state_file=shared)
+
+    def saved() -> int:
+        return int(json.loads(shared.read_text())["state"]["decisions"])
+
     _serve_fixtures(old)
-    old.save_state_file()
-    _serve_fixtures(new)
+    assert old.save_state_file() and saved() == 3
+    _serve_fixtures(new)  # its first call adopts 3 and writes it back (the claim)
     assert new.engine.policy.decisions == 3 + 3  # type: ignore[attr-defined]
-    # while it decides, a file written behind its back (a stale peer) is not taken
-    save_state(shared, "counting", {"decisions": 100})
+    assert saved() == 3
+    _serve_fixtures(old)  # the old active's calls still in flight at the failover
+    assert not old.save_state_file() and saved() == 3  # refused: its history is the stale one
+    assert new.save_state_file() and saved() == 6
+    # failback: the old server's next call takes the newer file first
+    _serve_fixtures(old)
+    assert old.engine.policy.decisions == 6 + 3  # type: ignore[attr-defined]
+    assert old.save_state_file() and saved() == 9
     _serve_fixtures(new)
-    assert new.engine.policy.decisions == 9  # type: ignore[attr-defined]
-    # after an idle spell (it was standby again) a newer file is taken
-    new.stats.last_call_s = (new.stats.last_call_s or 0.0) - 60
-    _serve_fixtures(new)
-    assert new.engine.policy.decisions == 100 + 3  # type: ignore[attr-defined]
+    assert not new.save_state_file() and saved() == 9
 
 
 def test_a_broken_shared_file_is_logged_and_the_server_keeps_its_state(tmp_path: Path,

@@ -257,6 +257,7 @@ def test_rm2s_policy_server_gets_the_next_metrics_port() -> None:
 
     assert _next_metrics_port(["--metrics-port", "9464", "--x"]) == ["--metrics-port", "9465", "--x"]
     assert _next_metrics_port(["--x"]) == ["--x"]
+    assert _next_metrics_port(["--metrics-port", "0"]) == ["--metrics-port", "0"]  # the OS picks for each
     d = Path("/c")
     assert serve_files(d, "rm2")["decisions"] == d / "decisions-rm2.jsonl"
     assert serve_files(d, "rm1")["state"] == serve_files(d, "rm2")["state"]  # one history, taken over on failover

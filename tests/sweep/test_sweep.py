@@ -246,3 +246,33 @@ def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
     assert len(spec.cells()) == 2 * (1 + 11) * 3
     with pytest.raises(ConfigError, match="no such sweep file or built-in sweep; built-ins: feedback-alpha"):
         load_spec(Path("nope"))
+
+
+def test_grids_refuse_duplicates_and_labels_keep_values_apart(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="x: a value is listed twice"):
+        parse_values("1,1.0", "x")
+    a, b = (Cell("w", "p", (("k", v),), 0) for v in (0.1234561, 0.1234564))
+    assert a.label != b.label  # a report groups by label: close values must not pool
+    f = tmp_path / "mine.yaml"
+    f.write_text((ROOT / "yarnctl" / "sim" / "builtin" / "haste-mixed1.yaml").read_text())
+    spec = load_spec(None, workloads=[str(f.relative_to(Path.cwd())) if f.is_relative_to(Path.cwd()) else str(f)],
+                     policies=["fifo"])
+    assert spec.workloads == (str(f.resolve()),)  # absolute: YARN tasks run elsewhere
+
+
+def test_paired_differences_over_partly_overlapping_seeds() -> None:
+    """Only the seeds both ran count, for the difference and for the relative change alike."""
+    df = pd.DataFrame({"workload": ["w"] * 5, "seed": [0, 1, 2, 0, 1], "policy": ["f"] * 3 + ["a"] * 2,
+                       "label": ["f"] * 3 + ["a"] * 2, "m": [10.0, 20.0, 1000.0, 12.0, 22.0]})
+    d = paired_differences(df, "m", "f").iloc[0]
+    assert d["pairs"] == 2 and d["diff"] == pytest.approx(2.0) and d["rel"] == pytest.approx(2.0 / 15.0)
+
+
+def test_a_per_type_metric_gets_its_own_report_files(tmp_path: Path) -> None:
+    from yarnctl.sweep.report import write_report
+
+    run_sweep(load_spec(None, workloads=["dress-mr20"], policies=["fifo"], seeds="0:1"), tmp_path, workers=1)
+    _, written = write_report(tmp_path, "avg_completion_s.MAPREDUCE", plot=False)
+    assert [p.name for p in written] == ["report-avg_completion_s.MAPREDUCE.md", "report-avg_completion_s.MAPREDUCE.csv"]
+    _, plain = write_report(tmp_path, "avg_completion_s", plot=False)
+    assert plain[0].name == "report-avg_completion_s.md" and written[0].exists()

@@ -16,7 +16,7 @@ from typing import Any
 from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
-from yarnctl.bridge.statefile import load_state, save_state
+from yarnctl.bridge.statefile import load_state, locked, save_state
 from yarnctl.bridge.wire import WireError, parse_request
 from yarnctl.engine import Engine
 from yarnctl.policies.contract import Policy, is_stateful
@@ -123,12 +123,16 @@ class PolicyService:
         self._last_seq = 0
         # the policy's tuning values, replaced whole when the control loop changes them (lock-free reads)
         self.tuning: dict[str, float] = self.engine.tuning()
-        # A stateful policy's saved history; the policy servers of HA ResourceManagers share one file:
-        # only a server that decided since its last save writes it (a standby's copy is stale), and a
-        # server that starts deciding after an idle spell first takes a newer file written by its peer.
+        # A stateful policy's saved history; the policy servers of HA ResourceManagers share one file.
+        # A server writes it only if it decided since its last save and nobody else wrote it since
+        # (else it is the old active: its history is the stale one). A server that starts deciding
+        # after an idle spell first takes the newer file its peer wrote and claims it at once by
+        # writing it back, so the old active's later saves are refused. flock makes each
+        # read-compare-write atomic between the servers.
         self.state_file = state_file if is_stateful(policy) else None
         self._state_mtime = _mtime(self.state_file)
         self._calls_saved = 0
+        self._peer_wrote = False
         # py4j runs each Java connection on its own thread: a late call must not interleave with
         # the next one on the mirror
         self._lock = threading.Lock()
@@ -159,37 +163,60 @@ class PolicyService:
         return dict(state)
 
     def save_state_file(self) -> bool:
-        """Write the policy's state to the state file if it decided since the last save; True when written."""
+        """Write the policy's state if it decided since its last save and no other server wrote the file since; True when written."""
         if self.state_file is None or self.stats.calls == self._calls_saved:
             return False
         calls = self.stats.calls
         state = self.policy_state()
-        if state is None or not save_state(self.state_file, self.policy_name, state):
+        if state is None:
             return False
-        self._calls_saved, self._state_mtime = calls, _mtime(self.state_file)
+        try:
+            with locked(self.state_file):
+                now = _mtime(self.state_file)
+                if now is not None and now != self._state_mtime:
+                    if not self._peer_wrote:
+                        log.info("policy %s: another policy server saved %s since this one did; not overwriting "
+                                 "it (this one's history is older)", self.policy_name, self.state_file)
+                    self._peer_wrote = True
+                    return False
+                if not save_state(self.state_file, self.policy_name, state):
+                    return False
+                self._calls_saved, self._state_mtime = calls, _mtime(self.state_file)
+        except OSError as e:  # the lock file: the server keeps deciding, the next save tries again
+            log.warning("cannot lock %s: %s", self.state_file, e.strerror or e)
+            return False
         return True
 
     def _adopt_newer_state(self) -> None:
-        """Load the state file when another server wrote it since this one last read or wrote it (an RM failover)."""
+        """Take the state file when another server wrote it since this one last did (an RM failover), and claim it."""
         assert self.state_file is not None
-        mtime = _mtime(self.state_file)
-        if mtime is None or mtime == self._state_mtime:
-            return
-        self._state_mtime = mtime
         try:
-            if load_state(self.state_file, self.policy_name, self.engine.policy):  # type: ignore[arg-type]
+            with locked(self.state_file):
+                mtime = _mtime(self.state_file)
+                if mtime is None or mtime == self._state_mtime:
+                    return
+                self._state_mtime, self._peer_wrote = mtime, False
+                try:
+                    load_state(self.state_file, self.policy_name, self.engine.policy)  # type: ignore[arg-type]
+                except ConfigError as e:  # keep deciding on the state we have
+                    log.warning("policy %s: not taking over the saved state: %s", self.policy_name, e)
+                    return
                 log.info("policy %s: took over the state another policy server saved in %s", self.policy_name,
                          self.state_file)
                 self.tuning = self.engine.tuning()
-        except ConfigError as e:  # keep deciding on the state we have
-            log.warning("policy %s: not taking over the saved state: %s", self.policy_name, e)
+                # claim it (decide() holds the service lock: save the policy directly, not via policy_state)
+                if save_state(self.state_file, self.policy_name, self.engine.policy.save_state()):  # type: ignore[attr-defined]
+                    self._state_mtime, self._calls_saved = _mtime(self.state_file), self.stats.calls
+        except OSError as e:
+            log.warning("cannot lock %s: %s", self.state_file, e.strerror or e)
 
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         with self._lock:
             t0 = time.perf_counter_ns()
             seq, node, parsed = self._last_seq + 1, "", False
-            if self.state_file is not None and time.time() - (self.stats.last_call_s or 0.0) > TAKEOVER_IDLE_S:
+            if self.state_file is not None and (
+                    self._peer_wrote or time.time() - (self.stats.last_call_s or 0.0) > TAKEOVER_IDLE_S):
                 self._adopt_newer_state()
             rejected: list[list[str]] = []
             why: dict[str, str] = {}

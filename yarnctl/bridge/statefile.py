@@ -6,10 +6,13 @@ replaced atomically (temp file + rename) so a crash mid-write leaves the previou
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,18 @@ from yarnctl.errors import ConfigError
 log = logging.getLogger(__name__)
 
 FORMAT = 1
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on the state file for read-compare-write, shared by every policy server using it (flock)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def save_state(path: Path, policy_name: str, state: dict[str, Any]) -> bool:

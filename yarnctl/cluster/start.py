@@ -215,6 +215,8 @@ class Startup:
         old = active[0]
         new = "rm2" if old == "rm1" else "rm1"
         victim, heir = (info.rm, info.rm2) if old == "rm1" else (info.rm2, info.rm)
+        if not procs.owned(victim.pid, marker(victim, self.dir)):
+            raise ClusterError(f"{victim.name} (pid {victim.pid}) is not this cluster's process; nothing killed")
         procs.kill([victim.pid])
         deadline = time.monotonic() + timeout_s
         with closing(ResourceManager([heir.url], settings=PROBE)) as rm:
@@ -263,18 +265,22 @@ class Startup:
         return info
 
     def restart_serve(self, *, kill: bool = True, timeout_s: float = 60.0) -> ClusterInfo:
-        """Stop the policy server (SIGKILL by default: a crash) and start it again with the same arguments.
+        """Stop the policy server that decides (the active RM's, under HA; SIGKILL by default: a crash) and start it again.
 
-        Meanwhile the shim decides natively; once the new server listens, the shim's next call after its
-        reconnect probe gets a resync and sends full state. ClusterError on a cluster without the shim.
+        It restarts with the same arguments. Meanwhile the shim decides natively; once the new server
+        listens, the shim's next call after its reconnect probe gets a resync and sends full state.
+        ClusterError on a cluster without the shim.
         """
         info = self.info()
         if info.serve is None or info.policy is None:
             raise ClusterError(f"the cluster in {self.dir} runs a native scheduler: no policy server to restart")
-        if procs.owned(info.serve.pid, marker(info.serve, self.dir)):
-            (procs.kill if kill else procs.terminate)([info.serve.pid])
-        return self._start_serve(info, info.policy, info.serve.ports["py4j"], info.serve_args,
-                                 time.monotonic() + timeout_s)
+        rm_id = self.active_rm()
+        d = info.serve if rm_id == "rm1" else info.serve2
+        assert d is not None
+        if procs.owned(d.pid, marker(d, self.dir)):
+            (procs.kill if kill else procs.terminate)([d.pid])
+        args = info.serve_args if rm_id == "rm1" else _next_metrics_port(info.serve_args)
+        return self._start_serve(info, info.policy, d.ports["py4j"], args, time.monotonic() + timeout_s, rm_id=rm_id)
 
     def _refuse_if_running(self) -> None:
         if not self.exists():
@@ -506,6 +512,6 @@ def _next_metrics_port(serve_args: Sequence[str]) -> list[str]:
     """rm2's policy server arguments: `--metrics-port P` becomes P+1 (both servers run on this host)."""
     args = list(serve_args)
     for i, a in enumerate(args[:-1]):
-        if a == "--metrics-port":
+        if a == "--metrics-port" and args[i + 1] != "0":  # 0: the OS picks, for both
             args[i + 1] = str(int(args[i + 1]) + 1)
     return args

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pandas as pd
 
 from yarnctl.errors import ConfigError
 from yarnctl.sweep.stats import cell_means, paired_differences, report_table
+
+log = logging.getLogger(__name__)
+BOOTSTRAP_MIN_SEEDS = 10  # below this a percentile bootstrap's interval is far too narrow (n=2: [min, max])
 
 
 def load_results(out: Path) -> pd.DataFrame:
@@ -32,14 +36,18 @@ def write_report(out: Path, metric: str, baseline: str | None = None, ci: str = 
     if baseline is None and (out / "sweep.json").is_file():
         baseline = json.loads((out / "sweep.json").read_text()).get("baseline")
     means = cell_means(df, metric, ci)
+    if ci == "bootstrap" and len(means) and int(means["n"].min()) < BOOTSTRAP_MIN_SEEDS:
+        log.warning("--ci bootstrap with %d seeds in a cell: its intervals are too narrow below %d seeds; "
+                    "prefer --ci t", int(means["n"].min()), BOOTSTRAP_MIN_SEEDS)
     diffs = paired_differences(df, metric, baseline, ci) if baseline else None
     text = report_table(means, diffs, metric)
-    stem = out / f"report-{metric}"
-    stem.with_suffix(".md").write_text(text + "\n")
+    # not with_suffix: a per job type metric (avg_completion_s.MAPREDUCE) has a dot of its own
+    md, csv, png = (out / f"report-{metric}.{ext}" for ext in ("md", "csv", "png"))
+    md.write_text(text + "\n")
     merged = means if diffs is None else means.merge(diffs, on=["workload", "label"], how="left", suffixes=("", "_diff"))
-    merged.to_csv(stem.with_suffix(".csv"), index=False)
-    written = [stem.with_suffix(".md"), stem.with_suffix(".csv")]
+    merged.to_csv(csv, index=False)
+    written = [md, csv]
     if plot:
         from yarnctl.sweep.plots import plot_means
-        written.append(plot_means(df, means, metric, stem.with_suffix(".png")))
+        written.append(plot_means(df, means, metric, png))
     return text, written

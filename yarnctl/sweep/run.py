@@ -86,6 +86,7 @@ def write_table(spec: SweepSpec, tasks: list[tuple[str, Cell]], store: CellStore
         rows.append({"workload": cell.workload, "policy": cell.policy, "label": cell.label, "seed": cell.seed,
                      **{f"param.{n}": params.get(n) for n in names}, **store.get(key), "key": key})
     if not rows:
+        path.unlink(missing_ok=True)  # an older spec's table must not pass for this one's
         return None
     df = pd.DataFrame(rows)
     # cell columns, the metrics in METRICS order, per job type ones, then the bookkeeping

@@ -88,6 +88,9 @@ def parse_values(text: Any, what: str) -> tuple[Any, ...]:
         values = (text,)
     if not values:
         raise ConfigError(f"{what}: empty range")
+    canon = [json.dumps(_canon(v), sort_keys=True) for v in values]
+    if len(set(canon)) != len(canon):  # two cells with one key would count each seed twice
+        raise ConfigError(f"{what}: a value is listed twice")
     if len(values) > MAX_CELLS:
         raise ConfigError(f"{what}: {len(values)} values; at most {MAX_CELLS}")
     return values
@@ -133,7 +136,9 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
         if unknown:
             raise ConfigError(f"{path}: unknown key {unknown[0]!r}; valid: {', '.join(sorted(_SPEC_KEYS))}")
         doc = loaded
-    ws = [*_str_list(doc.get("workloads", []), f"{src}: workloads"), *workloads]
+    # a workload file by its absolute path: YARN tasks run in directories of their own
+    ws = [str(Path(w).resolve()) if Path(w).is_file() else w
+          for w in (*_str_list(doc.get("workloads", []), f"{src}: workloads"), *workloads)]
     pols = doc.get("policies", {}) or {}
     if isinstance(pols, list):
         pols = {str(p): {} for p in pols}
@@ -299,4 +304,5 @@ def _canon(v: Any) -> Any:
 
 
 def _fmt(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+    # 12 significant digits, as ranges are rounded: two values never share a label
+    return f"{v:.12g}" if isinstance(v, float) else str(v)

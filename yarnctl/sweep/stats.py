@@ -72,11 +72,12 @@ def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str
         if label == base_label:
             continue
         m = g[["workload", "seed", metric]].merge(base, on=["workload", "seed"])
-        d = (m[metric] - m["_base"]).to_numpy(dtype=float)
-        d = d[~np.isnan(d)]
+        both = m[[metric, "_base"]].to_numpy(dtype=float)
+        both = both[~np.isnan(both).any(axis=1)]  # the seeds where both have a value, for diff and rel alike
+        d = both[:, 0] - both[:, 1]
         lo, hi = interval(d, method, confidence)
         mean_d = float(np.mean(d)) if len(d) else math.nan
-        base_mean = float(np.nanmean(m["_base"].to_numpy(dtype=float))) if len(m) else math.nan
+        base_mean = float(np.mean(both[:, 1])) if len(d) else math.nan
         rows.append({"workload": w, "label": label, "baseline": base_label, "pairs": len(d), "diff": mean_d,
                      "lo": lo, "hi": hi, "rel": mean_d / base_mean if base_mean else math.nan,
                      "significant": bool(len(d) >= 2 and (lo > 0 or hi < 0))})

@@ -13,8 +13,9 @@ from typing import Any
 import yarnctl
 from yarnctl.sweep.spec import Cell
 
-# the sources a simulation's result depends on: a change to any of them makes every cell run again
-_CODE = ("sim", "policies", "model", "fairness", "estimation", "state", "engine.py")
+# the sources a row depends on (the simulation, and the metrics made of it): a change to any of them
+# makes every cell run again
+_CODE = ("sim", "policies", "model", "fairness", "estimation", "state", "trace", "engine.py", "sweep/cell.py")
 
 
 def code_hash() -> str:

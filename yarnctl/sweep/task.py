@@ -42,7 +42,11 @@ def run_lines(lines: Iterable[str]) -> Iterator[str]:
     for line in lines:
         if not line.strip():
             continue
-        key, cell, cap = decode(line)
+        try:
+            key, cell, cap = decode(line)
+        except (ValueError, KeyError, TypeError) as e:  # not a line we wrote: say so, run the others
+            print(f"yarnctl sweep task: bad input line ({e}): {line[:200]!r}", file=sys.stderr)
+            continue
         try:
             result: dict[str, Any] = {"row": run_cell(cell, cap)}
         except Exception as e:  # reported, not raised: the other cells of this task still run

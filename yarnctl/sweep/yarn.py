@@ -17,7 +17,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from yarnctl.cluster.daemons import app_ids
 from yarnctl.errors import ConfigError
 from yarnctl.sweep.executors import Done, _why
 from yarnctl.sweep.spec import Cell
@@ -47,15 +49,22 @@ def run_yarn(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, o
     cmd = lc.client_command(_streaming_args(work, cells_per_task, python_archive), STREAMING)
     env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
     with open(work / "client.log", "w") as log:
-        proc = subprocess.run(cmd, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s)
+        proc = subprocess.Popen(cmd, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
+            proc.kill()
+            killed = _kill_job(lc, work / "client.log")
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            raise ConfigError(f"the streaming job did not finish in {timeout_s:.0f} s; {killed}") from None
     seen = _collect(work / "output", by_key, done)
-    if proc.returncode != 0 and not seen:
-        raise ConfigError(f"the streaming job failed (exit {proc.returncode}): {_last_error(work / 'client.log')}; "
+    if rc != 0 and not seen:
+        raise ConfigError(f"the streaming job failed (exit {rc}): {_last_error(work / 'client.log')}; "
                           f"read {work / 'client.log'}")
     for key, cell in tasks:  # a job that failed part-way: what did not come back is a failed cell
         if key not in seen:
-            done(key, cell, None, f"no result from the streaming job (exit {proc.returncode}); read "
-                                  f"{work / 'client.log'}")
+            done(key, cell, None, f"no result from the streaming job (exit {rc}); read {work / 'client.log'}")
 
 
 def _streaming_args(work: Path, per_task: int, archive: Path | None) -> list[str]:
@@ -95,6 +104,17 @@ def _collect(output: Path, by_key: dict[str, Cell], done: Done) -> set[str]:
                 continue
             done(key, by_key[key], result.get("row"), result.get("error"))
     return seen
+
+
+def _kill_job(lc: Any, client_log: Path) -> str:
+    """Kill the job the client submitted (it outlives its client); what was done, in words."""
+    ids = app_ids(client_log.read_text(errors="replace")) if client_log.exists() else []
+    if not ids:
+        return "no application was submitted"
+    cmd = lc.client_command(["application", "-kill", ids[-1]], "org.apache.hadoop.yarn.client.cli.ApplicationCLI")
+    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    return f"killed {ids[-1]}" if done.returncode == 0 else f"could not kill {ids[-1]}: {done.stderr.strip()[-200:]}"
 
 
 def _last_error(log: Path) -> str:
