@@ -140,14 +140,16 @@ def test_schedule_puts_serve_kills_off_the_grid_and_nm_restarts_at_thirds() -> N
 def test_a_job_failing_during_an_nm_restart_is_excused_and_others_fail_the_run() -> None:
     nm = [Event("nm-restart", 20.0, 20.5, "nodemanager-0")]
     victim = JobRecord(1, "sleep-3x5s", 19.0, 21.0, 1, "application_1_0001")
-    late = JobRecord(2, "pi-2x10", 21.0, 22.0, 1, "application_1_0002")        # started within the grace
-    unrelated = JobRecord(3, "pi-2x10", 30.0, 31.0, 1, "application_1_0003")
+    late = JobRecord(2, "pi-2x10", 20.2, 25.0, 1, "application_1_0002")        # ends within the 5-min grace
+    hung = JobRecord(3, "dshell-2", 18.0, 28.0, 2, "application_1_0003")       # ran across it, failed 7.5 min later
+    after = JobRecord(4, "pi-2x10", 21.0, 22.0, 1, "application_1_0004")       # submitted after the node was back
+    before = JobRecord(5, "pi-2x10", 10.0, 19.9, 1, "application_1_0005")      # ended before it
     assert failed_by_nm(victim, nm) and failed_by_nm(late, nm)
-    assert not failed_by_nm(unrelated, nm)
+    assert not any(failed_by_nm(j, nm) for j in (hung, after, before))
     assert not failed_by_nm(victim, [Event("serve-kill", 20.0, 20.1, "serve")])
     flat = [trend("rm_heap_mb", MINUTES, [80.0] * 61, 60)]
     assert verdict(flat, [victim, late], nm) == (True, [])
-    ok, reasons = verdict(flat, [victim, unrelated], nm)
+    ok, reasons = verdict(flat, [victim, hung], nm)
     assert not ok and len(reasons) == 1 and "application_1_0003" in reasons[0]
 
 
@@ -206,7 +208,8 @@ HISTO_AFTER = """
    2:          4000         320000  java.lang.String (java.base@17.0.2)
    3:           210          21000  org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl
    4:             5            500  io.yarnctl.shim.New
-Total         25215        2441500
+   5:            49            784  org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl$AppKilledTransition
+Total         25264        2442284
 """
 
 
@@ -215,6 +218,7 @@ def test_class_histograms_parse_and_the_growth_names_the_classes_that_grew() -> 
     assert before["[B"] == (20000, 2000000) and len(before) == 3   # header and Total lines skipped
     growth = histogram_growth(before, after)
     assert growth == [("[B", 1000, 100000), ("org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl", 200, 20000),
+                      ("org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl$AppKilledTransition", 49, 784),
                       ("io.yarnctl.shim.New", 5, 500)]   # String shrank: not listed
     assert histogram_growth(before, after, top=1) == growth[:1]
 
@@ -258,6 +262,7 @@ def test_report_only_without_a_run_says_so_in_one_line(tmp_path: Path, capsys: p
 def test_class_totals_sum_a_class_or_a_package() -> None:
     h = parse_histogram(HISTO_AFTER)
     assert class_totals(h, "io.yarnctl.") == (5, 500)
+    # the class itself, not its inner transition classes
     assert class_totals(h, "org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl") == (210, 21000)
     assert class_totals(h, "nothing.") == (0, 0)
 

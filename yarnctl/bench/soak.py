@@ -40,7 +40,9 @@ PROG = "python -m yarnctl.bench.soak"
 MR_FLAGS = ("-Dmapreduce.map.memory.mb=512", "-Dmapreduce.reduce.memory.mb=512", "-Dmapreduce.map.java.opts=-Xmx256m",
             "-Dmapreduce.reduce.java.opts=-Xmx256m", "-Dyarn.app.mapreduce.am.resource.mb=768")
 CLIENT_TIMEOUT_S = 900.0   # a client still running after 15 min is stuck: killed and counted failed
-NM_GRACE_S = 120.0         # a job that ends this long after a NodeManager restart finished may still be its victim
+# a job that fails this long after a NodeManager restart finished may still be its victim (its AM's second
+# attempt failing too); one that hangs for minutes and fails later (a client timeout) is not excused
+NM_GRACE_S = 300.0
 WARMUP_FRACTION = 1 / 6    # the first 10 min of an hour: JIT, thread pools and caches filling up
 FIT_FROM = 0.5             # the trend is fitted over the second half of the run
 GROWTH_LIMIT_PCT_H = 10.0  # heap/RSS: fitted growth per hour, relative to the median, must stay below this
@@ -185,8 +187,9 @@ def thread_groups(text: str) -> dict[str, int]:
 
 
 def class_totals(histo: Mapping[str, tuple[int, int]], prefix: str) -> tuple[int, int]:
-    """Instances and bytes of the classes whose name starts with `prefix` (a class name or a package)."""
-    rows = [v for c, v in histo.items() if c.startswith(prefix)]
+    """Instances and bytes of one class, or of a package's classes when `prefix` ends with a dot."""
+    # a class name matches itself only: RMAppImpl$...Transition singletons are not applications
+    rows = [v for c, v in histo.items() if c == prefix or (prefix.endswith(".") and c.startswith(prefix))]
     return sum(n for n, _ in rows), sum(b for _, b in rows)
 
 
@@ -286,8 +289,8 @@ def markdown_table(ts: Sequence[Trend]) -> str:
 
 
 def failed_by_nm(job: JobRecord, events: Sequence[Event], grace_min: float = NM_GRACE_S / 60) -> bool:
-    """True when a job's run overlaps a NodeManager restart or the grace period after it."""
-    return any(e.kind == "nm-restart" and job.start_min <= e.end_min + grace_min and job.end_min >= e.start_min
+    """True when a job was submitted before a NodeManager restart finished and ended during it or within the grace after."""
+    return any(e.kind == "nm-restart" and job.start_min <= e.end_min and e.start_min <= job.end_min <= e.end_min + grace_min
                for e in events)
 
 
@@ -445,7 +448,7 @@ class Soak:
             if rc is None and time.monotonic() - c.started > CLIENT_TIMEOUT_S:
                 c.proc.kill()
                 rc = c.proc.wait()
-                self.say(f"job {c.n} ({c.spec.label}) still running after {CLIENT_TIMEOUT_S:.0f} s: killed")
+                self.say(f"soak: job {c.n} ({c.spec.label}) still running after {CLIENT_TIMEOUT_S:.0f} s: killed")
             if rc is None:
                 continue
             ids = app_ids(c.log.read_text(errors="replace"))
@@ -454,7 +457,7 @@ class Soak:
             self.jobs.append(job)
             self.clients.remove(c)
             if rc != 0:
-                self.say(f"job {c.n} ({c.spec.label}, {job.app_id}) FAILED, exit {rc}: see {c.log}")
+                self.say(f"soak: job {c.n} ({c.spec.label}, {job.app_id}) FAILED, exit {rc}: see {c.log}")
 
     def top_up(self, until_min: float) -> None:
         """Keep `clients_max` clients running, submitting none in the last minute so the run ends near on time."""
@@ -485,7 +488,7 @@ class Soak:
             c.proc.kill()
             c.proc.wait()
             self.jobs.append(JobRecord(c.n, c.spec.label, round(c.start_min, 2), round(self.now_min(), 2), -9, ""))
-            self.say(f"job {c.n} ({c.spec.label}) still running at the end: killed, counted failed")
+            self.say(f"soak: job {c.n} ({c.spec.label}) still running at the end: killed, counted failed")
         self.clients.clear()
 
 
