@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,14 +57,15 @@ class Startup:
     def up(self, *, nodes: int = 2, policy: str | None = "fifo", native: str | None = None,
            nm_memory_mb: int = 4096, nm_vcores: int = 4, deadline_ms: int | None = None,
            token_file: Path | None = None, heartbeat_ms: int = 1000, serve_args: Sequence[str] = (),
-           timeout_s: float = 180.0, recovery: bool = False, ha: bool = False) -> ClusterInfo:
+           timeout_s: float = 180.0, recovery: bool = False, ha: bool = False,
+           yarn_site: Mapping[str, str] | None = None) -> ClusterInfo:
         """Start the policy server (shim on), the RM and `nodes` NMs; return once every NM is RUNNING.
 
         `native` (fifo|capacity|fair) runs a stock scheduler and no policy server; otherwise the shim
         runs `policy`. `recovery` turns on work-preserving RM restart (see `restart_rm`). `ha` starts
         ZooKeeper and two RMs (rm1, rm2), each with its own policy server, that elect the active one
-        and share their state there (see `failover`). On any failure everything started so far is
-        stopped and ClusterError names the log to read.
+        and share their state there (see `failover`). `yarn_site` properties go into every conf dir
+        last. On any failure everything started so far is stopped and ClusterError names the log to read.
         """
         if nodes < 1:
             raise ClusterError(f"--nodes must be at least 1, got {nodes}")
@@ -105,8 +106,8 @@ class Startup:
                            nm_memory_mb=nm_memory_mb, nm_vcores=nm_vcores, nm_heartbeat_ms=heartbeat_ms,
                            native=native, shim=shim_values if shim else {}, jhs_port=jhs_ports["jhs"],
                            jhs_webapp_port=jhs_ports["webapp"], jhs_admin_port=jhs_ports["admin"],
-                           yarn_site=(ha_site(host, zk_port, {"rm1": rm_ports, "rm2": rm2_ports}) if ha
-                                      else recovery_site(self.dir) if recovery else {}))
+                           yarn_site={**(ha_site(host, zk_port, {"rm1": rm_ports, "rm2": rm2_ports}) if ha
+                                         else recovery_site(self.dir) if recovery else {}), **(yarn_site or {})})
         templates = self.root / "hadoop-conf"
         # under HA each RM's own conf dir says which RM it is; the others say rm1, because Hadoop
         # (HAUtil.getRMHAId, in the NM too) refuses two RM addresses that are both local otherwise
