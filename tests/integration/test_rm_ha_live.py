@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hmrfstatus import accumulated_vcore_seconds
 
 from yarnctl.bridge.decisionlog import LogReader
 from yarnctl.cluster.local import LocalCluster, app_ids
@@ -27,12 +28,6 @@ pytestmark = pytest.mark.integration
 JOB = ["-Dmapreduce.map.memory.mb=512", "-Dmapreduce.reduce.memory.mb=512", "-Dmapreduce.map.java.opts=-Xmx256m",
        "-Dmapreduce.reduce.java.opts=-Xmx256m", "-Dyarn.app.mapreduce.am.resource.mb=768",
        "-m", "4", "-r", "1", "-mt", "15000", "-rt", "2000"]
-
-
-def _accumulated(status_file: Path) -> float:
-    """H-MRF's accumulated vcore-seconds over every queue, as the policy server last reported them."""
-    tuning = json.loads(status_file.read_text())["tuning"]
-    return sum(v for k, v in tuning.items() if k.startswith("hmrf_accumulated_vcore_seconds"))
 
 
 def test_a_job_survives_the_active_rm_killed_and_the_standbys_server_takes_over(tmp_path: Path) -> None:
@@ -56,7 +51,7 @@ def test_a_job_survives_the_active_rm_killed_and_the_standbys_server_takes_over(
         rm.close()
         time.sleep(11)  # one save of the active's H-MRF accounting (every 10 s) with the job in it
         standby_before = list(LogReader(new_files["decisions"])) if new_files["decisions"].exists() else []
-        accumulated_at_kill = _accumulated(old_files["status"])
+        accumulated_at_kill = accumulated_vcore_seconds(old_files["status"])
         killed_at_ms = int(time.time() * 1000)
         new, info = lc.failover()
         out = client.communicate(timeout=900)[0]
@@ -65,7 +60,7 @@ def test_a_job_survives_the_active_rm_killed_and_the_standbys_server_takes_over(
         status = lc.status()
         serve_log = (info.dir / "logs" / f"serve-{new}.log" if new == "rm2" else info.dir / "logs" / "serve.log")
         took_over = serve_log.read_text(errors="replace")
-        accumulated_after = _accumulated(new_files["status"])
+        accumulated_after = accumulated_vcore_seconds(new_files["status"])
     finally:
         lc.down()
 

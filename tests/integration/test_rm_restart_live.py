@@ -9,7 +9,6 @@ and the new RM's shim must rebuild Python's state with a full sync and go on del
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -18,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hmrfstatus import accumulated_vcore_seconds
 
 from yarnctl.bridge.decisionlog import LogReader
 from yarnctl.cluster.local import LocalCluster, app_ids
@@ -51,13 +51,13 @@ def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) ->
         rm.close()
         before = {a.id for a in apps}
         time.sleep(2)  # a status-file write (every second) with both jobs running
-        accumulated_at_kill = _accumulated(info.dir / "serve-status.json")
+        accumulated_at_kill = accumulated_vcore_seconds(info.dir / "serve-status.json")
         killed_at_ms = int(time.time() * 1000)
         lc.restart_rm(kill=True)
         outs = [c.communicate(timeout=900)[0] for c in clients]
         finals = [lc.wait_app(app_ids(out)[-1], timeout_s=300) for out in outs]
         time.sleep(2)
-        accumulated_after = _accumulated(info.dir / "serve-status.json")
+        accumulated_after = accumulated_vcore_seconds(info.dir / "serve-status.json")
     finally:
         lc.down()
 
@@ -92,9 +92,3 @@ def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) ->
           f"{rm_log.count('Recovering container')}, decision records {len(before_kill)} before the kill and "
           f"{len(after)} after, Python placed {placed_after} after; H-MRF vcore-seconds {accumulated_at_kill:.0f} at "
           f"the kill, {accumulated_after:.0f} at the end")
-
-
-def _accumulated(status_file: Path) -> float:
-    """H-MRF's accumulated vcore-seconds over every queue, as the policy server last reported them."""
-    tuning = json.loads(status_file.read_text())["tuning"]
-    return sum(v for k, v in tuning.items() if k.startswith("hmrf_accumulated_vcore_seconds"))
