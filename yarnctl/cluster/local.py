@@ -231,6 +231,13 @@ class LocalCluster(Startup):
                 "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true", f"-Dyarnctl.cluster.dir={info.dir}",
                 "-classpath", classpath, main, *args]
 
+    def client_env(self) -> dict[str, str]:
+        """The environment for a `client_command`: this one without CLASSPATH and JAVA_TOOL_OPTIONS, the cluster's conf and JDK."""
+        info = self.info()
+        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
+        env.update(HADOOP_CONF_DIR=str(info.conf_dir), JAVA_HOME=info.java_home)
+        return env
+
     def run(self, args: Sequence[str], main_class: str | None = None, *, timeout: float | None = None,
             capture: bool = True, cwd: Path | str | None = None) -> subprocess.CompletedProcess[str]:
         """Run a client program against the cluster (default the MapReduce examples driver).
@@ -240,8 +247,7 @@ class LocalCluster(Startup):
         client logs (application ids, progress) are on stderr: see `app_ids()`.
         """
         cmd = self.client_command(args, main_class)
-        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        env.update(HADOOP_CONF_DIR=str(self.info().conf_dir), JAVA_HOME=self.info().java_home)
+        env = self.client_env()
         try:
             return subprocess.run(cmd, env=env, cwd=cwd, timeout=timeout, text=True,
                                   stdout=subprocess.PIPE if capture else None,

@@ -11,7 +11,6 @@ multi-host cluster needs. Input and output live under OUT/yarn on the default fi
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -47,9 +46,8 @@ def run_yarn(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, o
     (work / "cells.jsonl").write_text("".join(encode(k, c, max_time_s) + "\n" for k, c in tasks))
     by_key = dict(tasks)
     cmd = lc.client_command(_streaming_args(work, cells_per_task, python_archive), STREAMING)
-    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
     with open(work / "client.log", "w") as log:
-        proc = subprocess.Popen(cmd, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, env=lc.client_env(), cwd=work, stdout=log, stderr=subprocess.STDOUT)
         try:
             rc = proc.wait(timeout=timeout_s)
         except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
@@ -112,8 +110,7 @@ def _kill_job(lc: Any, client_log: Path) -> str:
     if not ids:
         return "no application was submitted"
     cmd = lc.client_command(["application", "-kill", ids[-1]], "org.apache.hadoop.yarn.client.cli.ApplicationCLI")
-    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(cmd, env=lc.client_env(), capture_output=True, text=True, timeout=120)
     return f"killed {ids[-1]}" if done.returncode == 0 else f"could not kill {ids[-1]}: {done.stderr.strip()[-200:]}"
 
 
