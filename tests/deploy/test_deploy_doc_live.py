@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from standin import make_hadoop_home, rm_pid
 
+from yarnctl.cluster import procs
 from yarnctl.cluster.classpath import repo_root
 from yarnctl.cluster.local import LocalCluster
 from yarnctl.cluster.ports import free_ports
@@ -85,7 +86,7 @@ def test_following_the_guide_drops_the_shim_in_and_rolls_it_back(fifo_cluster: t
         f"export HADOOP_HOME={home}", f"export HADOOP_CONF_DIR={info.conf_dir}", f"export YARNCTL_SRC={ROOT}",
         f"export RM={info.rm_url}", f"export YARNCTL_ETC={etc}", f"export YARNCTL_PORT={port}",
         f"export YARNCTL_METRICS_PORT={metrics_port}"])
-    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "HADOOP_CONF_DIR", "JAVA_TOOL_OPTIONS")}
+    env = procs.java_env(keep_conf=False)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # yarnctl, python3
     transcript = tmp_path / "transcript.txt"
     outputs: list[str] = []

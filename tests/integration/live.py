@@ -104,9 +104,7 @@ class Live:
 
     def start(self, args: list[str], main_class: str | None = None) -> subprocess.Popen[str]:
         """Start a client in the background."""
-        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        return subprocess.Popen(self.lc.client_command(args, main_class), env=env, text=True, cwd=self.info.dir,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        return self.lc.start_client(args, main_class)
 
 
 def _wait_port_closed(port: int, timeout_s: float = 30) -> None:

@@ -9,9 +9,7 @@ shows the policy only the AMs that keep AMs within half the cluster's memory, an
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,9 +28,7 @@ def test_eight_2gb_ams_on_two_8gb_nodes_all_finish_under_dress(tmp_path: Path) -
     lc = LocalCluster(tmp_path / "c")
     lc.up(policy="dress", nodes=2, nm_memory_mb=8192, nm_vcores=16, serve_args=["--tune-interval", "1"])
     try:
-        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        clients = [subprocess.Popen(lc.client_command(JOB, "sleep"), env=env, text=True, cwd=lc.info().dir,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(8)]
+        clients = [lc.start_client(JOB, "sleep") for _ in range(8)]
         outs = [c.communicate(timeout=900)[0] for c in clients]
         apps = [lc.wait_app(app_ids(out)[-1], timeout_s=120) for out in outs]
     finally:

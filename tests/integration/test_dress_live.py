@@ -15,7 +15,6 @@ and CI once saw 55.0 s under DRESS against 52.4 s under Capacity.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import time
@@ -39,9 +38,7 @@ NM = {"nodes": 2, "nm_memory_mb": 8192, "nm_vcores": 16}
 
 
 def _client(lc: LocalCluster, args: list[str]) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-    return subprocess.Popen(lc.client_command(args, "sleep"), env=env, text=True, cwd=lc.info().dir,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return lc.start_client(args, "sleep")
 
 
 def _schedule(lc: LocalCluster) -> tuple[list[AppRecord], list[AppRecord]]:

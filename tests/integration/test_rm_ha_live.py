@@ -10,8 +10,6 @@ H-MRF accounting its peer saved; `status` and both servers' control loops must f
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -37,9 +35,7 @@ def test_a_job_survives_the_active_rm_killed_and_the_standbys_server_takes_over(
         old = lc.active_rm()
         new_expected = "rm2" if old == "rm1" else "rm1"
         old_files, new_files = serve_files(info.dir, old), serve_files(info.dir, new_expected)
-        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        client = subprocess.Popen(lc.client_command(JOB, "sleep"), env=env, text=True, cwd=info.dir,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        client = lc.start_client(JOB, "sleep")
         rm = lc.rm(HttpSettings(read_timeout_s=10))
         deadline = time.monotonic() + 240
         while True:  # kill once the job runs tasks (its AM plus at least one map)

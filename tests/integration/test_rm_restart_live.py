@@ -9,9 +9,7 @@ and the new RM's shim must rebuild Python's state with a full sync and go on del
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -36,9 +34,7 @@ def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) ->
     lc = LocalCluster(tmp_path / "c")
     info = lc.up(policy="hmrf", nodes=2, nm_memory_mb=4096, nm_vcores=8, recovery=True)
     try:
-        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        clients = [subprocess.Popen(lc.client_command(JOB, "sleep"), env=env, text=True, cwd=info.dir,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)]
+        clients = [lc.start_client(JOB, "sleep") for _ in range(2)]
         rm = lc.rm(HttpSettings(read_timeout_s=10))
         # kill once both jobs run tasks (AM plus at least one map each: 2+ containers per app)
         deadline = time.monotonic() + 240

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import shutil
 import statistics
@@ -111,7 +110,7 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
 
 def _submit_and_wait(lc: LocalCluster, spec: BenchSpec, label: str, work: Path, timeout_s: float,
                      say: Say) -> list[AppRecord]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
+    env = lc.client_env()
     logs = work / "clients"
     logs.mkdir(parents=True, exist_ok=True)
     procs: dict[str, tuple[subprocess.Popen[bytes], Path, int]] = {}

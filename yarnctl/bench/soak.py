@@ -416,8 +416,7 @@ class Soak:
         self.info = info
         self.log_dir = Path(info.dir) / "soak-clients"
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        self.env.update(HADOOP_CONF_DIR=str(info.conf_dir), JAVA_HOME=info.java_home)
+        self.env = lc.client_env()
 
     def now_min(self) -> float:
         """Minutes since the cluster came up."""

@@ -172,8 +172,7 @@ class LocalCluster(Startup):
             out.update(rm_status(rm))
             out["shim"] = shim_status(rm) if info.policy else None
             if info.rm2 is not None:
-                states = rm.ha_states()
-                out["ha_states"] = {rm_id: states.get(url, "?") for rm_id, url in zip(("rm1", "rm2"), info.rm_urls)}
+                out["ha_states"] = self.ha_states(info)
         status_file = self.active_status_file()
         if status_file and status_file.is_file():
             try:
@@ -234,9 +233,12 @@ class LocalCluster(Startup):
     def client_env(self) -> dict[str, str]:
         """The environment for a `client_command`: this one without CLASSPATH and JAVA_TOOL_OPTIONS, the cluster's conf and JDK."""
         info = self.info()
-        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        env.update(HADOOP_CONF_DIR=str(info.conf_dir), JAVA_HOME=info.java_home)
-        return env
+        return procs.java_env(HADOOP_CONF_DIR=str(info.conf_dir), JAVA_HOME=info.java_home)
+
+    def start_client(self, args: Sequence[str], main_class: str | None = None) -> subprocess.Popen[str]:
+        """Start a client program in the background in the cluster's directory, its output (text) piped."""
+        return subprocess.Popen(self.client_command(args, main_class), env=self.client_env(), text=True,
+                                cwd=self.info().dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
     def run(self, args: Sequence[str], main_class: str | None = None, *, timeout: float | None = None,
             capture: bool = True, cwd: Path | str | None = None) -> subprocess.CompletedProcess[str]:

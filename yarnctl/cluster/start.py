@@ -208,9 +208,8 @@ class Startup:
         info = self.info()
         if info.rm2 is None:
             raise ClusterError(f"the cluster in {self.dir} runs one ResourceManager: start it with `up --ha`")
-        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
-            states = rm.ha_states()
-        active = [rm_id for rm_id, url in zip(("rm1", "rm2"), info.rm_urls) if states.get(url) == "ACTIVE"]
+        states = self.ha_states(info)
+        active = [rm_id for rm_id, state in states.items() if state == "ACTIVE"]
         if len(active) != 1:
             raise ClusterError(f"no single active ResourceManager to fail over from: {states}")
         old = active[0]
@@ -232,12 +231,18 @@ class Startup:
         info = self.info()
         if info.rm2 is None:
             return "rm1"
-        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
-            states = rm.ha_states()
-        for rm_id, url in zip(("rm1", "rm2"), info.rm_urls):
-            if states.get(url) == "ACTIVE":
+        states = self.ha_states(info)
+        for rm_id, state in states.items():
+            if state == "ACTIVE":
                 return rm_id
         raise ClusterError(f"no active ResourceManager: {states}")
+
+    @staticmethod
+    def ha_states(info: ClusterInfo) -> dict[str, str]:
+        """Each RM's HA state by id ({"rm1": "ACTIVE", "rm2": "STANDBY"}), or why it could not be asked."""
+        with closing(ResourceManager(info.rm_urls, settings=PROBE)) as rm:
+            states = rm.ha_states()
+        return {rm_id: states.get(url, "?") for rm_id, url in zip(("rm1", "rm2"), info.rm_urls)}
 
     def restart_nm(self, index: int, *, kill: bool = False, timeout_s: float = 180.0) -> ClusterInfo:
         """Stop NodeManager `index` (SIGTERM: it kills its containers; SIGKILL with `kill`) and start it again.
@@ -337,10 +342,8 @@ class Startup:
         return info
 
     def _daemon_env(self, conf_dir: Path, cp_file: Path, java_home: str, name: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "HADOOP_CONF_DIR", "JAVA_TOOL_OPTIONS")}
-        env.update(HADOOP_CONF_DIR=str(conf_dir), YARNCTL_CLASSPATH_FILE=str(cp_file), JAVA_HOME=java_home,
-                   YARNCTL_LOG_DIR=str(self.dir / "logs"), YARNCTL_DAEMON_NAME=name)
-        return env
+        return procs.java_env(HADOOP_CONF_DIR=str(conf_dir), YARNCTL_CLASSPATH_FILE=str(cp_file), JAVA_HOME=java_home,
+                              YARNCTL_LOG_DIR=str(self.dir / "logs"), YARNCTL_DAEMON_NAME=name)
 
     def _start_rm(self, info: ClusterInfo, cp_file: Path, java_home: str, shim_jar: Path | None,
                   deadline: float, rm_id: str = "rm1") -> ClusterInfo:
