@@ -17,6 +17,7 @@ from scipy import stats as st
 
 from yarnctl.cli.main import main
 from yarnctl.errors import ConfigError
+from yarnctl.sim.workload import load_workload
 from yarnctl.sweep.run import keyed_cells, run_sweep
 from yarnctl.sweep.spec import Cell, cell_key, load_spec, parse_seeds, parse_values
 from yarnctl.sweep.stats import baseline_label, cell_means, interval, paired_differences
@@ -243,9 +244,18 @@ def test_a_row_counts_oom_kills_over_submitted_tasks(tmp_path: Path) -> None:
 def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
     spec = load_spec(Path("feedback-alpha"))
     assert spec.workloads == ("feedback-day", "feedback-day+efr") and spec.baseline == "fifo"
-    assert len(spec.cells()) == 2 * (1 + 11) * 3
-    with pytest.raises(ConfigError, match="no such sweep file or built-in sweep; built-ins: feedback-alpha"):
+    assert len(spec.cells()) == 2 * (1 + 11) * 10
+    with pytest.raises(ConfigError, match="no such sweep file or built-in sweep; built-ins: dress-delta, dress-theta, "
+                       "feedback-alpha, opera-threshold, repro-dress"):
         load_spec(Path("nope"))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "yarnctl" / "sweep" / "builtin").glob("*.yaml")))
+def test_every_builtin_sweep_expands_with_ten_seeds_and_its_baseline(name: str) -> None:
+    """docs/reproduction.md's tables come from these files: each must load, and carry ten seeds and a baseline."""
+    spec = load_spec(Path(name))
+    assert spec.baseline in {c.policy for c in spec.cells()}
+    assert sorted({c.seed for c in spec.cells()}) == list(range(10))
 
 
 def test_grids_refuse_duplicates_and_labels_keep_values_apart(tmp_path: Path) -> None:
@@ -265,7 +275,16 @@ def test_paired_differences_over_partly_overlapping_seeds() -> None:
     df = pd.DataFrame({"workload": ["w"] * 5, "seed": [0, 1, 2, 0, 1], "policy": ["f"] * 3 + ["a"] * 2,
                        "label": ["f"] * 3 + ["a"] * 2, "m": [10.0, 20.0, 1000.0, 12.0, 22.0]})
     d = paired_differences(df, "m", "f").iloc[0]
-    assert d["pairs"] == 2 and d["diff"] == pytest.approx(2.0) and d["rel"] == pytest.approx(2.0 / 15.0)
+    assert d["pairs"] == 2 and d["diff"] == pytest.approx(2.0)
+    assert d["rel"] == pytest.approx((2 / 10 + 2 / 20) / 2)  # the mean of the per-seed changes, 20% and 10%
+    assert d["rel_lo"] < 0.10 and d["rel_hi"] > 0.20  # two seeds: a wide t interval around it
+
+
+def test_a_relative_difference_is_undefined_where_the_baseline_is_zero() -> None:
+    df = pd.DataFrame({"workload": ["w"] * 4, "seed": [0, 1, 0, 1], "policy": ["f", "f", "a", "a"],
+                       "label": ["f", "f", "a", "a"], "m": [0.0, 1.0, 1.0, 2.0]})
+    d = paired_differences(df, "m", "f").iloc[0]
+    assert d["diff"] == pytest.approx(1.0) and math.isnan(d["rel"]) and math.isnan(d["rel_lo"])
 
 
 def test_a_per_type_metric_gets_its_own_report_files(tmp_path: Path) -> None:
@@ -276,3 +295,10 @@ def test_a_per_type_metric_gets_its_own_report_files(tmp_path: Path) -> None:
     assert [p.name for p in written] == ["report-avg_completion_s.MAPREDUCE.md", "report-avg_completion_s.MAPREDUCE.csv"]
     _, plain = write_report(tmp_path, "avg_completion_s", plot=False)
     assert plain[0].name == "report-avg_completion_s.md" and written[0].exists()
+    # [DRESS]'s classes are tags of the workload's jobs: a metric per tag that splits the jobs
+    df = pd.read_csv(tmp_path / "results.csv")
+    small = df["avg_completion_s.tag=small-demand"]
+    large = df["avg_completion_s.tag=large-demand"]
+    n_small = sum("small-demand" in j.tags for j in load_workload("dress-mr20").jobs)
+    assert n_small == 6 and ((n_small * small + (20 - n_small) * large) / 20).round(3).tolist() == \
+        df["avg_completion_s"].round(3).tolist()

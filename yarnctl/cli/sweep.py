@@ -12,7 +12,7 @@ from yarnctl.errors import ConfigError
 
 EPILOG_RUN = """\
 examples:
-  yarnctl sweep run --workload dress-mr20 --policy capacity --param dress.delta=0.1:0.5:0.1 --seeds 0:9 --out /tmp/sw
+  yarnctl sweep run --workload dress-mr20 --policy capacity --param dress.initial_reserve=0.1:0.5:0.1 --seeds 0:9 --out /tmp/sw
   yarnctl sweep run sweep.yaml --out /tmp/sw                      # a sweep file (format below)
   yarnctl sweep run sweep.yaml --out /tmp/sw --executor dask --scheduler tcp://10.0.0.5:8786
   yarnctl sweep report /tmp/sw --baseline capacity --metric avg_completion_s
@@ -21,7 +21,7 @@ A sweep file:
   workloads: [dress-mr20]
   policies:
     capacity: {}
-    dress: {delta: "0.1:0.5:0.1"}     # START:STOP:STEP (STOP included), log:START:STOP:N, [a, b], a,b
+    dress: {initial_reserve: "0.1:0.5:0.1"}  # START:STOP:STEP (STOP included), log:START:STOP:N, [a, b], a,b
   seeds: 0:9                          # FIRST:LAST, a list, or a count
   baseline: capacity
 
@@ -53,8 +53,8 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="a built-in workload or a workload file (repeatable; added to the file's)")
     r.add_argument("--policy", default="", metavar="P[,P...]", help="policies run at their defaults (added)")
     r.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUES",
-                   help="a parameter grid, e.g. dress.delta=0.1:0.5:0.05, feedback.alpha=log:0.01:1:5 or "
-                        "opera.t=1,2,4 (repeatable; the policy joins the sweep)")
+                   help="a parameter grid, e.g. dress.initial_reserve=0.1:0.5:0.05, feedback.alpha=log:0.01:1:5 or "
+                        "opera.threshold_s=30,60,120 (repeatable; the policy joins the sweep)")
     r.add_argument("--seeds", default=None, metavar="SEEDS",
                    help="FIRST:LAST, a,b,c or a count N (0..N-1); default the file's, else 1 seed (0)")
     r.add_argument("--baseline", default=None, metavar="POLICY", help="recorded for `sweep report` (optional)")
@@ -80,7 +80,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     rep.add_argument("out", type=Path, metavar="DIR", help="the --out of `sweep run`")
     rep.add_argument("--metric", default="avg_completion_s", help="the column to summarise (default avg_completion_s)")
     rep.add_argument("--baseline", default=None, metavar="CELL",
-                     help="a policy (or a cell label, e.g. 'dress[delta=0.3]') to compare every cell with; "
+                     help="a policy (or a cell label, e.g. 'dress[initial_reserve=0.3]') to compare every cell with; "
                           "default the sweep's")
     rep.add_argument("--ci", choices=("t", "bootstrap"), default="t", help="interval of a mean (default t)")
     rep.add_argument("--no-plot", action="store_true", help="skip the PNG")

@@ -7,9 +7,11 @@ import time
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from yarnctl.sweep.spec import Cell
 
-# the metrics of a row, in table order (per job type ones follow as NAME.TYPE)
+# the metrics of a row, in table order (per job type and per tag ones follow as NAME.TYPE and NAME.tag=TAG)
 METRICS = ("makespan_s", "avg_completion_s", "median_completion_s", "p90_completion_s", "avg_wait_s",
            "median_wait_s", "p90_wait_s", "jain_user_completion", "util_cpu", "util_memory", "used_cpu",
            "used_memory", "tasks", "oom_kills", "oom_kill_fraction", "unfinished", "failed")
@@ -42,6 +44,14 @@ def run_cell(cell: Cell, max_time_s: float = math.inf) -> dict[str, Any]:
         for kind, values in sorted(by_type.items()):
             row[f"avg_completion_s.{kind}"] = _mean(values)
             row[f"avg_wait_s.{kind}"] = _mean([j.wait_s for j in result.jobs if j.type == kind and j.wait_s is not None])
+    # per tag when a tag splits the jobs ([DRESS]'s small-demand / large-demand)
+    tags = {spec.id: spec.tags for spec in workload.jobs}
+    done = [j for j in result.jobs if j.completion_s is not None]
+    for tag in sorted({t for ts in tags.values() for t in ts}):
+        mine = [j for j in done if tag in tags.get(j.id, ())]
+        if 0 < len(mine) < len(done):
+            row[f"avg_completion_s.tag={tag}"] = _mean([j.completion_s for j in mine])
+            row[f"avg_wait_s.tag={tag}"] = _mean([j.wait_s for j in mine if j.wait_s is not None])
     row["cell_s"] = round(time.perf_counter() - t0, 4)
     return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}
 
@@ -63,16 +73,9 @@ def _by(jobs: Any, attr: str) -> dict[str, list[float]]:
     return dict(out)
 
 
-def _mean(xs: list[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
+def _mean(xs: list[Any]) -> float | None:
+    return float(np.mean(xs)) if xs else None
 
 
 def _quantile(xs: list[float], q: float) -> float | None:
-    """The q-quantile with linear interpolation (numpy's default)."""
-    if not xs:
-        return None
-    s = sorted(xs)
-    pos = (len(s) - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+    return float(np.quantile(xs, q)) if xs else None

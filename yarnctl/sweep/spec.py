@@ -5,8 +5,8 @@
     policies:
       capacity: {}                    # its defaults
       dress:
-        delta: 0.1:0.5:0.1            # start:stop:step, stop included
-        alpha: [0.2, 0.4]             # a list
+        initial_reserve: 0.1:0.5:0.1  # start:stop:step, stop included
+        theta: [0.1, 0.2]             # a list
     seeds: 0:9                        # start:stop (included), a list, or a count (5 = 0..4)
     baseline: capacity                # what `sweep report` compares against (optional)
     max_time_s: 86400                 # optional simulated-time cap per run
@@ -151,7 +151,7 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
         name, sep, value = item.partition("=")
         policy, dot, key = name.partition(".")
         if not sep or not dot or not policy or not key or not value:
-            raise ConfigError(f"--param {item!r}: expected POLICY.KEY=VALUES, e.g. dress.delta=0.1:0.5:0.05")
+            raise ConfigError(f"--param {item!r}: expected POLICY.KEY=VALUES, e.g. dress.initial_reserve=0.1:0.5:0.05")
         grid.setdefault(policy, {})[key] = value
     if not ws:
         raise ConfigError(f"{src}: no workload: give `workloads:` or --workload")

@@ -1,8 +1,10 @@
 """Per cell mean and 95% interval over seeds, and paired differences against a baseline on the same seeds.
 
 The interval of a mean is Student's t (default) or a bootstrap (scipy.stats.bootstrap, percentile,
-fixed random state); a difference is *significant* only when its interval excludes zero. A cell
-with one seed has a mean and no interval, and is never significant.
+fixed random state); a difference is *significant* only when its interval excludes zero. A relative
+difference is the mean over seeds of (cell − baseline) / baseline, with its own interval; it is
+undefined when the baseline is zero on some seed. A cell with one seed has a mean and no interval,
+and is never significant.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def baseline_label(df: pd.DataFrame, baseline: str) -> str:
 
 def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str = "t",
                        confidence: float = 0.95) -> pd.DataFrame:
-    """Per cell: mean of (cell − baseline) over the seeds both ran, its interval, relative to the baseline mean, significance."""
+    """Per cell: mean of (cell − baseline) over the seeds both ran, its interval, the same relative to the baseline, significance."""
     _need(df, metric)
     base_label = baseline_label(df, baseline)
     base = df.loc[df["label"] == base_label, ["workload", "seed", metric]].rename(columns={metric: "_base"})
@@ -77,10 +79,12 @@ def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str
         d = both[:, 0] - both[:, 1]
         lo, hi = interval(d, method, confidence)
         mean_d = float(np.mean(d)) if len(d) else math.nan
-        base_mean = float(np.mean(both[:, 1])) if len(d) else math.nan
+        defined = len(d) and bool(np.all(both[:, 1] != 0))
+        rel = d / both[:, 1] if defined else np.array([])
+        rel_lo, rel_hi = interval(rel, method, confidence)
         rows.append({"workload": w, "label": label, "baseline": base_label, "pairs": len(d), "diff": mean_d,
-                     "lo": lo, "hi": hi, "rel": mean_d / base_mean if base_mean else math.nan,
-                     "significant": bool(len(d) >= 2 and (lo > 0 or hi < 0))})
+                     "lo": lo, "hi": hi, "rel": float(np.mean(rel)) if defined else math.nan,
+                     "rel_lo": rel_lo, "rel_hi": rel_hi, "significant": bool(len(d) >= 2 and (lo > 0 or hi < 0))})
     return pd.DataFrame(rows)
 
 
@@ -102,7 +106,8 @@ def report_table(means: pd.DataFrame, diffs: pd.DataFrame | None, metric: str) -
                 if len(d):
                     x = d.iloc[0]
                     line += (f" {_num(x['diff'], signed=True)} {_ci(x['lo'], x['hi'], signed=True)} | "
-                             f"{_pct(x['rel'])} | {'**yes**' if x['significant'] else 'no'} |")
+                             f"{_pct(x['rel'])} {_pct_ci(x['rel_lo'], x['rel_hi'])} | "
+                             f"{'**yes**' if x['significant'] else 'no'} |")
                 else:
                     line += " baseline | | |"
             out.append(line)
@@ -133,3 +138,9 @@ def _ci(lo: float, hi: float, signed: bool = False) -> str:
 
 def _pct(v: float) -> str:
     return "-" if math.isnan(v) else f"{100 * v:+.1f}%"
+
+
+def _pct_ci(lo: float, hi: float) -> str:
+    if math.isnan(lo) or lo == hi:
+        return ""
+    return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"

@@ -4,11 +4,17 @@
   (memory in MB, vcores rounded up, at least 1; its usage profile rescaled so that what it uses is
   unchanged), on the Sec. V-B cluster: nodes of 32 GB / 64 cores with 28 GB / 58 cores allowed, so
   memory is the constraint. The minimum allocation becomes 1 MB / 1 vcore so the fit stays exact.
+- jitter: the workload as one seed of many: every task's duration times a log-normal factor of mean 1
+  and coefficient of variation 10%, every job's submission later by up to 2 s (uniform), drawn from
+  the seed. For workloads whose durations are fixed (the DRESS ones), so that seeds differ and a
+  mean over seeds carries an interval; the submission shift also moves arrivals against the
+  control loop's 5 s ticks, whose phase a live cluster does not fix (docs/reproduction.md, DRESS).
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -39,4 +45,20 @@ def _fit(s: StageSpec) -> StageSpec:
     return replace(s, resource=Resources(mb, vc), usage=Usage(steps))
 
 
-VARIANTS: dict[str, Callable[[Workload], Workload]] = {"efr": extreme_fit}
+JITTER_CV = 0.10  # spread of a task's duration around the workload's value
+JITTER_SUBMIT_S = 2.0  # below the DRESS workloads' 5 s gaps, so the jobs' order never changes
+
+
+def jitter(w: Workload) -> Workload:
+    """`w` with seeded log-normal task durations (mean as given, CV 10%) and submissions up to 2 s later."""
+    sigma = math.sqrt(math.log1p(JITTER_CV**2))
+    jobs = []
+    for j in w.jobs:
+        rng = random.Random(f"{w.seed}:jitter:{j.id}")  # per job, so adding a job does not redraw the others
+        stages = tuple(replace(s, durations=tuple(round(d * rng.lognormvariate(-sigma**2 / 2, sigma), 6)
+                                                  for d in s.durations)) for s in j.stages)
+        jobs.append(replace(j, submit_s=round(j.submit_s + rng.uniform(0.0, JITTER_SUBMIT_S), 6), stages=stages))
+    return replace(w, name=f"{w.name}-jitter", jobs=tuple(jobs))
+
+
+VARIANTS: dict[str, Callable[[Workload], Workload]] = {"efr": extreme_fit, "jitter": jitter}
