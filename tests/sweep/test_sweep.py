@@ -244,7 +244,7 @@ def test_a_row_counts_oom_kills_over_submitted_tasks(tmp_path: Path) -> None:
 def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
     spec = load_spec(Path("feedback-alpha"))
     assert spec.workloads == ("feedback-day", "feedback-day+efr") and spec.baseline == "fifo"
-    assert len(spec.cells()) == 2 * (1 + 11) * 10
+    assert len(spec.cells()) == 2 * (1 + 7) * 10
     with pytest.raises(ConfigError, match="no such sweep file or built-in sweep; built-ins: dress-delta, dress-theta, "
                        "feedback-alpha, opera-threshold, repro-dress"):
         load_spec(Path("nope"))
