@@ -86,7 +86,7 @@ def test_following_the_guide_drops_the_shim_in_and_rolls_it_back(fifo_cluster: t
         f"export HADOOP_HOME={home}", f"export HADOOP_CONF_DIR={info.conf_dir}", f"export YARNCTL_SRC={ROOT}",
         f"export RM={info.rm_url}", f"export YARNCTL_ETC={etc}", f"export YARNCTL_PORT={port}",
         f"export YARNCTL_METRICS_PORT={metrics_port}"])
-    env = procs.java_env(keep_conf=False)
+    env = procs.java_env()
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # yarnctl, python3
     transcript = tmp_path / "transcript.txt"
     outputs: list[str] = []

@@ -12,14 +12,13 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 # a user's CLASSPATH or JAVA_TOOL_OPTIONS would leak into every JVM started (and the latter prints a
-# line on each JVM's stderr); a user's HADOOP_CONF_DIR would point a daemon at another cluster
-_JVM_NOISE = ("CLASSPATH", "JAVA_TOOL_OPTIONS")
+# line on each JVM's stderr); a user's HADOOP_CONF_DIR would point a JVM at another cluster
+_NOT_FOR_HADOOP = ("CLASSPATH", "HADOOP_CONF_DIR", "JAVA_TOOL_OPTIONS")
 
 
-def java_env(*, keep_conf: bool = True, **extra: str) -> dict[str, str]:
-    """This process's environment for a Hadoop JVM: without CLASSPATH and JAVA_TOOL_OPTIONS (and HADOOP_CONF_DIR unless kept), plus `extra`."""
-    drop = _JVM_NOISE if keep_conf else (*_JVM_NOISE, "HADOOP_CONF_DIR")
-    env = {k: v for k, v in os.environ.items() if k not in drop}
+def java_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a Hadoop JVM: without CLASSPATH, HADOOP_CONF_DIR and JAVA_TOOL_OPTIONS, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in _NOT_FOR_HADOOP}
     env.update(extra)
     return env
 

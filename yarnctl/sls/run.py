@@ -178,7 +178,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def _run_java(cmd: list[str], log: Path, work: Path, timeout_s: float, label: str) -> bool:
     """Run SLS to its end (True) or to the timeout (False); ClusterError when it fails."""
-    env = procs.java_env(keep_conf=False)
+    env = procs.java_env()
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=work,
                                 env=env, start_new_session=True)

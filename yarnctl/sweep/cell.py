@@ -44,13 +44,13 @@ def run_cell(cell: Cell, max_time_s: float = math.inf) -> dict[str, Any]:
         for kind, values in sorted(by_type.items()):
             row[f"avg_completion_s.{kind}"] = _mean(values)
             row[f"avg_wait_s.{kind}"] = _mean([j.wait_s for j in result.jobs if j.type == kind and j.wait_s is not None])
-    # per tag when a tag splits the jobs ([DRESS]'s small-demand / large-demand)
+    # per tag when a tag splits the workload's jobs ([DRESS]'s small-demand / large-demand), decided by
+    # the workload so that every seed has the column; over the tagged jobs that finished
     tags = {spec.id: spec.tags for spec in workload.jobs}
-    done = [j for j in result.jobs if j.completion_s is not None]
     for tag in sorted({t for ts in tags.values() for t in ts}):
-        mine = [j for j in done if tag in tags.get(j.id, ())]
-        if 0 < len(mine) < len(done):
-            row[f"avg_completion_s.tag={tag}"] = _mean([j.completion_s for j in mine])
+        if 0 < sum(tag in ts for ts in tags.values()) < len(tags):
+            mine = [j for j in result.jobs if tag in tags.get(j.id, ())]
+            row[f"avg_completion_s.tag={tag}"] = _mean([j.completion_s for j in mine if j.completion_s is not None])
             row[f"avg_wait_s.tag={tag}"] = _mean([j.wait_s for j in mine if j.wait_s is not None])
     row["cell_s"] = round(time.perf_counter() - t0, 4)
     return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}

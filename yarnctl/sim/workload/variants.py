@@ -9,6 +9,7 @@
   the seed. For workloads whose durations are fixed (the DRESS ones), so that seeds differ and a
   mean over seeds carries an interval; the submission shift also moves arrivals against the
   control loop's 5 s ticks, whose phase a live cluster does not fix (docs/reproduction.md, DRESS).
+  Jobs submitted less than 2 s apart may swap places.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _fit(s: StageSpec) -> StageSpec:
 
 
 JITTER_CV = 0.10  # spread of a task's duration around the workload's value
-JITTER_SUBMIT_S = 2.0  # below the DRESS workloads' 5 s gaps, so the jobs' order never changes
+JITTER_SUBMIT_S = 2.0  # below the DRESS workloads' 5 s gaps, so their jobs keep their order (closer ones may swap)
 
 
 def jitter(w: Workload) -> Workload:
