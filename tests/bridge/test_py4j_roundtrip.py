@@ -8,7 +8,9 @@ is exercised by tests/integration.
 from __future__ import annotations
 
 import json
+import logging
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -88,6 +90,24 @@ def test_no_auth_is_refused(server: PolicyServer) -> None:
         shim.decide(text("request-full.json"))
     assert server.service.stats.calls == 0
     shim.close()
+
+
+def test_a_refused_connection_is_one_counted_warning_without_a_stack(server: PolicyServer,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """A port probe (connect, close) or a wrong token: py4j's ERROR traceback becomes one WARNING line, counted."""
+    caplog.set_level(logging.WARNING, logger="py4j")
+    socket.create_connection(("127.0.0.1", server.port), timeout=5).close()  # what a readiness probe does
+    FakeShim(server.port, "wrong").close()
+    deadline = time.monotonic() + 5  # py4j authenticates on its own connection threads
+    while server.service.stats.auth_failures < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.service.stats.auth_failures == 2
+    refused = [r for r in caplog.records if "without the bridge token" in r.getMessage()]
+    assert [r.levelname for r in refused] == ["WARNING", "WARNING"]
+    assert all(r.exc_info is None for r in refused) and "2 so far" in refused[-1].getMessage()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert TOKEN not in caplog.text and "wrong" not in caplog.text
+    assert server.service.stats.as_dict()["auth_failures"] == 2
 
 
 def test_port_in_use_is_one_clear_error(server: PolicyServer) -> None:

@@ -82,6 +82,25 @@ class _CalleeGateway(JavaGateway):  # type: ignore[misc]
         self.shutdown_callback_server(raise_exception)
 
 
+class _AuthFailures(logging.Filter):
+    """py4j's "Could not authenticate connection." ERROR with a traceback, as one counted WARNING line."""
+
+    def __init__(self, service: PolicyService) -> None:
+        super().__init__()
+        self.service = service
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage() != "Could not authenticate connection.":
+            return True
+        self.service.stats.auth_failures += 1
+        # a port probe or a health check connects without the token: worth a line, not a stack
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.msg, record.args = ("refused a connection without the bridge token (%d so far; a port probe, "
+                                   "a shim with another token, or someone else)"), (self.service.stats.auth_failures,)
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
 class PolicyServer:
     """A py4j callback server with `service` as its Python entry point (object id "t")."""
 
@@ -90,11 +109,14 @@ class PolicyServer:
         self.service, self.address, self.port = service, address, port
         self._token = token
         self._gateway: JavaGateway | None = None
+        self._auth_filter = _AuthFailures(service)
 
     def start(self) -> int:
         """Listen (without connecting to Java) and return the bound port."""
         # py4j logs every callback at INFO: at 2,000 heartbeats/s that is the whole log
         logging.getLogger("py4j").setLevel(logging.WARNING)
+        for name in ("py4j.java_gateway", "py4j.clientserver"):  # where py4j logs a failed authentication
+            logging.getLogger(name).addFilter(self._auth_filter)
         try:
             # eager_load=False: Python is the callee only; nothing dials the Java gateway. The shim
             # reaches `service` through CallbackClient.getPythonServerEntryPoint, i.e. object "t"
@@ -122,6 +144,8 @@ class PolicyServer:
             self._gateway.shutdown_callback_server()
             self._gateway.close(keep_callback_server=True)
             self._gateway = None
+        for name in ("py4j.java_gateway", "py4j.clientserver"):
+            logging.getLogger(name).removeFilter(self._auth_filter)
 
 
 def write_status(path: Path, doc: dict[str, object]) -> None:

@@ -44,6 +44,7 @@ class ServiceStats:
     rejected_by: Mapping[str, int] = field(default_factory=dict)
     assigned: int = 0
     full_syncs: int = 0
+    auth_failures: int = 0  # connections refused for a wrong or missing token (a probe, a stale shim, an intruder)
     latency_us: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_US) + 1))
     latency_sum_us: int = 0  # the histogram's sum, for Prometheus' rate(sum)/rate(count)
     last_call_s: float | None = None  # wall-clock time.time() of the last call's end; None before any
@@ -76,7 +77,7 @@ class ServiceStats:
             "calls": self.calls, "ok": self.ok, "resync": self.resync, "errors": self.errors,
             "policy_errors": self.policy_errors, "rejected": self.rejected, "rejected_by": dict(self.rejected_by),
             "assigned": self.assigned,
-            "full_syncs": self.full_syncs,
+            "full_syncs": self.full_syncs, "auth_failures": self.auth_failures,
             "latency_us": {**{str(b): n for b, n in zip(BUCKETS_US, self.latency_us)},
                            "inf": self.latency_us[-1]},
             "p50_us_le": self.quantile_us(0.5), "p99_us_le": self.quantile_us(0.99),

@@ -30,7 +30,7 @@ UP_WITHIN_S = 10.0  # the shim calls once per NM heartbeat (1 s by default): 10 
 # every family ServeCollector yields, as exposed (counters with their _total); the dashboard test checks against it
 METRIC_NAMES: tuple[str, ...] = (
     "yarnctl_info", "yarnctl_decisions_total", "yarnctl_policy_errors_total", "yarnctl_rejected_total",
-    "yarnctl_containers_assigned_total", "yarnctl_full_syncs_total", "yarnctl_decision_duration_seconds",
+    "yarnctl_containers_assigned_total", "yarnctl_full_syncs_total", "yarnctl_bridge_auth_failures_total", "yarnctl_decision_duration_seconds",
     "yarnctl_bridge_last_call_age_seconds", "yarnctl_bridge_up", "yarnctl_cluster_capacity_bytes",
     "yarnctl_cluster_allocated_bytes", "yarnctl_cluster_capacity_vcores", "yarnctl_cluster_allocated_vcores",
     "yarnctl_nodes", "yarnctl_apps", "yarnctl_pending_containers", "yarnctl_policy_tune_errors_total",
@@ -73,6 +73,8 @@ class ServeCollector(Collector):
             ("yarnctl_policy_errors", "Calls where the policy raised or returned no Decision.", st.policy_errors),
             ("yarnctl_containers_assigned", "Containers assigned by accepted decisions.", st.assigned),
             ("yarnctl_full_syncs", "Full-state requests received from the shim.", st.full_syncs),
+            ("yarnctl_bridge_auth_failures", "Connections the bridge refused at authentication (a port probe, a wrong credential).",
+             st.auth_failures),
             ("yarnctl_policy_tune_errors", "Control-loop observations the policy failed to take in.",
              svc.engine.stats["tune_errors"]),
         ):
