@@ -106,7 +106,7 @@ def report_table(means: pd.DataFrame, diffs: pd.DataFrame | None, metric: str) -
                 if len(d):
                     x = d.iloc[0]
                     line += (f" {_num(x['diff'], signed=True)} {_ci(x['lo'], x['hi'], signed=True)} | "
-                             f"{_pct(x['rel'])} {_pct_ci(x['rel_lo'], x['rel_hi'])} | "
+                             f"{' '.join(filter(None, (_pct(x['rel']), _pct_ci(x['rel_lo'], x['rel_hi']))))} | "
                              f"{'**yes**' if x['significant'] else 'no'} |")
                 else:
                     line += " baseline | | |"
