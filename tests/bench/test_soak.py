@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from yarnctl.bench.soak import (
-    COLUMNS, Counters, Event, JobRecord, Probe, csv_row, failed_by_nm, heap_per_app, histogram_growth, ls_slope,
-    ls_slope_se, main, markdown_table, class_totals, thread_groups, parse_args, parse_histogram, read_samples, schedule, trend, trends, verdict,
+    COLUMNS, Counters, Event, JobRecord, Probe, containers_by_app, csv_row, failed_by_nm, heap_per_app, histogram_growth, ls_slope,
+    ls_slope_se, main, markdown_table, class_totals, thread_groups, parse_args, parse_histogram, read_samples, schedule, trend, trends, verdict, yarn_1902,
 )
 
 MINUTES = [float(m) for m in range(61)]
@@ -151,6 +151,30 @@ def test_a_job_failing_during_an_nm_restart_is_excused_and_others_fail_the_run()
     assert verdict(flat, [victim, late], nm) == (True, [])
     ok, reasons = verdict(flat, [victim, hung], nm)
     assert not ok and len(reasons) == 1 and "application_1_0003" in reasons[0]
+
+
+def test_a_distributed_shell_hang_with_extra_workers_is_yarn_1902_and_does_not_fail_the_run(tmp_path: Path) -> None:
+    """Hadoop 2.7's AMRMClient over-allocation (YARN-1902), told apart by the container count in the RM's log."""
+    log = tmp_path / "resourcemanager.log"
+    log.write_text("\n".join(
+        [f"INFO rmcontainer.RMContainerImpl: container_17_0003_01_00000{i} Container Transitioned from NEW to ALLOCATED"
+         for i in (1, 2, 3, 4)]  # the AM and 3 workers for 2
+        + ["INFO container_17_0003_01_000002 Container Transitioned from ALLOCATED to ACQUIRED"]  # named twice, one container
+        + [f"INFO container_17_0004_01_00000{i} allocated" for i in (1, 2, 3)]  # the AM and the 2 asked for
+        + ["INFO container_17_0004_02_000001 allocated"]))  # a second attempt's AM: not counted
+    counts = containers_by_app(log)
+    assert counts == {"application_17_0003": 4, "application_17_0004": 3}
+    over = JobRecord(3, "dshell-2", 18.0, 28.0, 2, "application_17_0003")
+    fair = JobRecord(4, "dshell-2", 18.0, 28.0, 2, "application_17_0004")
+    assert yarn_1902(over, counts) == "YARN-1902: the AM got 3 workers for 2 and never finished"
+    assert yarn_1902(fair, counts) is None  # a dshell failure with the containers it asked for is not excused
+    assert yarn_1902(JobRecord(5, "pi-2x10", 1.0, 2.0, 1, "application_17_0003"), counts) is None
+    assert yarn_1902(JobRecord(6, "dshell-2", 1.0, 2.0, 0, "application_17_0003"), counts) is None  # it succeeded
+    flat = [trend("rm_heap_mb", MINUTES, [80.0] * 61, 60)]
+    assert verdict(flat, [over], [], counts) == (True, [])
+    ok, reasons = verdict(flat, [over, fair], [], counts)
+    assert not ok and len(reasons) == 1 and "application_17_0004" in reasons[0]
+    assert containers_by_app(tmp_path / "missing.log") == {}
 
 
 def test_verdict_fails_on_a_growing_metric_and_on_no_jobs() -> None:

@@ -48,6 +48,7 @@ FIT_FROM = 0.5             # the trend is fitted over the second half of the run
 GROWTH_LIMIT_PCT_H = 10.0  # heap/RSS: fitted growth per hour, relative to the median, must stay below this
 BAND_PCT = 10.0            # threads/fds/sockets: the last 10 min within 10 % (or BAND_ABS) of the post-warm-up level
 BAND_ABS = 3.0
+_CONTAINER = re.compile(r"\b(container_(\d+)_(\d+)_01_\d+)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,10 +295,39 @@ def failed_by_nm(job: JobRecord, events: Sequence[Event], grace_min: float = NM_
                for e in events)
 
 
-def verdict(ts: Sequence[Trend], jobs: Sequence[JobRecord], events: Sequence[Event]) -> tuple[bool, list[str]]:
-    """Pass/fail for the whole run and the reasons: any metric growing, any job failed outside an NM restart."""
+def containers_by_app(rm_log: Path) -> dict[str, int]:
+    """Distinct containers of each application's first attempt named in the RM's log (the AM's included)."""
+    seen: dict[str, set[str]] = {}
+    try:
+        text = rm_log.read_text(errors="replace")
+    except OSError:
+        return {}
+    for container, cluster_ts, app in _CONTAINER.findall(text):
+        seen.setdefault(f"application_{cluster_ts}_{app}", set()).add(container)
+    return {app: len(ids) for app, ids in seen.items()}
+
+
+def yarn_1902(job: JobRecord, containers: Mapping[str, int]) -> str | None:
+    """Why a failed distributed-shell job is Hadoop 2.7's known over-allocation hang (YARN-1902), or None.
+
+    The 2.7 AMRMClient re-sends its request table's total after an allocation and the distributed
+    shell AM never removes a satisfied request, so any scheduler may hand it more workers than
+    `-num_containers`; the AM then waits for `completed == total` and never finishes. Recognised by
+    the count: more containers than the AM plus the workers asked for.
+    """
+    m = re.fullmatch(r"dshell-(\d+)", job.label)
+    got = containers.get(job.app_id, 0)
+    if job.rc == 0 or m is None or got <= 1 + int(m.group(1)):
+        return None
+    return f"YARN-1902: the AM got {got - 1} workers for {m.group(1)} and never finished"
+
+
+def verdict(ts: Sequence[Trend], jobs: Sequence[JobRecord], events: Sequence[Event],
+            containers: Mapping[str, int] | None = None) -> tuple[bool, list[str]]:
+    """Pass/fail for the whole run and the reasons: any metric growing, any job failed outside an NM restart
+    that is not Hadoop 2.7's known distributed-shell hang."""
     reasons = [f"{UNITS.get(t.metric, t.metric)}: {t.why}" for t in ts if not t.ok]
-    other = [j for j in jobs if j.rc != 0 and not failed_by_nm(j, events)]
+    other = [j for j in jobs if j.rc != 0 and not failed_by_nm(j, events) and not yarn_1902(j, containers or {})]
     reasons += [f"job {j.n} ({j.label}, {j.app_id or 'no app id'}) failed (exit {j.rc}) at minute {j.end_min:.1f}, "
                 f"not during a NodeManager restart" for j in other]
     if not jobs:
@@ -603,29 +633,35 @@ def finish(soak: Soak | None, args: argparse.Namespace, say: Callable[[str], Non
         w.writeheader()
         w.writerows(asdict(j) for j in soak.jobs)
     return write_report(out, {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-                        soak.jobs, soak.events, soak.submitted, soak.histograms, soak.threads, say)
+                        soak.jobs, soak.events, soak.submitted, soak.histograms, soak.threads, say,
+                        containers_by_app(Path(soak.info.dir) / "logs" / "resourcemanager.log"))
 
 
 def write_report(out: Path, args_doc: Mapping[str, Any], jobs: Sequence[JobRecord], events: Sequence[Event],
                  submitted: int, histograms: Sequence[Mapping[str, tuple[int, int]]],
-                 thread_dumps: Sequence[Mapping[str, int]], say: Callable[[str], None]) -> int:
+                 thread_dumps: Sequence[Mapping[str, int]], say: Callable[[str], None],
+                 containers: Mapping[str, int] | None = None) -> int:
     """Fit the trends on OUT/samples.csv, plot, write report.md and summary.json, print the table; the exit code.
 
-    `histograms` and `thread_dumps` are the RM's after warm-up and at the end (two each, or none).
+    `histograms` and `thread_dumps` are the RM's after warm-up and at the end (two each, or none);
+    `containers` counts each application's containers in the RM's log (`containers_by_app`).
     """
     pair = len(histograms) == 2 and all(histograms)
     growth = histogram_growth(histograms[0], histograms[1], top=20) if pair else []
     rows = read_samples(out / "samples.csv")
     minutes = float(args_doc["minutes"])
     ts = trends(rows, minutes)
-    ok, reasons = verdict(ts, jobs, events)
+    ok, reasons = verdict(ts, jobs, events, containers)
     plot(rows, events, ts, out / "soak.png")
     failed_nm = [j for j in jobs if j.rc != 0 and failed_by_nm(j, events)]
+    known = [{"n": j.n, "app_id": j.app_id, "why": why} for j in jobs
+             if j.rc != 0 and (why := yarn_1902(j, containers or {}))]
     summary = {
         "args": dict(args_doc),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "jobs": {"submitted": submitted, "succeeded": sum(j.rc == 0 for j in jobs),
                  "failed": sum(j.rc != 0 for j in jobs), "failed_during_nm_restart": len(failed_nm),
+                 "failed_known_hadoop": known,
                  "by_label": _by_label(jobs)},
         "events": [asdict(e) for e in events],
         "trends": [asdict(t) for t in ts],
@@ -667,7 +703,8 @@ def rebuild(out: Path, cluster_dir: Path, say: Callable[[str], None]) -> int:
             say(f"soak: no RM dumps ({tag}) in {cluster_dir}: the report has no class or thread growth")
             histograms, threads = [], []
             break
-    return write_report(out, doc["args"], jobs, events, int(doc["jobs"]["submitted"]), histograms, threads, say)
+    return write_report(out, doc["args"], jobs, events, int(doc["jobs"]["submitted"]), histograms, threads, say,
+                        containers_by_app(cluster_dir / "logs" / "resourcemanager.log"))
 
 
 def _no_nan(v: Any) -> Any:
@@ -714,17 +751,22 @@ def report_md(summary: Mapping[str, Any], ts: Sequence[Trend]) -> str:
         f"# Soak: {summary['args']['minutes']:g} min, policy {summary['args']['policy']}", "",
         markdown_table(ts),
         f"Jobs: {j['submitted']} submitted, {j['succeeded']} succeeded, {j['failed']} failed "
-        f"({j['failed_during_nm_restart']} while a NodeManager restarted). By kind: "
+        f"({j['failed_during_nm_restart']} while a NodeManager restarted; "
+        f"{len(j.get('failed_known_hadoop', []))} Hadoop 2.7's distributed-shell over-allocation hang: "
+        + (", ".join(f"job {k['n']} ({k['app_id']}), {k['why']}" for k in j.get("failed_known_hadoop", [])) or "none")
+        + "). By kind: "
         + ", ".join(f"{k} {v['ok']}/{v['ok'] + v['failed']}" for k, v in j["by_label"].items()) + ".", "",
         f"Disruptions: {kills} policy-server SIGKILLs, {len(nms)} NodeManager restarts ("
         + ", ".join(f"minute {e['start_min']:g}: {e['detail']}" for e in nms) + ").", "",
         f"RM live heap per completed application (second half, least squares): "
         f"{summary['rm_heap_kb_per_completed_app']} KB; the RM keeps up to "
-        f"yarn.resourcemanager.max-completed-applications (10000) finished apps in memory.", "",
+        f"yarn.resourcemanager.max-completed-applications ({summary['args'].get('completed_apps', 10000)}) "
+        "finished apps in memory.", "",
         *_growth_lines(summary["rm_histogram_growth"]),
         *_key_lines(summary["rm_key_classes"], j["submitted"]),
         *_thread_lines(summary["rm_thread_growth"]),
-        "Verdict: " + ("no growth trend, no job failed outside a NodeManager restart." if summary["ok"]
+        "Verdict: " + ("no growth trend; no job failed but during a NodeManager restart or by YARN-1902."
+                       if summary["ok"]
                        else "FAIL: " + "; ".join(summary["reasons"])), "",
     ]
     return "\n".join(lines)
