@@ -82,6 +82,9 @@ class _CalleeGateway(JavaGateway):  # type: ignore[misc]
         self.shutdown_callback_server(raise_exception)
 
 
+_PY4J_AUTH_LOGGERS = ("py4j.java_gateway", "py4j.clientserver")  # where py4j logs a failed authentication
+
+
 class _AuthFailures(logging.Filter):
     """py4j's "Could not authenticate connection." ERROR with a traceback, as one counted WARNING line."""
 
@@ -115,7 +118,7 @@ class PolicyServer:
         """Listen (without connecting to Java) and return the bound port."""
         # py4j logs every callback at INFO: at 2,000 heartbeats/s that is the whole log
         logging.getLogger("py4j").setLevel(logging.WARNING)
-        for name in ("py4j.java_gateway", "py4j.clientserver"):  # where py4j logs a failed authentication
+        for name in _PY4J_AUTH_LOGGERS:
             logging.getLogger(name).addFilter(self._auth_filter)
         try:
             # eager_load=False: Python is the callee only; nothing dials the Java gateway. The shim
@@ -144,7 +147,7 @@ class PolicyServer:
             self._gateway.shutdown_callback_server()
             self._gateway.close(keep_callback_server=True)
             self._gateway = None
-        for name in ("py4j.java_gateway", "py4j.clientserver"):
+        for name in _PY4J_AUTH_LOGGERS:
             logging.getLogger(name).removeFilter(self._auth_filter)
 
 

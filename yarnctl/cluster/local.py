@@ -231,7 +231,7 @@ class LocalCluster(Startup):
                 "-classpath", classpath, main, *args]
 
     def client_env(self) -> dict[str, str]:
-        """The environment for a `client_command`: this one without CLASSPATH and JAVA_TOOL_OPTIONS, the cluster's conf and JDK."""
+        """The environment for a `client_command`: this one as `procs.java_env` cleans it, with the cluster's conf and JDK."""
         info = self.info()
         return procs.java_env(HADOOP_CONF_DIR=str(info.conf_dir), JAVA_HOME=info.java_home)
 
