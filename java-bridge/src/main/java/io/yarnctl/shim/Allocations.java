@@ -24,7 +24,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEven
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeResourceUpdateEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
@@ -32,14 +31,14 @@ import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
- * Changes RM state through the RM's own paths: allocates, kills and resizes, keeps headroom and
- * queue metrics current, and tracks node sizes for the maximum allocation.
+ * Changes RM state through the RM's own paths: allocates (the host books the usage), kills and
+ * resizes, and tracks node sizes for the maximum allocation.
  *
  * <p>Runs under the scheduler lock, except the node-size bookkeeping, which is thread-safe.
  */
 final class Allocations {
 
-  private final YarnctlScheduler scheduler;
+  private final ShimHost scheduler;
   // Node sizes as registered or set by an admin (not by our resizes), for the maximum allocation.
   private final Map<NodeId, Resource> registered = new ConcurrentHashMap<NodeId, Resource>();
   // Resizes we applied ourselves, by identity, so their echo event is not applied a second time.
@@ -53,7 +52,7 @@ final class Allocations {
   private volatile Resource largest;  // componentwise max of registered, null when there are none
 
   /** Creates the helper for {@code scheduler}. */
-  Allocations(YarnctlScheduler scheduler) {
+  Allocations(ShimHost scheduler) {
     this.scheduler = scheduler;
   }
 
@@ -144,7 +143,7 @@ final class Allocations {
       return null;
     }
     node.allocateContainer(rmc);
-    Resources.addTo(scheduler.getUsedResource(), rmc.getAllocatedResource());
+    scheduler.accountContainer(rmc);
     DeltaEncoder encoder = scheduler.encoder();
     encoder.allocated(rmc, encoder.isAmAtAllocation(rmc), opportunistic);
     return rmc;
@@ -152,7 +151,7 @@ final class Allocations {
 
   /** Kills through the scheduler's kill path with a preempted status (MR re-runs without a failure). */
   void killContainer(RMContainer c) {
-    scheduler.completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(c.getContainerId(),
+    scheduler.completeContainer(c, SchedulerUtils.createPreemptedContainerStatus(c.getContainerId(),
         SchedulerUtils.PREEMPTED_CONTAINER), RMContainerEventType.KILL);
   }
 
@@ -165,20 +164,6 @@ final class Allocations {
     scheduler.rmContext().getDispatcher().getEventHandler()
         .handle(new RMNodeResourceUpdateEvent(rmNode.getNodeID(), option));
     scheduler.encoder().nodeChanged(rmNode.getNodeID());
-  }
-
-  /** Headroom and queue metrics after allocations, as FifoScheduler does at the end of a heartbeat. */
-  void refreshHeadroomAndMetrics() {
-    // a capacity cut can leave more in use than the cluster now has: report no room, not negative room
-    Resource free = Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(scheduler.getClusterResource(), scheduler.getUsedResource()));
-    for (SchedulerApplication<FiCaSchedulerApp> app : scheduler.appsView().values()) {
-      FiCaSchedulerApp attempt = app.getCurrentAppAttempt();
-      if (attempt != null) {
-        attempt.setHeadroom(Resources.clone(free));
-      }
-    }
-    scheduler.getRootQueueMetrics().setAvailableResourcesToQueue(free);
   }
 
   /** Containers running on {@code node} now. */

@@ -50,10 +50,10 @@ final class DecisionApplier {
     }
   }
 
-  private final YarnctlScheduler scheduler;
+  private final ShimHost scheduler;
 
   /** Creates an applier working on {@code scheduler}. */
-  DecisionApplier(YarnctlScheduler scheduler) {
+  DecisionApplier(ShimHost scheduler) {
     this.scheduler = scheduler;
   }
 

@@ -47,7 +47,7 @@ final class DeltaEncoder {
   /** The wire version this shim speaks (schema/README.md); v2 added container kinds. */
   static final int WIRE_VERSION = 2;
 
-  private final YarnctlScheduler scheduler;
+  private final ShimHost scheduler;
   private final WireRows rows;
   private final Object lock = new Object();
   // Everything below is guarded by lock.
@@ -63,7 +63,7 @@ final class DeltaEncoder {
   private List<Object[]> done = new ArrayList<Object[]>();
 
   /** Creates an encoder whose first request is full state. */
-  DeltaEncoder(YarnctlScheduler scheduler) {
+  DeltaEncoder(ShimHost scheduler) {
     this.scheduler = scheduler;
     this.rows = new WireRows(scheduler);
   }

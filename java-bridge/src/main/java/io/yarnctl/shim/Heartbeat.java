@@ -25,12 +25,12 @@ final class Heartbeat {
 
   private static final Log LOG = LogFactory.getLog(Heartbeat.class);
 
-  private final YarnctlScheduler s;
+  private final ShimHost s;
   private final DecisionApplier applier;
   private final NativeFifo nativeFifo;
   private boolean failing;
 
-  Heartbeat(YarnctlScheduler scheduler) {
+  Heartbeat(ShimHost scheduler) {
     this.s = scheduler;
     this.applier = new DecisionApplier(scheduler);
     this.nativeFifo = new NativeFifo(scheduler, applier);
@@ -57,7 +57,7 @@ final class Heartbeat {
       }
       s.maybeLogSummary();
       if (!hasRoom(node) && !s.config().callWhenFull) {
-        s.allocations().refreshHeadroomAndMetrics();
+        s.afterDecision();
         return;
       }
       policy = s.policy();
@@ -108,7 +108,7 @@ final class Heartbeat {
         try {
           WireResponse decision = WireResponse.parse(raw, req.seq);
           DecisionApplier.Result r = applier.apply(decision, node);
-          s.allocations().refreshHeadroomAndMetrics();
+          s.afterDecision();
           s.encoder().answered(req.seq);
           m.delegated.incrementAndGet();
           m.containersByPolicy.addAndGet(r.allocated.size());
@@ -177,7 +177,7 @@ final class Heartbeat {
     if (why == ShimMetrics.Fallback.DISABLED) {
       Set<ContainerId> before = Allocations.running(node);
       // Container updates were already pulled, so FifoScheduler's nodeUpdate only assigns.
-      s.nativeNodeUpdate(event);
+      s.nativeAllocate(event);
       List<RMContainer> added = Allocations.newSince(node, before);
       for (RMContainer c : added) {
         s.encoder().allocated(c, s.encoder().isAmAtAllocation(c));
@@ -185,7 +185,7 @@ final class Heartbeat {
       allocated = added.size();
     } else {
       allocated = nativeFifo.decide(node).allocated.size();
-      s.allocations().refreshHeadroomAndMetrics();
+      s.afterDecision();
     }
     s.metrics().containersNative.addAndGet(allocated);
   }

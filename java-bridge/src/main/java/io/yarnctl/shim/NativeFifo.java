@@ -29,11 +29,11 @@ final class NativeFifo {
 
   private static final Log LOG = LogFactory.getLog(NativeFifo.class);
 
-  private final YarnctlScheduler scheduler;
+  private final ShimHost scheduler;
   private final DecisionApplier applier;
 
   /** Creates the fallback for {@code scheduler}, allocating through {@code applier}. */
-  NativeFifo(YarnctlScheduler scheduler, DecisionApplier applier) {
+  NativeFifo(ShimHost scheduler, DecisionApplier applier) {
     this.scheduler = scheduler;
     this.applier = applier;
   }

@@ -30,7 +30,7 @@ import org.codehaus.jackson.JsonGenerator;
  */
 final class WireRows {
 
-  private final YarnctlScheduler scheduler;
+  private final ShimHost scheduler;
   private final Object lock = new Object();
   // The AM flag is tracked here, not read from RMAppAttempt.getMasterContainer(): that takes the
   // attempt's lock, which the dispatcher holds while it calls allocate() and waits for the app lock
@@ -42,7 +42,7 @@ final class WireRows {
   private final Set<ContainerId> opportunisticContainers = new HashSet<ContainerId>();
 
   /** Creates a row builder reading app metadata from {@code scheduler}'s RM context. */
-  WireRows(YarnctlScheduler scheduler) {
+  WireRows(ShimHost scheduler) {
     this.scheduler = scheduler;
   }
 

@@ -41,6 +41,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoSchedule
 import org.apache.hadoop.yarn.util.resource.DefaultResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
  * The scheduler the RM loads: a FifoScheduler whose node heartbeats are decided by a Python policy
@@ -48,7 +49,7 @@ import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
  *
  * <p>Every event but NODE_UPDATE goes to FifoScheduler unchanged and is recorded for the next delta.
  */
-public class YarnctlScheduler extends FifoScheduler {
+public class YarnctlScheduler extends FifoScheduler implements ShimHost {
 
   private static final Log LOG = LogFactory.getLog(YarnctlScheduler.class);
   private static final long SUMMARY_EVERY_MS = 60000;
@@ -256,80 +257,124 @@ public class YarnctlScheduler extends FifoScheduler {
     return max != null ? max : super.getMaximumResourceCapability();
   }
 
-  // ---- package-private hooks for the shim's other classes (under the scheduler lock) ----
+  // ---- ShimHost: what the heartbeat path needs from the scheduler (public only because interface
+  // methods are; not for use outside the shim) ----
 
   /** Whether vcores are checked and reported (false in memory-only mode, as stock FifoScheduler). */
-  boolean countsVcores() {
+  @Override
+  public boolean countsVcores() {
     return !memoryOnly;
   }
 
   /** A policy's own resize: sets the node's size but not its registered size (see Allocations). */
-  void resizeByPolicy(RMNode nm, ResourceOption resourceOption) {
+  @Override
+  public void resizeByPolicy(RMNode nm, ResourceOption resourceOption) {
     super.updateNodeResource(nm, resourceOption);
   }
 
   /** Runs FifoScheduler's own NODE_UPDATE handling (the native decision). */
-  void nativeNodeUpdate(NodeUpdateSchedulerEvent event) {
-    super.handle(event);
+  @Override
+  public void nativeAllocate(NodeUpdateSchedulerEvent heartbeat) {
+    super.handle(heartbeat);
   }
 
-  Map<NodeId, FiCaSchedulerNode> nodesView() {
+  /** Adds the container to FifoScheduler's used resource, as its own assignContainer does. */
+  @Override
+  public void accountContainer(RMContainer c) {
+    Resources.addTo(getUsedResource(), c.getAllocatedResource());
+  }
+
+  /** Headroom and queue metrics after allocations, as FifoScheduler does at the end of a heartbeat. */
+  @Override
+  public void afterDecision() {
+    // a capacity cut can leave more in use than the cluster now has: report no room, not negative room
+    Resource free = Resources.componentwiseMax(Resources.none(),
+        Resources.subtract(getClusterResource(), getUsedResource()));
+    for (SchedulerApplication<FiCaSchedulerApp> app : applications.values()) {
+      FiCaSchedulerApp attempt = app.getCurrentAppAttempt();
+      if (attempt != null) {
+        attempt.setHeadroom(Resources.clone(free));
+      }
+    }
+    getRootQueueMetrics().setAvailableResourcesToQueue(free);
+  }
+
+  @Override
+  public Map<NodeId, FiCaSchedulerNode> nodesView() {
     return nodes;
   }
 
-  Map<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> appsView() {
+  @Override
+  public Map<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> appsView() {
     return applications;
   }
 
-  RMContext rmContext() {
+  @Override
+  public RMContext rmContext() {
     return rmContext;
   }
 
-  DeltaEncoder encoder() {
+  @Override
+  public DeltaEncoder encoder() {
     return encoder;
   }
 
-  Allocations allocations() {
+  @Override
+  public Allocations allocations() {
     return allocations;
   }
 
-  ShimConfig config() {
+  @Override
+  public ShimConfig config() {
     return config;
   }
 
-  ShimMetrics metrics() {
+  @Override
+  public ShimMetrics metrics() {
     return metrics;
   }
 
-  CircuitBreaker breaker() {
+  @Override
+  public CircuitBreaker breaker() {
     return breaker;
   }
 
-  PolicyService policy() {
+  @Override
+  public PolicyService policy() {
     return policy;
   }
 
-  long now() {
+  @Override
+  public long now() {
     return clock.now();
   }
 
   /** Container updates of one heartbeat, as the first half of FifoScheduler.nodeUpdate. */
-  void launchedOnNode(ContainerId id, FiCaSchedulerNode node) {
+  @Override
+  public void launchedOnNode(ContainerId id, FiCaSchedulerNode node) {
     containerLaunchedOnNode(id, node);
   }
 
-  void finished(ContainerStatus status) {
+  @Override
+  public void finished(ContainerStatus status) {
     completedContainer(getRMContainer(status.getContainerId()), status, RMContainerEventType.FINISHED);
   }
 
+  @Override
+  public void completeContainer(RMContainer c, ContainerStatus status, RMContainerEventType event) {
+    completedContainer(c, status, event);
+  }
+
   /** The live container with this id, or null. */
-  RMContainer liveContainer(ContainerId id) {
+  @Override
+  public RMContainer liveContainer(ContainerId id) {
     FiCaSchedulerApp attempt = getCurrentAttemptForContainer(id);
     return attempt == null ? null : attempt.getLiveContainersMap().get(id);
   }
 
   /** Logs the one-line summary at most once a minute (driven by heartbeats, so no timer thread). */
-  void maybeLogSummary() {
+  @Override
+  public void maybeLogSummary() {
     long now = clock.now();
     if (now - lastSummaryMs >= SUMMARY_EVERY_MS) {
       lastSummaryMs = now;

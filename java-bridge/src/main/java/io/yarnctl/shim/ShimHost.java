@@ -1,0 +1,101 @@
+package io.yarnctl.shim;
+
+import java.util.Map;
+
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceOption;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
+
+/**
+ * What the heartbeat path (Heartbeat, DecisionApplier, NativeFifo, Allocations, DeltaEncoder, WireRows)
+ * needs from the scheduler it runs in: {@link YarnctlScheduler} (a FifoScheduler) today, a
+ * CapacityScheduler subclass next (docs/design/queues.md, section 7).
+ *
+ * <p>The host object's own monitor is the scheduler lock (the one its synchronized methods take): the
+ * heartbeat path synchronizes on the host, and the scheduler actions below expect to run under it.
+ */
+interface ShimHost {
+
+  // ---- scheduler state ----
+
+  /** The scheduler's live map of nodes. */
+  Map<NodeId, FiCaSchedulerNode> nodesView();
+
+  /** The scheduler's live map of applications. */
+  Map<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> appsView();
+
+  /** The RM context the scheduler was given. */
+  RMContext rmContext();
+
+  /** The cluster's total resource. */
+  Resource getClusterResource();
+
+  /** The minimum allocation (the size every ask is normalized up to). */
+  Resource getMinimumResourceCapability();
+
+  /** Whether vcores are checked and reported (false when the scheduler counts memory only). */
+  boolean countsVcores();
+
+  /** The live container with this id, or null. */
+  RMContainer liveContainer(ContainerId id);
+
+  // ---- scheduler actions, under the scheduler lock ----
+
+  /** Records that a container was reported launched on {@code node} (first half of a heartbeat). */
+  void launchedOnNode(ContainerId id, FiCaSchedulerNode node);
+
+  /** Completes a container a heartbeat reported finished. */
+  void finished(ContainerStatus status);
+
+  /** Completes {@code c} through the scheduler's own completedContainer (kills use it). */
+  void completeContainer(RMContainer c, ContainerStatus status, RMContainerEventType event);
+
+  /** Books a container the shim has just allocated (app and node already updated) to the scheduler's usage. */
+  void accountContainer(RMContainer c);
+
+  /** Brings headroom and queue metrics up to date at the end of a heartbeat the shim decided or skipped. */
+  void afterDecision();
+
+  /** Lets the scheduler itself decide this heartbeat (container updates are already pulled). */
+  void nativeAllocate(NodeUpdateSchedulerEvent heartbeat);
+
+  /** A policy's own resize: sets the node's size in the scheduler but not its registered size. */
+  void resizeByPolicy(RMNode nm, ResourceOption resourceOption);
+
+  // ---- the shim's own parts, one set per host ----
+
+  /** The request encoder. */
+  DeltaEncoder encoder();
+
+  /** The allocation, kill and resize helper. */
+  Allocations allocations();
+
+  /** The shim's configuration (null before serviceInit). */
+  ShimConfig config();
+
+  /** The shim's JMX counters (null before serviceInit). */
+  ShimMetrics metrics();
+
+  /** The circuit breaker in front of the policy. */
+  CircuitBreaker breaker();
+
+  /** The Python policy, or null when delegation is off. */
+  PolicyService policy();
+
+  /** Milliseconds now, from the host's replaceable clock. */
+  long now();
+
+  /** Logs the one-line summary at most once a minute. */
+  void maybeLogSummary();
+}
