@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from yarnctl.cli.main import main
 from yarnctl.errors import ConfigError
 from yarnctl.sim.workload import load_workload
 from yarnctl.sweep.run import keyed_cells, run_sweep
-from yarnctl.sweep.spec import Cell, cell_key, load_spec, parse_seeds, parse_values
+from yarnctl.sweep.spec import Cell, RunOptions, cell_key, load_spec, parse_seeds, parse_values
 from yarnctl.sweep.stats import baseline_label, cell_means, interval, paired_differences
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,10 +97,13 @@ def test_bad_specs_are_one_clear_error(tmp_path: Path, doc: str, flags: dict[str
 def test_cell_keys_follow_content_not_spelling() -> None:
     a = Cell("w", "dress", (("initial_reserve", 1.0),), 0)
     b = Cell("w", "dress", (("initial_reserve", 1),), 0)
-    assert cell_key(a, "h", "c", math.inf) == cell_key(b, "h", "c", math.inf)
-    assert cell_key(a, "h", "c", math.inf) != cell_key(a, "h2", "c", math.inf)  # the workload file changed
-    assert cell_key(a, "h", "c", math.inf) != cell_key(a, "h", "c2", math.inf)  # the simulator changed
-    assert cell_key(a, "h", "c", math.inf) != cell_key(Cell("w", "dress", a.params, 1), "h", "c", math.inf)
+    o = RunOptions()
+    assert cell_key(a, "h", "c", o) == cell_key(b, "h", "c", o)
+    assert cell_key(a, "h", "c", o) != cell_key(a, "h2", "c", o)  # the workload file changed
+    assert cell_key(a, "h", "c", o) != cell_key(a, "h", "c2", o)  # the simulator changed
+    assert cell_key(a, "h", "c", o) != cell_key(Cell("w", "dress", a.params, 1), "h", "c", o)
+    assert cell_key(a, "h", "c", o) != cell_key(a, "h", "c", RunOptions(3600.0))
+    assert cell_key(a, "h", "c", o) != cell_key(a, "h", "c", RunOptions(sharing_settle_s=300.0))  # more metrics
 
 
 def test_interval_is_students_t_and_a_seeded_bootstrap() -> None:
@@ -202,9 +206,11 @@ def test_the_streaming_task_runs_cells_from_lines_with_or_without_offsets() -> N
     from yarnctl.sweep.task import decode, encode, run_lines
 
     cell = Cell("haste-mixed1", "ffd-dp", (("memory_weight", 1),), 2)
-    line = encode("k1", cell, math.inf)
-    assert decode(line) == ("k1", cell, math.inf) == decode(f"0\t{line}")
-    bad = encode("k2", Cell("nosuch-workload", "fifo", (), 0), 10.0)
+    line = encode("k1", cell, RunOptions())
+    assert decode(line) == ("k1", cell, RunOptions()) == decode(f"0\t{line}")
+    measured = RunOptions(3600.0, sharing_settle_s=300.0)
+    assert decode(encode("k3", cell, measured)) == ("k3", cell, measured)
+    bad = encode("k2", Cell("nosuch-workload", "fifo", (), 0), RunOptions(10.0))
     out = list(run_lines([f"17\t{line}\n", "\n", bad]))
     assert [o.split("\t")[0] for o in out] == ["k1", "k2"]
     import json
@@ -254,7 +260,7 @@ def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
 def test_every_builtin_sweep_expands_with_ten_seeds_and_its_baseline(name: str) -> None:
     """docs/reproduction.md's tables come from these files: each must load, and carry ten seeds and a baseline."""
     spec = load_spec(Path(name))
-    assert spec.baseline in {c.policy for c in spec.cells()}
+    assert spec.baseline in {c.alias or c.policy for c in spec.cells()}
     assert sorted({c.seed for c in spec.cells()}) == list(range(10))
 
 
@@ -302,3 +308,125 @@ def test_a_per_type_metric_gets_its_own_report_files(tmp_path: Path) -> None:
     n_small = sum("small-demand" in j.tags for j in load_workload("dress-mr20").jobs)
     assert n_small == 6 and ((n_small * small + (20 - n_small) * large) / 20).round(3).tolist() == \
         df["avg_completion_s"].round(3).tolist()
+
+
+# queue a takes the one node at 0 s; queue b's two tasks arrive at 10 s and wait for a's to end at 100 s
+TWO_QUEUES = """
+cluster: {nodes: 1, node: {memory_mb: 4096, vcores: 4}}
+defaults: {am: false}
+jobs:
+  - {id: a, queue: a, submit_s: 0, type: spark, executors: {tasks: 4, resource: {memory_mb: 1024, vcores: 1}, duration: 100}}
+  - {id: b, queue: b, submit_s: 10, type: spark, executors: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 100}}
+"""
+
+
+def test_a_row_measures_sharing_degrees_when_asked(tmp_path: Path) -> None:
+    """[H-MRF] Eq. 2-3 on a run: under fifo queue b waits 90 s while below its half, a sharing loss; a gains."""
+    from yarnctl.sweep.cell import run_cell
+
+    w = tmp_path / "two.yaml"
+    w.write_text(TWO_QUEUES)
+    plain = run_cell(Cell(str(w), "fifo", (), 0))
+    assert "beta_min" not in plain  # measured only when the sweep asks
+    row = run_cell(Cell(str(w), "fifo", (), 0), RunOptions(sharing_settle_s=0.0))
+    assert row["makespan_s"] == plain["makespan_s"] == pytest.approx(200, abs=3)
+    assert row["beta_min.queue=b"] < 0.05  # nothing while it waits
+    assert row["beta_end.queue=a"] > 1 > row["beta_end.queue=b"] == row["beta_end_min"]
+    assert row["beta_min"] == row["beta_min.queue=b"]
+    # b is below 1 from its arrival until the end (its 90 s wait is never paid back under fifo): from the
+    # probe's first sample after 10 s, at 30 s, to 200 s
+    assert row["sharing_loss_fraction"] == pytest.approx(170 / 200, abs=0.02)
+    late = run_cell(Cell(str(w), "fifo", (), 0), RunOptions(sharing_settle_s=150.0))
+    assert late["beta_min.queue=b"] > row["beta_min.queue=b"]  # the wait is before the settle time
+
+
+def test_a_sweep_file_asks_for_sharing_degrees(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text("workloads: [haste-mixed1]\npolicies: [fifo]\nsharing: {settle_s: 300}\n")
+    assert load_spec(f).options == RunOptions(sharing_settle_s=300.0)
+    f.write_text("workloads: [haste-mixed1]\npolicies: [fifo]\nsharing: {settle: 300}\n")
+    with pytest.raises(ConfigError, match=r"s.yaml: sharing: expected true or \{settle_s: SECONDS\}"):
+        load_spec(f)
+    f.write_text("workloads: [haste-mixed1]\npolicies: [fifo]\nsharing: {settle_s: -1}\n")
+    with pytest.raises(ConfigError, match="sharing.settle_s: -1 is negative"):
+        load_spec(f)
+
+
+THREE_QUEUES = """
+cluster: {nodes: 3, node: {memory_mb: 8192, vcores: 8}}
+defaults: {am: {memory_mb: 1024, vcores: 1}}
+jobs:
+  - {id: a, queue: a, submit_s: 0, type: mapreduce,
+     maps: {tasks: 40, resource: {memory_mb: 1024, vcores: 2}, duration: {dist: lognormal, median: 30, sigma: 0.5}},
+     reduces: {tasks: 4, resource: {memory_mb: 2048, vcores: 1}, duration: 20}}
+  - {id: b, queue: b, submit_s: 15, type: spark, executors: {tasks: 12, resource: {memory_mb: 3072, vcores: 1}, duration: {dist: lognormal, median: 50, sigma: 0.5}}}
+  - {id: c, queue: c, submit_s: 400, type: spark, executors: {tasks: 3, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+"""
+
+
+@pytest.mark.parametrize("policy", ["drf", "hmrf"])
+def test_the_sharing_probe_skips_only_heartbeats_that_changed_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      policy: str) -> None:
+    """Skipping snapshots of an unchanged state (equal store versions) gives the samples of reading every one."""
+    import dataclasses
+
+    from yarnctl.fairness.accounting import QueueTracker
+    from yarnctl.model import ClusterSnapshot
+    from yarnctl.sim.sharing import run_with_probe
+    from yarnctl.sim.workload import load_workload
+    from yarnctl.state.store import ClusterState
+
+    w = tmp_path / "three.yaml"
+    w.write_text(THREE_QUEUES)
+    reads: dict[int, int] = {}  # per tracker: the policy's own (hmrf) is not the probe's
+    advance = QueueTracker.advance
+
+    def counted(self: QueueTracker, snap: ClusterSnapshot) -> None:
+        reads[id(self)] = reads.get(id(self), 0) + 1
+        advance(self, snap)
+
+    monkeypatch.setattr(QueueTracker, "advance", counted)
+    _, fast = run_with_probe(load_workload(str(w)), policy)
+    take = ClusterState.snapshot
+    monkeypatch.setattr(ClusterState, "snapshot", lambda self, now: dataclasses.replace(take(self, now), version=-1))
+    _, every = run_with_probe(load_workload(str(w)), policy)
+    assert len(fast.samples) == len(every.samples) > 10
+    assert fast.samples[-1][1].keys() == {"a", "b", "c"}
+    for (t1, v1), (t2, v2) in zip(fast.samples, every.samples):
+        assert t1 == t2 and v1.keys() == v2.keys()
+        for q in v1:
+            assert v1[q] == pytest.approx(v2[q], rel=1e-9)
+    # read at every heartbeat, against only after a change
+    assert reads[id(every.tracker)] > 3 * reads[id(fast.tracker)]
+
+
+def test_an_alias_names_one_parameter_set_of_a_policy(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text("workloads: [haste-mixed1]\nseeds: 2\nbaseline: half\npolicies:\n  fifo: {}\n"
+                 "  half: {policy: capacity, queues: [{default: {capacity: 50, maximum_capacity: 50}}]}\n")
+    spec = load_spec(f)
+    half = [c for c in spec.cells() if c.alias == "half"]
+    assert [c.label for c in half] == ["half", "half"] and {c.policy for c in half} == {"capacity"}
+    assert half[0].params == (("queues", {"default": {"capacity": 50, "maximum_capacity": 50}}),)
+    from yarnctl.sweep.task import decode, encode
+    assert decode(encode("k", half[0], RunOptions())) == ("k", half[0], RunOptions())
+    out = tmp_path / "o"
+    run_sweep(spec, out, workers=1)
+    df = pd.read_csv(out / "results.csv")
+    assert sorted(set(df["policy"])) == ["fifo", "half"] and sorted(set(df["label"])) == ["fifo", "half"]
+    # the alias caps the one queue at half the cluster: fifo, with all of it, finishes sooner
+    assert df[df["policy"] == "half"]["makespan_s"].mean() > df[df["policy"] == "fifo"]["makespan_s"].mean()
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("half: {policy: nosuch}", "policies.half.policy: 'nosuch' is not a policy; known: "),
+    ("fifo: {policy: capacity}", "policies.fifo: a policy's own name"),
+    ("half: {policy: dress, initial_reserve: 0.1:0.3:0.1}",
+     "policies.half.initial_reserve: an alias names one parameter set; sweep initial_reserve under `dress:`"),
+    ("half: {policy: dress, nosuch: 1}", "nosuch"),
+])
+def test_a_bad_alias_is_one_line(tmp_path: Path, entry: str, message: str) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(f"workloads: [haste-mixed1]\npolicies:\n  {entry}\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_spec(f)

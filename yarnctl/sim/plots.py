@@ -44,8 +44,8 @@ def job_times(results: Sequence[PolicyResult], path: Path, title: str) -> Path:
             ax.set_xlabel("job")
         else:
             for r in results:
-                vals = np.sort([getattr(j, metric) for j in r.jobs if getattr(j, metric) is not None])
-                ax.plot(vals, np.arange(1, len(vals) + 1) / max(len(vals), 1), label=r.policy)
+                ends = np.sort([getattr(j, metric) for j in r.jobs if getattr(j, metric) is not None])
+                ax.plot(ends, np.arange(1, len(ends) + 1) / max(len(ends), 1), label=r.policy)
             ax.set_xlabel(label)
             ax.set_ylabel("fraction of jobs")
             label = f"CDF of {label}"
@@ -92,7 +92,7 @@ def allocation_per_job(run: SimRun, path: Path, title: str, top: int = 15) -> Pa
     labels = list(shown)
     rest = [j for j in order[top:]]
     if rest:
-        layers.append(sum(per_job[j] for j in rest) / 1024)
+        layers.append(np.sum([per_job[j] for j in rest], axis=0) / 1024)
         labels.append(f"{len(rest)} other jobs")
     fig, ax = plt.subplots(figsize=(11, 5), constrained_layout=True)
     if layers:

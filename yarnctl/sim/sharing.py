@@ -9,8 +9,11 @@ prints each policy's final and minimum β per user and draws β_i(t).
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from yarnctl.engine import Engine
 from yarnctl.fairness.accounting import QUEUE, QueueTracker
@@ -30,14 +33,20 @@ class SharingProbe:
     every_s: float = 30.0
     tracker: QueueTracker = field(init=False)
     samples: list[tuple[float, dict[str, tuple[float, float]]]] = field(default_factory=list)
+    seen_version: int = field(default=-1, init=False)
 
     def __post_init__(self) -> None:
         self.tracker = QueueTracker(entity=self.entity)
 
     def observe(self, snap: ClusterSnapshot) -> None:
         """Integrate up to this snapshot; record a sample when one is due."""
-        self.tracker.advance(snap)
-        if not self.samples or snap.now_s >= self.samples[-1][0] + self.every_s:
+        due = not self.samples or snap.now_s >= self.samples[-1][0] + self.every_s
+        # allocation is piecewise constant: a snapshot of an unchanged state adds only time, which the
+        # next changed one integrates in one span, so it is skipped (most heartbeats change nothing)
+        if due or snap.version < 0 or snap.version != self.seen_version:
+            self.tracker.advance(snap)
+            self.seen_version = snap.version
+        if due:
             self.samples.append((snap.now_s, self.values(snap.now_s)))
 
     def values(self, now: float) -> dict[str, tuple[float, float]]:
@@ -45,12 +54,29 @@ class SharingProbe:
         cap = self.tracker.capacity
         return {n: (beta, aggregate(used, cap)) for n, (beta, used) in self.tracker.measured(now).items()}
 
+    def lowest(self, settle_s: float = 0.0) -> dict[str, float]:
+        """Per entity, its least β over the samples from `settle_s` on (Fig. 8 leaves the start-up out)."""
+        out: dict[str, float] = {}
+        for t, values in self.samples:
+            if t >= settle_s:
+                for name, (beta, _) in values.items():
+                    out[name] = min(beta, out.get(name, math.inf))
+        return out
 
-def run_with_probe(workload: Workload, policy: str, entity: str = QUEUE) -> tuple[SimRun, SharingProbe]:
-    """Simulate `policy` on `workload` with a SharingProbe; the probe's last sample is the run's end."""
+    def loss_fraction(self, settle_s: float = 0.0) -> float:
+        """The share of the sampled time from `settle_s` on during which some entity's β was below 1 (a sharing loss)."""
+        spans = [(t1 - t0, min(b for b, _ in v.values()) < 1.0) for (t0, v), (t1, _) in zip(self.samples, self.samples[1:])
+                 if t0 >= settle_s and v]
+        total = sum(dt for dt, _ in spans)
+        return sum(dt for dt, loss in spans if loss) / total if total > 0 else 0.0
+
+
+def run_with_probe(workload: Workload, policy: str, params: Mapping[str, Any] | None = None, *, entity: str = QUEUE,
+                   max_time_s: float = math.inf) -> tuple[SimRun, SharingProbe]:
+    """Simulate `policy` (with `params`) on `workload` with a SharingProbe; the probe's last sample is the run's end."""
     probe = SharingProbe(entity)
     # the probe learns from the heartbeats it is shown: it must see every one, whatever the policy
-    sim = SimCluster(workload, Engine(make_policy(policy), [probe]), skip_idle=False)
+    sim = SimCluster(workload, Engine(make_policy(policy, params), [probe]), skip_idle=False, max_time_s=max_time_s)
     run = sim.run()
     probe.tracker.advance(sim.snapshot())
     probe.samples.append((run.end_s, probe.values(run.end_s)))
@@ -70,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     for policy in args.policy.split(","):
         run, probe = run_with_probe(w, policy)
         _, final = probe.samples[-1]
-        low = {u: min(v[u][0] for t, v in probe.samples if u in v and t >= args.settle) for u in final}
-        cells = "  ".join(f"{u} β {b:.2f} (min {low[u]:.2f})" for u, (b, _) in sorted(final.items()))
+        low = probe.lowest(args.settle)
+        cells = "  ".join(f"{u} β {b:.2f} (min {low.get(u, b):.2f})" for u, (b, _) in sorted(final.items()))
         print(f"{policy:7s} makespan {summarize(run).makespan_s:9,.0f} s  {cells}")
         series.append((policy, probe.samples))
     if args.plot:

@@ -54,6 +54,9 @@ class ClusterState:
         self._am_allocated = ZERO
         self._am_asks: dict[AppId, Resources] = {}
         self._am_asked = ZERO
+        # bumped by every mutation: two snapshots with one version hold the same state (a reader that
+        # integrates over time, like the sharing probe, skips the heartbeats that changed nothing)
+        self.version = 0
 
     # ------------------------------------------------------------------ reads
 
@@ -108,6 +111,7 @@ class ClusterState:
             self._nodes[node_id] = Node(node_id, rack, capacity, old.allocated,
                                        old.registered if registered is None else registered)
         self.capacity = self.capacity + capacity
+        self.version += 1
 
     def resize_node(self, node_id: NodeId, capacity: Resources) -> None:
         """A policy (or an admin) sets the capacity a node offers; its registered size stays."""
@@ -125,6 +129,7 @@ class ClusterState:
         del self._nodes[node_id], self._node_alloc[node_id], self._node_cs[node_id], self._node_views[node_id]
         self._dirty.discard(node_id)
         self.capacity = self.capacity - node.capacity
+        self.version += 1
         return gone
 
     # ------------------------------------------------------------------ apps and asks
@@ -139,12 +144,14 @@ class ClusterState:
             self._in_order = False
         self._apps[app.id] = app
         self._apps_view = None
+        self.version += 1
 
     def remove_app(self, app_id: AppId) -> list[Container]:
         """An app leaves with its asks and containers; returns those containers."""
         if self._apps.pop(app_id, None) is None:
             return []
         self._apps_view = None
+        self.version += 1
         self._tables.pop(app_id, None)
         self._asks.pop(app_id, None)
         self._note_am_ask(app_id, ())
@@ -194,6 +201,7 @@ class ClusterState:
         else:
             self._asks.pop(app_id, None)
         self._note_am_ask(app_id, rows)
+        self.version += 1
 
     def _publish(self, app_id: AppId, tables: dict[int, tuple[Ask, ...]]) -> None:
         if tables:
@@ -203,6 +211,7 @@ class ClusterState:
             self._tables.pop(app_id, None)
             self._asks.pop(app_id, None)
         self._note_am_ask(app_id, rows)
+        self.version += 1
 
     def _note_am_ask(self, app_id: AppId, rows: tuple[Ask, ...]) -> None:
         # rows ascend by priority with ANY first, so an AM ask is the first row or none
@@ -241,6 +250,7 @@ class ClusterState:
         self._app_alloc[app] = c.resource if held is None else held + c.resource
         if c.is_am:
             self._am_allocated = self._am_allocated + c.resource
+        self.version += 1
 
     def release(self, container_id: ContainerId) -> Container | None:
         """A container completed, was released or killed: its resources go back; None if it was not live."""
@@ -254,6 +264,7 @@ class ClusterState:
         del self._node_cs[c.node_id][c.id]
         self._node_alloc[c.node_id] = self._node_alloc[c.node_id] - c.resource
         self._dirty.add(c.node_id)
+        self.version += 1
         app = c.app_id
         if c.is_am:
             self._am_allocated = self._am_allocated - c.resource
@@ -300,6 +311,7 @@ class ClusterState:
             self.capacity,
             am_allocated=self._am_allocated,
             am_asked=self._am_asked,
+            version=self.version,
         )
 
 

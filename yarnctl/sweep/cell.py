@@ -5,26 +5,39 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from yarnctl.sweep.spec import Cell
+from yarnctl.sweep.spec import Cell, RunOptions
+
+if TYPE_CHECKING:
+    from yarnctl.sim.sharing import SharingProbe
 
 # the metrics of a row, in table order (per job type and per tag ones follow as NAME.TYPE and NAME.tag=TAG)
 METRICS = ("makespan_s", "avg_completion_s", "median_completion_s", "p90_completion_s", "avg_wait_s",
            "median_wait_s", "p90_wait_s", "jain_user_completion", "util_cpu", "util_memory", "used_cpu",
-           "used_memory", "tasks", "oom_kills", "oom_kill_fraction", "unfinished", "failed")
+           "used_memory", "tasks", "oom_kills", "oom_kill_fraction", "unfinished", "failed",
+           "beta_end_min", "beta_min", "sharing_loss_fraction")  # the last three with `sharing:` only
 
 
-def run_cell(cell: Cell, max_time_s: float = math.inf) -> dict[str, Any]:
-    """Simulate the cell and summarise it: times, utilisation, fairness across users, OOM kills; `cell_s` is the wall time."""
+def run_cell(cell: Cell, options: RunOptions = RunOptions()) -> dict[str, Any]:
+    """Simulate the cell and summarise it: times, utilisation, fairness across users, OOM kills, sharing degrees if asked; `cell_s` is the wall time."""
+    from yarnctl.sim.report import summarize
     from yarnctl.sim.runner import simulate
+    from yarnctl.sim.sharing import run_with_probe
     from yarnctl.sim.workload import load_workload
 
     t0 = time.perf_counter()
     workload = load_workload(cell.workload, seed=cell.seed)
-    ((result, _run),) = simulate(workload, [cell.policy], {cell.policy: dict(cell.params)}, max_time_s=max_time_s)
+    sharing: dict[str, Any] = {}
+    if options.sharing_settle_s is None:
+        ((result, _run),) = simulate(workload, [cell.policy], {cell.policy: dict(cell.params)},
+                                     max_time_s=options.max_time_s)
+    else:
+        run, probe = run_with_probe(workload, cell.policy, dict(cell.params), max_time_s=options.max_time_s)
+        result = summarize(run)
+        sharing = sharing_metrics(probe, options.sharing_settle_s)
     comps = [j.completion_s for j in result.jobs if j.completion_s is not None]
     waits = [j.wait_s for j in result.jobs if j.wait_s is not None]
     row: dict[str, Any] = {
@@ -52,8 +65,23 @@ def run_cell(cell: Cell, max_time_s: float = math.inf) -> dict[str, Any]:
             mine = [j for j in result.jobs if tag in tags.get(j.id, ())]
             row[f"avg_completion_s.tag={tag}"] = _mean([j.completion_s for j in mine if j.completion_s is not None])
             row[f"avg_wait_s.tag={tag}"] = _mean([j.wait_s for j in mine if j.wait_s is not None])
+    row.update(sharing)
     row["cell_s"] = round(time.perf_counter() - t0, 4)
     return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}
+
+
+def sharing_metrics(probe: SharingProbe, settle_s: float) -> dict[str, float]:
+    """[H-MRF]'s measures of a run (Sec. 4 Eq. 2-3, Fig. 8): every queue's β at the end and its least from `settle_s` on, the least of each over queues, and the share of that time with some queue below β = 1."""
+    _, final = probe.samples[-1]
+    low = probe.lowest(settle_s)
+    row: dict[str, float] = {}
+    for q, (beta, _) in sorted(final.items()):
+        row[f"beta_end.queue={q}"] = beta
+        row[f"beta_min.queue={q}"] = low.get(q, beta)
+    row["beta_end_min"] = min((b for b, _ in final.values()), default=math.nan)
+    row["beta_min"] = min((row[f"beta_min.queue={q}"] for q in final), default=math.nan)
+    row["sharing_loss_fraction"] = probe.loss_fraction(settle_s)
+    return row
 
 
 def jain(xs: list[float]) -> float | None:

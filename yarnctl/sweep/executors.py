@@ -13,24 +13,24 @@ from typing import Any
 
 from yarnctl.errors import ConfigError
 from yarnctl.sweep.cell import run_cell
-from yarnctl.sweep.spec import Cell
+from yarnctl.sweep.spec import Cell, RunOptions
 
 Done = Callable[[str, Cell, "dict[str, Any] | None", "str | None"], None]
 EXECUTORS = ("local", "dask", "yarn")  # yarn: yarnctl/sweep/yarn.py
 
 
-def run_local(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, workers: int | None = None) -> None:
+def run_local(tasks: Sequence[tuple[str, Cell]], options: RunOptions, done: Done, workers: int | None = None) -> None:
     """Run the cells on `workers` processes of this machine (default: every core)."""
     n = workers or os.cpu_count() or 1
     with ProcessPoolExecutor(max_workers=min(n, max(len(tasks), 1))) as pool:
-        futures = {pool.submit(run_cell, cell, max_time_s): (key, cell) for key, cell in tasks}
+        futures = {pool.submit(run_cell, cell, options): (key, cell) for key, cell in tasks}
         for f in as_completed(futures):
             key, cell = futures[f]
             err = f.exception()
             done(key, cell, None if err else f.result(), None if err is None else _why(err))
 
 
-def run_dask(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, scheduler: str | None = None,
+def run_dask(tasks: Sequence[tuple[str, Cell]], options: RunOptions, done: Done, scheduler: str | None = None,
              workers: int | None = None) -> None:
     """Run the cells on the Dask scheduler at `scheduler` (tcp://HOST:8786), or on a LocalCluster of `workers` processes.
 
@@ -52,7 +52,7 @@ def run_dask(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, s
             raise ConfigError(f"--scheduler {scheduler}: no Dask scheduler answered ({e})") from None
         with client:
             # keyed by content hash: a cell submitted twice is computed once
-            futures = [client.submit(run_cell, cell, max_time_s, key=f"yarnctl-cell-{key}", pure=False)
+            futures = [client.submit(run_cell, cell, options, key=f"yarnctl-cell-{key}", pure=False)
                        for key, cell in tasks]
             by_key = {f.key: (key, cell) for f, (key, cell) in zip(futures, tasks)}
             for f in dask_completed(futures):

@@ -33,7 +33,7 @@ def keyed_cells(spec: SweepSpec) -> list[tuple[str, Cell]]:
     """Every cell of the spec with its content-hash key."""
     code = code_hash()
     digests = {w: workload_digest(w) for w in spec.workloads}
-    return [(cell_key(c, digests[c.workload], code, spec.max_time_s), c) for c in spec.cells()]
+    return [(cell_key(c, digests[c.workload], code, spec.options), c) for c in spec.cells()]
 
 
 def run_sweep(spec: SweepSpec, out: Path, *, executor: str = "local", workers: int | None = None,
@@ -62,13 +62,13 @@ def run_sweep(spec: SweepSpec, out: Path, *, executor: str = "local", workers: i
     (out / "sweep.json").write_text(json.dumps(_spec_doc(spec), indent=1) + "\n")
     if todo:
         if executor == "dask":
-            run_dask(todo, spec.max_time_s, done, scheduler=scheduler, workers=workers)
+            run_dask(todo, spec.options, done, scheduler=scheduler, workers=workers)
         elif executor == "yarn":
             from yarnctl.sweep.yarn import run_yarn
-            run_yarn(todo, spec.max_time_s, done, out, cluster_dir=cluster_dir, python_archive=python_archive,
+            run_yarn(todo, spec.options, done, out, cluster_dir=cluster_dir, python_archive=python_archive,
                      cells_per_task=cells_per_task)
         else:
-            run_local(todo, spec.max_time_s, done, workers=workers)
+            run_local(todo, spec.options, done, workers=workers)
     table = write_table(spec, tasks, store, out / "results.csv")
     return SweepRun(len(tasks), len(kept), finished - len(failed), tuple(failed), time.perf_counter() - t0, table)
 
@@ -83,7 +83,8 @@ def write_table(spec: SweepSpec, tasks: list[tuple[str, Cell]], store: CellStore
         if not store.path(key).is_file():
             continue  # failed or not run: the table holds what finished
         params = dict(cell.params)
-        rows.append({"workload": cell.workload, "policy": cell.policy, "label": cell.label, "seed": cell.seed,
+        # an alias stands for its policy in the table, as the sweep file names it
+        rows.append({"workload": cell.workload, "policy": cell.alias or cell.policy, "label": cell.label, "seed": cell.seed,
                      **{f"param.{n}": params.get(n) for n in names}, **store.get(key), "key": key})
     if not rows:
         path.unlink(missing_ok=True)  # an older spec's table must not pass for this one's
@@ -101,4 +102,5 @@ def _spec_doc(spec: SweepSpec) -> dict[str, Any]:
     """The expanded spec, kept beside the results so a report knows the baseline and the grid."""
     return {"name": spec.name, "workloads": list(spec.workloads), "seeds": list(spec.seeds),
             "baseline": spec.baseline, "grids": {p: {k: list(v) for k, v in g} for p, g in spec.grids},
-            "max_time_s": None if spec.max_time_s == float("inf") else spec.max_time_s}
+            "aliases": dict(spec.aliases),
+            **spec.options.doc()}

@@ -7,9 +7,13 @@
       dress:
         initial_reserve: 0.1:0.5:0.1  # start:stop:step, stop included
         theta: [0.1, 0.2]             # a list
+      static:                         # a name of your own for one parameter set of a policy
+        policy: capacity
+        queues: [{a: {capacity: 50, maximum_capacity: 50}, b: {capacity: 50, maximum_capacity: 50}}]
     seeds: 0:9                        # start:stop (included), a list, or a count (5 = 0..4)
     baseline: capacity                # what `sweep report` compares against (optional)
     max_time_s: 86400                 # optional simulated-time cap per run
+    sharing: {settle_s: 300}          # optional: measure [H-MRF]'s sharing degree β per queue (slower)
 
 Values: `a:b:step` (linear, b included), `log:a:b:n` (n values spaced evenly in log scale from a to
 b), `x,y,z` or a YAML list, or one scalar. A policy's grid is the product of its parameters' values.
@@ -31,7 +35,7 @@ import yaml
 from yarnctl.errors import ConfigError
 
 MAX_CELLS = 1_000_000  # a typo like 0:1:1e-9 should fail fast, not allocate forever
-_SPEC_KEYS = {"name", "workloads", "policies", "seeds", "baseline", "max_time_s"}
+_SPEC_KEYS = {"name", "workloads", "policies", "seeds", "baseline", "max_time_s", "sharing"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +46,37 @@ class Cell:
     policy: str
     params: tuple[tuple[str, Any], ...]
     seed: int
+    alias: str | None = None  # the sweep file's name for this policy and parameter set
 
     @property
     def label(self) -> str:
-        """policy[k=v,...], the name of the cell's group across seeds."""
+        """policy[k=v,...] (or the alias), the name of the cell's group across seeds."""
+        if self.alias:
+            return self.alias
         inner = ",".join(f"{k}={_fmt(v)}" for k, v in self.params)
         return f"{self.policy}[{inner}]" if inner else self.policy
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How every cell of a sweep runs: a simulated-time cap, and whether [H-MRF]'s sharing degrees are measured."""
+
+    max_time_s: float = math.inf
+    # None: not measured; else β is sampled per queue and its minimum taken from this simulated time on
+    sharing_settle_s: float | None = None
+
+    def doc(self) -> dict[str, Any]:
+        """A JSON form: the cell key's and the YARN executor's input line's."""
+        out: dict[str, Any] = {"max_time_s": None if math.isinf(self.max_time_s) else self.max_time_s}
+        if self.sharing_settle_s is not None:
+            out["sharing_settle_s"] = self.sharing_settle_s
+        return out
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> RunOptions:
+        """The inverse of `doc`."""
+        cap, settle = doc.get("max_time_s"), doc.get("sharing_settle_s")
+        return cls(math.inf if cap is None else float(cap), None if settle is None else float(settle))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,18 +88,25 @@ class SweepSpec:
     grids: tuple[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]], ...]  # (policy, ((param, values), ...))
     seeds: tuple[int, ...]
     baseline: str | None = None
-    max_time_s: float = math.inf
+    options: RunOptions = RunOptions()
+    aliases: tuple[tuple[str, str], ...] = ()  # (name in the sweep file, the policy it runs)
     params_seen: frozenset[str] = field(default=frozenset())
+
+    def policy_of(self, name: str) -> str:
+        """The registered policy a grid's name runs (itself unless an alias)."""
+        return dict(self.aliases).get(name, name)
 
     def cells(self) -> list[Cell]:
         """Every cell, in a fixed order: workload, policy, parameter values, seed."""
         out = []
+        aliases = dict(self.aliases)
         for w in self.workloads:
-            for policy, grid in self.grids:
+            for name, grid in self.grids:
                 names = [k for k, _ in grid]
                 for values in itertools.product(*(v for _, v in grid)):
                     for seed in self.seeds:
-                        out.append(Cell(w, policy, tuple(zip(names, values)), seed))
+                        out.append(Cell(w, aliases.get(name, name), tuple(zip(names, values)), seed,
+                                        name if name in aliases else None))
         return out
 
 
@@ -145,6 +181,7 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
     if not isinstance(pols, dict) or not all(isinstance(v, (dict, type(None))) for v in pols.values()):
         raise ConfigError(f"{src}: policies: expected a mapping of policy name to its parameter grid")
     grid: dict[str, dict[str, Any]] = {str(k): dict(v or {}) for k, v in pols.items()}
+    aliases = {name: _alias(name, g, src) for name, g in grid.items() if "policy" in g}
     for p in policies:
         grid.setdefault(p, {})
     for item in params:
@@ -165,7 +202,8 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
                     for p, g in grid.items()),
         seeds=parse_seeds(seed_text, "--seeds" if seeds is not None else f"{src}: seeds"),
         baseline=baseline or doc.get("baseline"),
-        max_time_s=float(doc.get("max_time_s", math.inf)))
+        options=RunOptions(float(doc.get("max_time_s", math.inf)), _sharing(doc.get("sharing"), src)),
+        aliases=tuple(sorted(aliases.items())))
     _check(spec, src)
     return spec
 
@@ -184,7 +222,7 @@ def _check(spec: SweepSpec, src: str) -> None:
         # the first and last value of each parameter: a bad name or an out-of-range end fails now
         for pick in (0, -1):
             try:
-                make_policy(policy, {k: v[pick] for k, v in grid})
+                make_policy(spec.policy_of(policy), {k: v[pick] for k, v in grid})
             except ConfigError as e:
                 raise ConfigError(f"{src}: {e}") from None
     if n > MAX_CELLS:
@@ -224,11 +262,43 @@ def resolve_spec(name_or_path: Path) -> Path:
     raise ConfigError(f"{name_or_path}: no such sweep file or built-in sweep; built-ins: {', '.join(builtin_sweeps())}")
 
 
-def cell_key(cell: Cell, workload_hash: str, code_hash: str, max_time_s: float) -> str:
+def cell_key(cell: Cell, workload_hash: str, code_hash: str, options: RunOptions) -> str:
     """The content hash a finished cell is stored under."""
     doc = {"w": workload_hash, "p": cell.policy, "k": [[k, _canon(v)] for k, v in cell.params], "s": cell.seed,
-           "t": None if math.isinf(max_time_s) else max_time_s, "c": code_hash}
+           "t": None if math.isinf(options.max_time_s) else options.max_time_s, "c": code_hash}
+    if options.sharing_settle_s is not None:  # absent otherwise, so cells measured before it keep their keys
+        doc["b"] = options.sharing_settle_s
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _alias(name: str, grid: dict[str, Any], src: str) -> str:
+    """Take `policy:` out of an aliased entry's grid; ConfigError unless it names one parameter set of a policy."""
+    from yarnctl.policies import REGISTRY
+
+    policy = grid.pop("policy")
+    if not isinstance(policy, str) or policy not in REGISTRY:
+        raise ConfigError(f"{src}: policies.{name}.policy: {policy!r} is not a policy; known: {', '.join(sorted(REGISTRY))}")
+    if name in REGISTRY:
+        raise ConfigError(f"{src}: policies.{name}: a policy's own name; give the alias a name of its own")
+    for k, v in grid.items():
+        if len(parse_values(v, f"{name}.{k}")) > 1:
+            raise ConfigError(f"{src}: policies.{name}.{k}: an alias names one parameter set; sweep {k} under "
+                              f"`{policy}:` instead")
+    return policy
+
+
+def _sharing(v: Any, src: str) -> float | None:
+    """`sharing:` of a sweep file: absent or false (not measured), true (settle 0 s) or {settle_s: S}."""
+    if v is None or v is False:
+        return None
+    if v is True:
+        return 0.0
+    if isinstance(v, Mapping) and set(v) <= {"settle_s"}:
+        settle = _float(str(v.get("settle_s", 0)), f"{src}: sharing.settle_s")
+        if settle < 0:
+            raise ConfigError(f"{src}: sharing.settle_s: {settle:g} is negative")
+        return settle
+    raise ConfigError(f"{src}: sharing: expected true or {{settle_s: SECONDS}}, got {v!r}")
 
 
 def _linear_range(text: str, what: str) -> tuple[float, ...]:

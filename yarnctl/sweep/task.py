@@ -10,31 +10,30 @@ task goes on, so one bad cell does not make YARN retry the others.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from yarnctl.sweep.cell import run_cell
-from yarnctl.sweep.spec import Cell
+from yarnctl.sweep.spec import Cell, RunOptions
 
 
-def encode(key: str, cell: Cell, max_time_s: float) -> str:
+def encode(key: str, cell: Cell, options: RunOptions) -> str:
     """One input line for a cell."""
     return json.dumps({"key": key, "workload": cell.workload, "policy": cell.policy,
-                       "params": [list(p) for p in cell.params], "seed": cell.seed,
-                       "max_time_s": None if math.isinf(max_time_s) else max_time_s}, sort_keys=True)
+                       "params": [list(p) for p in cell.params], "seed": cell.seed, "alias": cell.alias,
+                       **options.doc()}, sort_keys=True)
 
 
-def decode(line: str) -> tuple[str, Cell, float]:
-    """The key, cell and time cap of an input line (with or without streaming's offset in front)."""
+def decode(line: str) -> tuple[str, Cell, RunOptions]:
+    """The key, cell and run options of an input line (with or without streaming's offset in front)."""
     text = line.strip()
     if not text.startswith("{"):
         text = text.split("\t", 1)[-1]
     doc = json.loads(text)
-    cell = Cell(doc["workload"], doc["policy"], tuple((str(k), v) for k, v in doc["params"]), int(doc["seed"]))
-    cap = doc.get("max_time_s")
-    return str(doc["key"]), cell, math.inf if cap is None else float(cap)
+    cell = Cell(doc["workload"], doc["policy"], tuple((str(k), v) for k, v in doc["params"]), int(doc["seed"]),
+                doc.get("alias"))
+    return str(doc["key"]), cell, RunOptions.from_doc(doc)
 
 
 def run_lines(lines: Iterable[str]) -> Iterator[str]:
@@ -43,12 +42,12 @@ def run_lines(lines: Iterable[str]) -> Iterator[str]:
         if not line.strip():
             continue
         try:
-            key, cell, cap = decode(line)
+            key, cell, options = decode(line)
         except (ValueError, KeyError, TypeError) as e:  # not a line we wrote: say so, run the others
             print(f"yarnctl sweep task: bad input line ({e}): {line[:200]!r}", file=sys.stderr)
             continue
         try:
-            result: dict[str, Any] = {"row": run_cell(cell, cap)}
+            result: dict[str, Any] = {"row": run_cell(cell, options)}
         except Exception as e:  # reported, not raised: the other cells of this task still run
             result = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
         yield f"{key}\t{json.dumps(result, sort_keys=True)}"

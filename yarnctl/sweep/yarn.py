@@ -21,13 +21,13 @@ from typing import Any
 from yarnctl.cluster.daemons import app_ids
 from yarnctl.errors import ConfigError
 from yarnctl.sweep.executors import Done, _why
-from yarnctl.sweep.spec import Cell
+from yarnctl.sweep.spec import Cell, RunOptions
 from yarnctl.sweep.task import encode
 
 STREAMING = "org.apache.hadoop.streaming.HadoopStreaming"
 
 
-def run_yarn(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, out: Path, *,
+def run_yarn(tasks: Sequence[tuple[str, Cell]], options: RunOptions, done: Done, out: Path, *,
              cluster_dir: Path | None = None, python_archive: Path | None = None, cells_per_task: int = 1,
              timeout_s: float = 24 * 3600.0) -> None:
     """Run the cells as one streaming job on the local cluster in `cluster_dir` (default: the one running)."""
@@ -43,7 +43,7 @@ def run_yarn(tasks: Sequence[tuple[str, Cell]], max_time_s: float, done: Done, o
                           f"(`yarnctl cluster down` and `up`) to resolve the current classpath")
     work = out.resolve() / "yarn" / time.strftime("%Y%m%d-%H%M%S")
     work.mkdir(parents=True, exist_ok=True)
-    (work / "cells.jsonl").write_text("".join(encode(k, c, max_time_s) + "\n" for k, c in tasks))
+    (work / "cells.jsonl").write_text("".join(encode(k, c, options) + "\n" for k, c in tasks))
     by_key = dict(tasks)
     cmd = lc.client_command(_streaming_args(work, cells_per_task, python_archive), STREAMING)
     with open(work / "client.log", "w") as log:
