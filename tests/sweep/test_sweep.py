@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -365,39 +366,42 @@ jobs:
 
 
 @pytest.mark.parametrize("policy", ["drf", "hmrf"])
-def test_the_sharing_probe_skips_only_heartbeats_that_changed_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                      policy: str) -> None:
-    """Skipping snapshots of an unchanged state (equal store versions) gives the samples of reading every one."""
+def test_trackers_read_only_snapshots_of_a_changed_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         policy: str) -> None:
+    """Skipping the reads of an unchanged state (equal store versions) changes no decision and no sample of β."""
     import dataclasses
 
-    from yarnctl.fairness.accounting import QueueTracker
-    from yarnctl.model import ClusterSnapshot
+    import yarnctl.fairness.accounting as accounting
+    from yarnctl.sim.report import summarize
     from yarnctl.sim.sharing import run_with_probe
     from yarnctl.sim.workload import load_workload
     from yarnctl.state.store import ClusterState
 
     w = tmp_path / "three.yaml"
     w.write_text(THREE_QUEUES)
-    reads: dict[int, int] = {}  # per tracker: the policy's own (hmrf) is not the probe's
-    advance = QueueTracker.advance
+    reads = 0  # one per entity per snapshot read
+    nonsharing = accounting.nonsharing_allocation
 
-    def counted(self: QueueTracker, snap: ClusterSnapshot) -> None:
-        reads[id(self)] = reads.get(id(self), 0) + 1
-        advance(self, snap)
+    def counted(*args: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return nonsharing(*args)
 
-    monkeypatch.setattr(QueueTracker, "advance", counted)
-    _, fast = run_with_probe(load_workload(str(w)), policy)
+    monkeypatch.setattr(accounting, "nonsharing_allocation", counted)
+    run_fast, fast = run_with_probe(load_workload(str(w)), policy)
+    reads_fast, reads = reads, 0
     take = ClusterState.snapshot
     monkeypatch.setattr(ClusterState, "snapshot", lambda self, now: dataclasses.replace(take(self, now), version=-1))
-    _, every = run_with_probe(load_workload(str(w)), policy)
+    run_every, every = run_with_probe(load_workload(str(w)), policy)
+    assert reads > 3 * reads_fast  # read at every heartbeat, against only after a change
+    assert [(j.id, j.completion_s) for j in summarize(run_fast).jobs] == \
+        [(j.id, j.completion_s) for j in summarize(run_every).jobs]
     assert len(fast.samples) == len(every.samples) > 10
     assert fast.samples[-1][1].keys() == {"a", "b", "c"}
     for (t1, v1), (t2, v2) in zip(fast.samples, every.samples):
         assert t1 == t2 and v1.keys() == v2.keys()
         for q in v1:
             assert v1[q] == pytest.approx(v2[q], rel=1e-9)
-    # read at every heartbeat, against only after a change
-    assert reads[id(every.tracker)] > 3 * reads[id(fast.tracker)]
 
 
 def test_an_alias_names_one_parameter_set_of_a_policy(tmp_path: Path) -> None:

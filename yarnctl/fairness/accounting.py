@@ -91,6 +91,9 @@ class QueueTracker:
     accounts: dict[str, Account] = field(default_factory=dict)
     capacity: Resources = ZERO
     last_s: float | None = None
+    # the store version of the snapshot last read (-1: read the next one); a grant made since sets it
+    # back, as it changed `alloc` ahead of the store
+    read_version: int = field(default=-1, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.entity not in (QUEUE, USER):
@@ -129,6 +132,9 @@ class QueueTracker:
                 acc.life_granted, acc.fresh = acc.life_granted + acc.fresh, 0.0
         self.last_s = now if self.last_s is None else max(self.last_s, now)
         self.capacity = snap.capacity
+        if snap.version >= 0 and snap.version == self.read_version:
+            return  # the state read last time, unchanged: only time has passed (most heartbeats)
+        self.read_version = snap.version
         held: dict[str, Resources] = {}
         asked: dict[str, Resources] = {}
         for app in snap.apps.values():
@@ -149,6 +155,7 @@ class QueueTracker:
     def grant(self, name: str, r: Resources, now: float) -> None:
         """Count a container just given to `name` (Alg. 1 lines 20-24)."""
         acc = self._account(name)
+        self.read_version = -1
         acc.alloc = add(acc.alloc, vector(r))
         acc.fresh += aggregate(vector(r), self.capacity)
         acc.last_grant_s = now

@@ -33,20 +33,15 @@ class SharingProbe:
     every_s: float = 30.0
     tracker: QueueTracker = field(init=False)
     samples: list[tuple[float, dict[str, tuple[float, float]]]] = field(default_factory=list)
-    seen_version: int = field(default=-1, init=False)
 
     def __post_init__(self) -> None:
         self.tracker = QueueTracker(entity=self.entity)
 
     def observe(self, snap: ClusterSnapshot) -> None:
         """Integrate up to this snapshot; record a sample when one is due."""
-        due = not self.samples or snap.now_s >= self.samples[-1][0] + self.every_s
-        # allocation is piecewise constant: a snapshot of an unchanged state adds only time, which the
-        # next changed one integrates in one span, so it is skipped (most heartbeats change nothing)
-        if due or snap.version < 0 or snap.version != self.seen_version:
-            self.tracker.advance(snap)
-            self.seen_version = snap.version
-        if due:
+        # cheap at a heartbeat that changed nothing: the tracker reads only a changed state (store version)
+        self.tracker.advance(snap)
+        if not self.samples or snap.now_s >= self.samples[-1][0] + self.every_s:
             self.samples.append((snap.now_s, self.values(snap.now_s)))
 
     def values(self, now: float) -> dict[str, tuple[float, float]]:
