@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo check test java typecheck bench bench-shim hadoop-tests soak install clean
+.PHONY: demo check test java typecheck bench bench-shim hadoop-tests soak docker-test install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,13 @@ hadoop-tests: java
 # the RM's threads, fds, sockets and heap and serve's RSS must not grow (docs/bridge.md, "Soak"; not in `make test`)
 soak: $(STAMP) java
 	$(BIN)/python -m yarnctl.bench.soak --minutes 60 --out docs/soak
+
+# the docker cluster for real (docker/README.md): as root on a fresh Debian machine, installs podman and
+# podman-compose, builds docker/Dockerfile on a bootstrapped Debian base, starts docker/compose.yaml and
+# runs the documented journey (wordcount on HDFS under the shim with dress, then native Capacity),
+# then tears it all down (docs/deploy.md, "The dockerised cluster"; not in `make test`)
+docker-test:
+	docker/test.sh
 
 clean:
 	rm -rf $(VENV) demo-out build *.egg-info .pytest_cache java-bridge/target java-bridge/cluster/target

@@ -106,7 +106,13 @@ def test_rm_conf_native(tmp_path: Path) -> None:
         assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in m[key]
         assert "-XX:+IgnoreUnrecognizedVMOptions" in m[key]
     assert m["mapreduce.jobhistory.address"] == "127.0.0.1:106"
-    assert _props(out / "core-site.xml")["hadoop.tmp.dir"] == f"{tmp_path}/tmp"
+    core = _props(out / "core-site.xml")
+    assert core["hadoop.tmp.dir"] == f"{tmp_path}/tmp"
+    # the local cluster stays on the local file system; MapReduce reads its staging dir from mapred-site only
+    assert core["fs.defaultFS"] == "file:///"
+    assert "yarn.app.mapreduce.am.staging-dir" not in core
+    assert m["yarn.app.mapreduce.am.staging-dir"] == f"{tmp_path}/staging"
+    assert m["mapreduce.jobhistory.done-dir"] == f"{tmp_path}/history/done"
 
 
 def test_nm_confs_differ_only_where_they_must(tmp_path: Path) -> None:

@@ -27,7 +27,8 @@ from yarnctl.cluster.classpath import repo_root
 ROOT = repo_root()
 DOCKER = ROOT / "docker"
 SCHEMA = json.loads((Path(__file__).parent / "compose-spec.json").read_text())
-HADOOP_SERVICES = {"resourcemanager", "serve", "nodemanager-1", "nodemanager-2", "nodemanager-3", "historyserver"}
+HADOOP_SERVICES = {"resourcemanager", "serve", "nodemanager-1", "nodemanager-2", "nodemanager-3", "historyserver",
+                   "namenode", "datanode-1", "datanode-2", "datanode-3"}
 _VAR = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
 
 
@@ -96,6 +97,27 @@ def test_start_order_follows_the_token_and_health() -> None:
     assert services["serve"]["depends_on"] == {"resourcemanager": {"condition": "service_healthy"}}
     assert all(services[f"nodemanager-{i}"]["depends_on"] == {"resourcemanager": {"condition": "service_healthy"}}
                for i in (1, 2, 3))
+    # job history lives on HDFS; DataNodes register with a NameNode that is up (the NameNode's health does
+    # not wait for them, so a restart with blocks cannot deadlock on safe mode)
+    assert services["historyserver"]["depends_on"] == {"namenode": {"condition": "service_healthy"}}
+    assert "depends_on" not in services["namenode"]
+
+
+def test_hdfs_a_namenode_and_a_datanode_beside_each_nodemanager() -> None:
+    services = _compose()["services"]
+    fs = "hdfs://namenode:8020"
+    for name in HADOOP_SERVICES:
+        assert services[name]["environment"]["YARNCTL_DEFAULT_FS"] == fs, name
+    assert services["namenode"]["hostname"] == "namenode"
+    for i in (1, 2, 3):
+        dn = services[f"datanode-{i}"]
+        # the NodeManager's network and host name: HDFS block locations name the YARN node
+        assert dn["network_mode"] == f"service:nodemanager-{i}"
+        assert dn["environment"]["YARNCTL_NM_HOST"] == services[f"nodemanager-{i}"]["hostname"]
+        assert dn["volumes"] == [f"datanode-{i}:{node.SETTINGS['YARNCTL_DFS_DIR'][0]}"]
+    assert services["namenode"]["volumes"] == [f"namenode:{node.SETTINGS['YARNCTL_DFS_DIR'][0]}"]
+    volumes = _compose()["volumes"]
+    assert {"namenode", "datanode-1", "datanode-2", "datanode-3"} <= set(volumes)
 
 
 def test_policy_server_is_on_the_rms_loopback_and_scraped_by_prometheus() -> None:

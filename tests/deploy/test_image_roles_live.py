@@ -51,6 +51,8 @@ def roles(tmp_path: Path) -> Iterator[tuple[dict[str, str], list[subprocess.Pope
     env.update(YARNCTL_SHIM_PORT=str(next(ports)), YARNCTL_METRICS_PORT=str(next(ports)),
                YARNCTL_METRICS_ADDRESS="127.0.0.1", YARNCTL_RM_HOST="127.0.0.1", YARNCTL_JHS_HOST="127.0.0.1",
                YARNCTL_NM_HOST="127.0.0.1", YARNCTL_DATA_DIR=str(tmp_path / "data"),
+               # no NameNode here: the local file system, as the local cluster
+               YARNCTL_DEFAULT_FS="file:///", YARNCTL_FS_DIR=str(tmp_path / "data"),
                YARNCTL_NM_DIR=str(tmp_path / "nm"), YARNCTL_LOG_DIR=str(tmp_path / "logs"),
                YARNCTL_LOGGER="INFO,RFA", YARNCTL_TOKEN_FILE=str(tmp_path / "secrets" / "bridge.token"),
                YARNCTL_SERVE_DIR=str(tmp_path / "serve"), YARNCTL_CLASSPATH_FILE=str(cp_file),

@@ -7,10 +7,15 @@ stand-in shows what the image would run.
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
+import socket
 import stat
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -47,7 +52,10 @@ def test_rm_conf_points_every_address_at_the_rm_host_and_the_shim_at_loopback(tm
     assert y["yarn.application.classpath"] == "$HADOOP_CONF_DIR,/opt/hadoop/lib/a.jar,/opt/hadoop/lib/b.jar"
     m = _props(out / "mapred-site.xml")
     assert m["mapreduce.jobhistory.address"] == "historyserver:10020"
-    assert m["mapreduce.jobhistory.done-dir"] == "/data/history/done"
+    # on HDFS: staging where MapReduce reads it (mapred-site, not core-site), job history beside it
+    assert _props(out / "core-site.xml")["fs.defaultFS"] == "hdfs://namenode:8020"
+    assert m["yarn.app.mapreduce.am.staging-dir"] == "/yarnctl/staging"
+    assert m["mapreduce.jobhistory.done-dir"] == "/yarnctl/history/done"
     assert (out / "fair-scheduler.xml").is_file()
 
 
@@ -63,6 +71,15 @@ def test_nm_conf_names_its_own_host(tmp_path: Path) -> None:
     assert not any(k.startswith("yarnctl.shim.") for k in y)
     assert _props(out / "mapred-site.xml")["mapreduce.shuffle.port"] == "13562"
     assert (tmp_path / "nm" / "local").is_dir()
+
+
+def test_datanode_registers_under_its_nodemanagers_host(tmp_path: Path) -> None:
+    env = _env(tmp_path, YARNCTL_NM_HOST="nodemanager-3", YARNCTL_DFS_DIR=str(tmp_path / "dfs"))
+    h = _props(node.render_role("datanode", env) / "hdfs-site.xml")
+    assert h["dfs.datanode.hostname"] == "nodemanager-3"
+    assert h["dfs.datanode.data.dir"] == f"{tmp_path}/dfs/data" and (tmp_path / "dfs" / "data").is_dir()
+    assert h["dfs.namenode.name.dir"] == f"{tmp_path}/dfs/name"
+    assert h["dfs.replication"] == "1"
 
 
 @pytest.mark.parametrize("sched", sorted(NATIVE_SCHEDULERS))
@@ -113,6 +130,68 @@ def test_health_checks(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"nothing listens on 127.0.0.1:{free}" in capsys.readouterr().err
 
 
+def test_serve_health_is_a_liveness_check_without_a_py4j_login(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # a connection without the token would make serve log a refused connection on every check
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        srv.setblocking(False)
+        env = {"YARNCTL_SHIM_PORT": str(srv.getsockname()[1]), "YARNCTL_SERVE_DIR": str(tmp_path)}
+        assert node.main(["health", "serve"], env) == 0, capsys.readouterr().err
+        with pytest.raises(BlockingIOError):
+            srv.accept()  # nobody connected
+        status = tmp_path / "serve-status.json"
+        status.write_text("{}")
+        assert node.main(["health", "serve"], env) == 0
+        old = time.time() - node.STATUS_STALE_S - 5
+        os.utime(status, (old, old))
+        assert node.main(["health", "serve"], env) == 1
+        assert "serve-status.json is" in capsys.readouterr().err
+
+
+class _Jmx(http.server.BaseHTTPRequestHandler):
+    beans: dict[str, dict[str, object]] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        bean = self.beans.get(self.path.split("qry=", 1)[-1])
+        body = json.dumps({"beans": [bean] if bean else []}).encode()
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("role,beans,ok,says", [
+    ("namenode", {"Hadoop:service=NameNode,name=NameNodeStatus": {"State": "active"},
+                  "Hadoop:service=NameNode,name=NameNodeInfo": {"LiveNodes": '{"nodemanager-1:50010":{}}',
+                                                                "Safemode": ""}},
+     True, "active, 1 live datanode(s)"),
+    ("namenode", {"Hadoop:service=NameNode,name=NameNodeStatus": {"State": "standby"}}, False, "is standby"),
+    ("datanode", {"Hadoop:service=DataNode,name=DataNodeInfo":
+                  {"NamenodeAddresses": '{"namenode":"BP-1-172.18.0.2-1795"}'}}, True, "registered (BP-1-"),
+    ("datanode", {"Hadoop:service=DataNode,name=DataNodeInfo": {"NamenodeAddresses": '{"namenode":null}'}},
+     False, "not registered with a namenode yet"),
+], ids=["nn-active", "nn-standby", "dn-registered", "dn-not-yet"])
+def test_hdfs_health_checks(capsys: pytest.CaptureFixture[str], role: str, beans: dict[str, dict[str, object]],
+                            ok: bool, says: str) -> None:
+    handler = type("H", (_Jmx,), {"beans": beans})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = str(srv.server_address[1])
+    try:
+        env = {"YARNCTL_DEFAULT_FS": "hdfs://127.0.0.1:8020", "YARNCTL_NN_WEBAPP_PORT": port,
+               "YARNCTL_NM_HOST": "127.0.0.1", "YARNCTL_DN_WEBAPP_PORT": port}
+        assert node.main(["health", role], env) == (0 if ok else 1)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    out = capsys.readouterr()
+    assert says in (out.out if ok else out.err)
+
+
 def _fake_java(tmp: Path) -> Path:
     home = tmp / "jdk"
     (home / "bin").mkdir(parents=True)
@@ -149,6 +228,30 @@ def test_entrypoint_renders_then_execs_the_daemon_script(tmp_path: Path) -> None
     token = tmp_path / "secrets" / "bridge.token"
     assert stat.S_IMODE(token.stat().st_mode) == 0o600  # created before the RM reads it
     assert stat.S_IMODE(token.parent.stat().st_mode) == 0o700
+
+
+def test_namenode_entrypoint_formats_hdfs_on_its_first_start_only(tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("YARNCTL_", "HADOOP_"))},
+           **_env(tmp_path), "JAVA_HOME": str(_fake_java(tmp_path)), "YARNCTL_LOG_DIR": str(tmp_path / "logs"),
+           "YARNCTL_HOME": str(_tree_with_a_shim_jar(tmp_path)), "YARNCTL_DFS_DIR": str(tmp_path / "dfs")}
+
+    def start() -> list[str]:
+        r = subprocess.run([sys.executable, "-m", "yarnctl.cluster.node", "namenode"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.splitlines()
+
+    argv = start()
+    main = "org.apache.hadoop.hdfs.server.namenode.NameNode"
+    # the stand-in java prints its arguments: first the format run, then the exec'd NameNode
+    assert argv.count(main) == 2 and argv[argv.index(main) + 1:argv.index(main) + 3] == ["-format", "-nonInteractive"]
+    assert argv[-1] == main
+    # Maven Central's hadoop-hdfs jar has no webapps/: the conf dir (first on the classpath) holds them
+    assert (tmp_path / "conf" / "webapps" / "hdfs").is_dir() and (tmp_path / "conf" / "webapps" / "datanode").is_dir()
+    (tmp_path / "dfs" / "name" / "current").mkdir(parents=True)
+    (tmp_path / "dfs" / "name" / "current" / "VERSION").write_text("formatted\n")
+    argv = start()
+    assert "-format" not in argv and argv[-1] == main
 
 
 def test_entrypoint_serve_execs_yarnctl_serve_through_the_script(tmp_path: Path) -> None:

@@ -82,7 +82,8 @@ def ha_site(host: str, zk_port: int, rm_ports: Mapping[str, Mapping[str, int]]) 
     return site
 
 
-CONF_FILES = ("core-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml", "fair-scheduler.xml",
+CONF_FILES = ("core-site.xml", "hdfs-site.xml", "yarn-site.xml", "mapred-site.xml", "capacity-scheduler.xml",
+              "fair-scheduler.xml",
               "log4j.properties")
 
 
@@ -182,6 +183,14 @@ class ClusterConf:
     jhs_host: str | None = None
     nm_host: str | None = None   # the NodeManager's own host name (its conf dir only)
     yarn_site: Mapping[str, str] = field(default_factory=dict)  # set in every conf dir's yarn-site.xml
+    # the file system jobs use (fs.defaultFS) and the dir on it holding MapReduce staging and job history
+    # (default: `dir`); HDFS (hdfs-site.xml) serves it in docker only, the local cluster stays on file:///
+    default_fs: str = "file:///"
+    fs_dir: str | None = None
+    dfs_dir: Path | None = None          # NameNode/DataNode storage (default: dir/dfs)
+    dfs_replication: int = 1
+    nn_webapp_port: int = 50070
+    dn_webapp_port: int = 50075
 
     @property
     def scheduler_class(self) -> str:
@@ -206,11 +215,14 @@ class ClusterConf:
             "CONTAINER_JAVA_OPTS": CONTAINER_JAVA_OPTS,
             "JHS_PORT": str(self.jhs_port), "JHS_WEBAPP_PORT": str(self.jhs_webapp_port),
             "JHS_ADMIN_PORT": str(self.jhs_admin_port),
+            "DEFAULT_FS": self.default_fs, "FS_DIR": self.fs_dir or str(self.dir),
+            "DFS_DIR": str(self.dfs_dir or self.dir / "dfs"), "DFS_REPLICATION": str(self.dfs_replication),
+            "NN_WEBAPP_PORT": str(self.nn_webapp_port), "DN_WEBAPP_PORT": str(self.dn_webapp_port),
         }
 
 
 def render_conf_dir(templates: Path, out: Path, conf: ClusterConf, nm: NodeManagerConf | None = None) -> Path:
-    """Write core/yarn/mapred-site.xml, capacity/fair-scheduler.xml and log4j.properties into `out`.
+    """Write core/hdfs/yarn/mapred-site.xml, capacity/fair-scheduler.xml and log4j.properties into `out`.
 
     With `nm`, the NodeManager's ports and dirs (yarn-site.nodemanager.xml,
     mapred-site.nodemanager.xml) are merged in: its own conf dir. Without, the result is the

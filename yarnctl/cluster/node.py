@@ -1,6 +1,6 @@
 """One daemon of a multi-host yarnctl cluster (the Docker image's entrypoint): render its conf, exec it.
 
-    python -m yarnctl.cluster.node resourcemanager|nodemanager|historyserver|serve [SERVE OPTIONS...]
+    python -m yarnctl.cluster.node resourcemanager|nodemanager|historyserver|namenode|datanode|serve [SERVE OPTIONS...]
     python -m yarnctl.cluster.node conf ROLE      render ROLE's conf dir only, print its path
     python -m yarnctl.cluster.node health ROLE    exit 0 when ROLE answers (the compose health checks)
 
@@ -9,13 +9,18 @@ each daemon has a host of its own and Hadoop's usual ports. Both render the same
 templates through `render_conf_dir` and start every process through docker/bin/yarnctl-daemon.
 Settings come from the environment (`SETTINGS`: name, default, meaning), so a compose file can
 set them; any port placeholder of hadoop-conf/ can be overridden as YARNCTL_<PLACEHOLDER>, e.g.
-YARNCTL_RM_WEBAPP_PORT=8088.
+YARNCTL_RM_WEBAPP_PORT=8088. Jobs use HDFS (YARNCTL_DEFAULT_FS): a NameNode, formatted on its first
+start, and a DataNode beside each NodeManager that registers under the NodeManager's host name.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
+import time
+import urllib.request
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import closing
@@ -27,7 +32,9 @@ from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf
 from yarnctl.errors import ClusterError, ConfigError, RMError
 from yarnctl.rm import HistoryServer, HttpSettings, NodeManager, ResourceManager
 
-ROLES = ("resourcemanager", "nodemanager", "historyserver", "serve")
+STATUS_STALE_S = 30.0  # serve's status file older than this: its main loop is stuck or gone
+
+ROLES = ("resourcemanager", "nodemanager", "historyserver", "namenode", "datanode", "serve")
 
 # Hadoop's usual ports (NM_PORT: 2.7's default is an ephemeral port; a fixed one is easier to read)
 PORTS = {
@@ -39,13 +46,20 @@ PORTS = {
 SETTINGS: dict[str, tuple[str, str]] = {
     "HADOOP_CONF_DIR": ("/etc/hadoop/conf", "where this daemon's conf is rendered"),
     "YARNCTL_CLASSPATH_FILE": ("/opt/hadoop/classpath.txt", "the Hadoop jars, ':'-separated"),
-    "YARNCTL_DATA_DIR": ("/data", "shared by every daemon (a volume): staging, job history, tmp"),
+    "YARNCTL_DATA_DIR": ("/data", "shared by the Hadoop daemons (a volume): hadoop.tmp.dir, clients' working dir"),
+    "YARNCTL_DEFAULT_FS": ("hdfs://namenode:8020", "fs.defaultFS: the NameNode (file:/// runs without HDFS)"),
+    "YARNCTL_FS_DIR": ("/yarnctl", "on the default file system: MapReduce staging and job history"),
+    "YARNCTL_DFS_DIR": ("/var/lib/yarnctl/dfs", "NameNode metadata (name/), DataNode blocks (data/)"),
+    "YARNCTL_DFS_REPLICATION": ("1", "dfs.replication"),
+    "YARNCTL_NN_WEBAPP_PORT": ("50070", "the NameNode's web UI and JMX"),
+    "YARNCTL_DN_WEBAPP_PORT": ("50075", "a DataNode's web UI and JMX"),
     "YARNCTL_NM_DIR": ("/var/lib/yarnctl/nm", "a NodeManager's local and log dirs"),
     "YARNCTL_LOG_DIR": ("/var/log/yarnctl", "daemon log files (with YARNCTL_LOGGER INFO,RFA)"),
     "YARNCTL_LOGGER": ("INFO,console", "hadoop.root.logger: console = the container's stderr"),
     "YARNCTL_RM_HOST": ("resourcemanager", "the ResourceManager's host name"),
     "YARNCTL_JHS_HOST": ("historyserver", "the JobHistoryServer's host name"),
-    "YARNCTL_NM_HOST": ("", "this NodeManager's host name (default: this host's name)"),
+    "YARNCTL_NM_HOST": ("", "this NodeManager's host name, and the one its DataNode registers under "
+                            "(default: this host's name)"),
     "YARNCTL_SCHEDULER": ("shim", "shim, or a stock scheduler: " + ", ".join(NATIVE_SCHEDULERS)),
     "YARNCTL_NM_MEMORY_MB": ("4096", "memory per NodeManager"),
     "YARNCTL_NM_VCORES": ("4", "vcores per NodeManager"),
@@ -87,7 +101,10 @@ def cluster_conf(env: Mapping[str, str], classpath: Sequence[str]) -> ClusterCon
         nm_memory_mb=_int(env, "YARNCTL_NM_MEMORY_MB"), nm_vcores=_int(env, "YARNCTL_NM_VCORES"),
         nm_heartbeat_ms=_int(env, "YARNCTL_HEARTBEAT_MS"), native=None if sched == "shim" else sched,
         shim=shim if sched == "shim" else {}, jhs_port=port["JHS_PORT"], jhs_webapp_port=port["JHS_WEBAPP_PORT"],
-        jhs_admin_port=port["JHS_ADMIN_PORT"])
+        jhs_admin_port=port["JHS_ADMIN_PORT"], default_fs=setting(env, "YARNCTL_DEFAULT_FS"),
+        fs_dir=setting(env, "YARNCTL_FS_DIR"), dfs_dir=Path(setting(env, "YARNCTL_DFS_DIR")),
+        dfs_replication=_int(env, "YARNCTL_DFS_REPLICATION"), nn_webapp_port=_int(env, "YARNCTL_NN_WEBAPP_PORT"),
+        dn_webapp_port=_int(env, "YARNCTL_DN_WEBAPP_PORT"))
 
 
 def nm_host(env: Mapping[str, str]) -> str:
@@ -113,7 +130,28 @@ def render_role(role: str, env: Mapping[str, str], root: Path | None = None) -> 
     if nm is not None:
         for sub in ("local", "logs"):
             (nm.dir / sub).mkdir(parents=True, exist_ok=True)
+    if role in ("namenode", "datanode"):
+        (Path(setting(env, "YARNCTL_DFS_DIR")) / ("name" if role == "namenode" else "data")).mkdir(
+            parents=True, exist_ok=True)
+        _hdfs_webapps(out)
     return render_conf_dir(root / "hadoop-conf", out, conf, nm)
+
+
+HDFS_WEBAPPS = ("hdfs", "datanode", "secondary")
+
+
+def _hdfs_webapps(conf_dir: Path) -> None:
+    """webapps/hdfs and webapps/datanode on the classpath (the conf dir comes first there).
+
+    The NameNode and DataNode refuse to start without them, and Maven Central's hadoop-hdfs jar leaves
+    them out (only the release tarball ships the HTML UI). Empty ones serve what the daemons register in
+    code (/jmx, /webhdfs, /conf, /logLevel); the HTML pages are not there.
+    """
+    for app in HDFS_WEBAPPS:
+        d = conf_dir / "webapps" / app
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "index.html").write_text(f"<html><body>HDFS {app}: no HTML UI in this image (Hadoop's jars from Maven "
+                                      "Central); see <a href=\"/jmx\">/jmx</a></body></html>\n")
 
 
 def serve_args(env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
@@ -150,9 +188,49 @@ def exec_role(role: str, extra: Sequence[str], env: Mapping[str, str], root: Pat
             # the shim reads the token once, at RM start: make sure there is one (0600) before that
             load_token(Path(setting(env, "YARNCTL_TOKEN_FILE")))
             child["YARNCTL_SHIM_JAR"] = str(cp.shim_jar_path(root))
+        if role == "namenode":
+            format_namenode(script, child, Path(setting(env, "YARNCTL_DFS_DIR")) / "name")
         argv = [str(script), role]
     sys.stdout.flush()
     os.execve(argv[0], argv, child)
+
+
+def format_namenode(script: Path, env: Mapping[str, str], name_dir: Path) -> None:
+    """Format HDFS in `name_dir` unless it holds a formatted namespace already (the NameNode's first start)."""
+    if (name_dir / "current" / "VERSION").is_file():
+        return
+    print(f"formatting HDFS in {name_dir} (first start)", file=sys.stderr, flush=True)
+    r = subprocess.run([str(script), "namenode", "-format", "-nonInteractive", "-clusterId", "yarnctl"],
+                       env={**env, "YARNCTL_DAEMON_NAME": "namenode-format"}, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise ClusterError(f"formatting HDFS in {name_dir} failed (exit {r.returncode}); see the lines above")
+
+
+def _jmx(url: str, query: str, timeout_s: float) -> dict[str, object]:
+    """The first bean of a Hadoop daemon's /jmx?qry=QUERY; ClusterError when it does not answer."""
+    try:
+        with urllib.request.urlopen(f"{url}/jmx?qry={query}", timeout=timeout_s) as r:
+            beans = json.load(r).get("beans") or [{}]
+    except (OSError, ValueError) as e:
+        raise ClusterError(f"{url} does not answer: {getattr(e, 'reason', None) or e}") from None
+    bean = beans[0]
+    return bean if isinstance(bean, dict) else {}
+
+
+def _listening(port: int) -> bool | None:
+    """Whether a TCP socket listens on `port` in this network namespace (/proc/net/tcp*); None: cannot tell."""
+    seen = False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        seen = True
+        for line in lines:
+            f = line.split()
+            if len(f) > 3 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                return True
+    return False if seen else None
 
 
 def health(role: str, env: Mapping[str, str], timeout_s: float = 3.0) -> str:
@@ -177,12 +255,42 @@ def health(role: str, env: Mapping[str, str], timeout_s: float = 3.0) -> str:
         with closing(HistoryServer(url, settings=quick)) as jhs:
             jhs.info()
         return f"historyserver {url} up"
+    if role == "namenode":
+        url = f"http://{_namenode_host(env)}:{_int(env, 'YARNCTL_NN_WEBAPP_PORT')}"
+        nn_status = _jmx(url, "Hadoop:service=NameNode,name=NameNodeStatus", timeout_s)
+        if nn_status.get("State") != "active":
+            raise ClusterError(f"namenode {url} is {nn_status.get('State') or 'not up'}")
+        nn_info = _jmx(url, "Hadoop:service=NameNode,name=NameNodeInfo", timeout_s)
+        live = len(json.loads(str(nn_info.get("LiveNodes") or "{}")))
+        safe = " (in safe mode)" if nn_info.get("Safemode") else ""
+        return f"namenode {url} active, {live} live datanode(s){safe}"
+    if role == "datanode":
+        url = f"http://{nm_host(env)}:{_int(env, 'YARNCTL_DN_WEBAPP_PORT')}"
+        nns = json.loads(str(_jmx(url, "Hadoop:service=DataNode,name=DataNodeInfo", timeout_s)
+                             .get("NamenodeAddresses") or "{}"))
+        pools = [p for p in nns.values() if isinstance(p, str) and p.startswith("BP-")]
+        if not pools:
+            raise ClusterError(f"datanode {url} is not registered with a namenode yet")
+        return f"datanode {url} registered ({pools[0]})"
     if role == "serve":
+        # a liveness check without a py4j login: connecting without the token would make serve log a
+        # refused connection on every check. The py4j port must be listening, and the status file that
+        # serve rewrites every second must be fresh.
         addr = (setting(env, "YARNCTL_SHIM_ADDRESS"), _int(env, "YARNCTL_SHIM_PORT"))
-        try:
-            socket.create_connection(addr, timeout=timeout_s).close()
-        except OSError as e:
-            raise ClusterError(f"serve: nothing listens on {addr[0]}:{addr[1]} ({e.strerror or e})") from None
+        listening = _listening(addr[1])
+        if listening is None:  # no /proc: fall back to a connection
+            try:
+                socket.create_connection(addr, timeout=timeout_s).close()
+                listening = True
+            except OSError:
+                listening = False
+        if not listening:
+            raise ClusterError(f"serve: nothing listens on {addr[0]}:{addr[1]}")
+        status_file = Path(setting(env, "YARNCTL_SERVE_DIR")) / "serve-status.json"
+        if status_file.is_file():
+            age = time.time() - status_file.stat().st_mtime
+            if age > STATUS_STALE_S:
+                raise ClusterError(f"serve: {status_file} is {age:.0f} s old (rewritten every second while serve runs)")
         return f"serve listening on {addr[0]}:{addr[1]}"
     raise ClusterError(f"unknown role {role!r}; valid: {', '.join(ROLES)}")
 
@@ -221,6 +329,13 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0  # not reached: exec_role replaces the process
+
+
+def _namenode_host(env: Mapping[str, str]) -> str:
+    fs = setting(env, "YARNCTL_DEFAULT_FS")
+    if not fs.startswith("hdfs://"):
+        raise ClusterError(f"YARNCTL_DEFAULT_FS={fs!r}: no NameNode to check (not hdfs://)")
+    return fs[len("hdfs://"):].split("/", 1)[0].rsplit(":", 1)[0]
 
 
 def _int(env: Mapping[str, str], name: str) -> int:
