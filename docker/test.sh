@@ -83,7 +83,7 @@ base_image() {
     # shellcheck disable=SC2016
     mmdebstrap --quiet --variant=minbase --include=ca-certificates \
         --customize-hook='mkdir -p "$1/usr/local/share/ca-certificates"; cp /usr/local/share/ca-certificates/*.crt "$1/usr/local/share/ca-certificates/" 2>/dev/null || true' \
-        --customize-hook='chroot "$1" update-ca-certificates >/dev/null' \
+        --customize-hook='chroot "$1" update-ca-certificates >/dev/null 2>&1' \
         --customize-hook='rm -rf "$1"/var/lib/apt/lists/*' \
         bookworm "$W/base.tar" "deb $m bookworm main" "deb $m bookworm-updates main" \
         "deb ${m%/debian}/debian-security bookworm-security main"
@@ -99,7 +99,8 @@ standin() {  # NAME "DEBIAN PACKAGES" [EXTRA CONTAINERFILE LINES]; rebuilt when 
     [ "$(podman image inspect --format '{{index .Labels "yarnctl.recipe"}}' "$STANDIN/$1:bookworm" 2>/dev/null)" = "$sum" ] &&
         return
     say "building stand-in $STANDIN/$1:bookworm ($2)"
-    podman build --quiet --label "yarnctl.recipe=$sum" -f "$cf" -t "$STANDIN/$1:bookworm" "$W/standin" >/dev/null
+    podman build --label "yarnctl.recipe=$sum" -f "$cf" -t "$STANDIN/$1:bookworm" "$W/standin" >"$W/standin/$1.log" 2>&1 ||
+        { tail -30 "$W/standin/$1.log"; die "building the stand-in for $1"; }
 }
 
 images() {
@@ -113,12 +114,15 @@ class H(h.BaseHTTPRequestHandler):
     def do_GET(s): s.send_response(200); s.end_headers(); s.wfile.write(b'{"database":"ok"}')
 h.ThreadingHTTPServer(("", 3000), H).serve_forever()
 EOF
-    standin maven "openjdk-17-jdk-headless maven"                 # for maven:3.9-eclipse-temurin-17
+    # in parallel: mostly package downloads
+    local pids=() pid
+    standin maven "openjdk-17-jdk-headless maven" & pids+=($!)         # for maven:3.9-eclipse-temurin-17
     standin java openjdk-17-jre-headless \
-        'RUN mkdir -p /opt/java && cp -rL /usr/lib/jvm/java-17-openjdk-amd64 /opt/java/openjdk'  # eclipse-temurin:8-jre
-    standin python "python3 python3-venv python-is-python3"       # for python:3.11-slim-bookworm
-    standin prometheus "prometheus wget" 'ENTRYPOINT ["/usr/bin/prometheus"]'   # prom/prometheus
-    standin grafana "python3 wget" 'COPY grafana.py /grafana.py\nENTRYPOINT ["python3","/grafana.py"]'
+        'RUN mkdir -p /opt/java && cp -rL /usr/lib/jvm/java-17-openjdk-amd64 /opt/java/openjdk' & pids+=($!)  # eclipse-temurin:8-jre
+    standin python "python3 python3-venv python-is-python3" & pids+=($!)  # for python:3.11-slim-bookworm
+    standin prometheus "prometheus wget" 'ENTRYPOINT ["/usr/bin/prometheus"]' & pids+=($!)   # prom/prometheus
+    standin grafana "python3 wget" 'COPY grafana.py /grafana.py\nENTRYPOINT ["python3","/grafana.py"]' & pids+=($!)
+    for pid in "${pids[@]}"; do wait "$pid" || die "a stand-in image did not build"; done
     printf 'services:\n  prometheus: {image: %s/prometheus:bookworm}\n  grafana: {image: %s/grafana:bookworm}\n' \
         "$STANDIN" "$STANDIN" >"$W/compose.local.yaml"
 }
