@@ -434,3 +434,11 @@ def test_a_bad_alias_is_one_line(tmp_path: Path, entry: str, message: str) -> No
     f.write_text(f"workloads: [haste-mixed1]\npolicies:\n  {entry}\n")
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_spec(f)
+
+
+def test_a_flag_cannot_sweep_an_alias(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text("workloads: [haste-mixed1]\npolicies:\n  half: {policy: dress}\n")
+    with pytest.raises(ConfigError, match="policies.half.initial_reserve: an alias names one parameter set"):
+        load_spec(f, params=["half.initial_reserve=0.1:0.3:0.1"])
+    assert load_spec(f, params=["half.initial_reserve=0.2"]).cells()[0].params == (("initial_reserve", 0.2),)

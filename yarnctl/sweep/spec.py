@@ -120,8 +120,8 @@ def parse_values(text: Any, what: str) -> tuple[Any, ...]:
         values = _linear_range(text, what)
     elif isinstance(text, str) and "," in text:
         values = tuple(yaml.safe_load(v.strip()) for v in text.split(",") if v.strip())
-    else:
-        values = (text,)
+    else:  # a flag's one value is text: read it as YAML, as a list's items are, so 0.2 keys alike from both
+        values = (yaml.safe_load(text) if isinstance(text, str) else text,)
     if not values:
         raise ConfigError(f"{what}: empty range")
     canon = [json.dumps(_canon(v), sort_keys=True) for v in values]
@@ -181,7 +181,6 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
     if not isinstance(pols, dict) or not all(isinstance(v, (dict, type(None))) for v in pols.values()):
         raise ConfigError(f"{src}: policies: expected a mapping of policy name to its parameter grid")
     grid: dict[str, dict[str, Any]] = {str(k): dict(v or {}) for k, v in pols.items()}
-    aliases = {name: _alias(name, g, src) for name, g in grid.items() if "policy" in g}
     for p in policies:
         grid.setdefault(p, {})
     for item in params:
@@ -190,6 +189,8 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
         if not sep or not dot or not policy or not key or not value:
             raise ConfigError(f"--param {item!r}: expected POLICY.KEY=VALUES, e.g. dress.initial_reserve=0.1:0.5:0.05")
         grid.setdefault(policy, {})[key] = value
+    # after the flags, so that --param on an alias is checked like the file's values
+    aliases = {name: _alias(name, g, src) for name, g in grid.items() if "policy" in g}
     if not ws:
         raise ConfigError(f"{src}: no workload: give `workloads:` or --workload")
     if not grid:
