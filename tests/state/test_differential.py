@@ -148,3 +148,16 @@ def test_the_simulators_path_and_the_wires_path_give_equal_snapshots(data: st.Da
         assert all(not r.is_zero() for r in mine.app_allocated.values())  # absent, never zero
         assert set(mine.app_allocated) == {c.app_id for c in mine.containers.values()}
         assert {c.kind for c in wire.containers.values()} <= set(WIRE_KINDS)
+
+
+def test_a_snapshot_carries_the_store_version_and_a_copy_does_not() -> None:
+    """Readers skip a snapshot whose version they read (the queue tracker): only the store's own may carry one."""
+    import dataclasses
+
+    state = ClusterState()
+    state.put_node("n1", "/r", Resources(4096, 4))
+    first = state.snapshot(0.0)
+    assert first.version >= 0 and state.snapshot(1.0).version == first.version  # nothing changed
+    state.add_app(App("a1", queue="q", user="u"))
+    assert state.snapshot(2.0).version > first.version
+    assert dataclasses.replace(first, capacity=Resources(1, 1)).version == -1  # a policy's view

@@ -127,8 +127,9 @@ class ClusterSnapshot:
     capacity: Resources = field(default=ZERO)
     am_allocated: Resources = ZERO  # what live ApplicationMaster containers hold
     am_asked: Resources = ZERO  # what the AM asks (priority 0, off-switch) of every app add up to
-    # the store's mutation count when taken: equal versions of one store, equal state (-1: not from a store)
-    version: int = field(default=-1, compare=False)
+    # the store's mutation count, stamped by ClusterState.snapshot: equal versions, equal state. Not an
+    # init field, so a snapshot built or `replace`d anywhere else (a policy's view) is -1, never the store's
+    version: int = field(default=-1, init=False, compare=False)
     _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, repr=False, compare=False)
 
     @property

@@ -160,8 +160,7 @@ class Feedback(PolicyBase):
         if cap != node.capacity:
             nodes = dict(snap.nodes)
             nodes[node_id] = replace(node, capacity=cap)
-            view = replace(snap, nodes=MappingProxyType(nodes), capacity=snap.capacity - node.capacity + cap,
-                           version=-1)  # not the store's state any more
+            view = replace(snap, nodes=MappingProxyType(nodes), capacity=snap.capacity - node.capacity + cap)
         inner = self.inner.decide(view, node_id)
         # the offer keeps one minimum allocation of room above what the node holds after this heartbeat
         # (never used by this policy: the ordering policy fills `cap`), so the node keeps being asked and

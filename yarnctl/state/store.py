@@ -54,8 +54,8 @@ class ClusterState:
         self._am_allocated = ZERO
         self._am_asks: dict[AppId, Resources] = {}
         self._am_asked = ZERO
-        # bumped by every mutation: two snapshots with one version hold the same state (a reader that
-        # integrates over time, like the sharing probe, skips the heartbeats that changed nothing)
+        # bumped by every mutation: two snapshots with one version hold the same state (the long-term
+        # queue tracker skips re-reading the heartbeats that changed nothing)
         self.version = 0
 
     # ------------------------------------------------------------------ reads
@@ -300,7 +300,7 @@ class ClusterState:
         """A read-only ClusterSnapshot of the state, in O(changes) plus dict copies."""
         for node_id in list(self._dirty):
             self._refresh(node_id)
-        return ClusterSnapshot(
+        snap = ClusterSnapshot(
             now_s,
             MappingProxyType(dict(self._nodes)),
             self._ordered_apps(),
@@ -311,8 +311,9 @@ class ClusterState:
             self.capacity,
             am_allocated=self._am_allocated,
             am_asked=self._am_asked,
-            version=self.version,
         )
+        object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
+        return snap
 
 
 def snapshot_of(

@@ -266,9 +266,7 @@ def resolve_spec(name_or_path: Path) -> Path:
 def cell_key(cell: Cell, workload_hash: str, code_hash: str, options: RunOptions) -> str:
     """The content hash a finished cell is stored under."""
     doc = {"w": workload_hash, "p": cell.policy, "k": [[k, _canon(v)] for k, v in cell.params], "s": cell.seed,
-           "t": None if math.isinf(options.max_time_s) else options.max_time_s, "c": code_hash}
-    if options.sharing_settle_s is not None:  # absent otherwise, so cells measured before it keep their keys
-        doc["b"] = options.sharing_settle_s
+           "o": options.doc(), "c": code_hash}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:20]
 
 
