@@ -46,6 +46,12 @@ class RMConfigError(RMError, ConfigError):
     """The client cannot be set up: no RM address, a bad yarn-site.xml, a missing optional extra."""
 
 
+# where each daemon's web address is configured, for the hint of an unreachable one
+WEB_ADDRESS = {"NodeManager": "yarn.nodemanager.webapp.address",
+               "JobHistoryServer": "mapreduce.jobhistory.webapp.address",
+               "HDFS daemon": "dfs.namenode.http-address or dfs.datanode.http.address"}
+
+
 class RMUnreachable(RMError):
     """No daemon answered: every URL tried (each RM of an HA pair, or the one NM) and what each said."""
 
@@ -60,7 +66,7 @@ class RMUnreachable(RMError):
             f"no {what} answered GET {path} ({rounds} round{'s' if rounds != 1 else ''}): {tried}; "
             f"check that the {what} is running and that "
             + ("yarn.resourcemanager.webapp.address[.<rm-id>] (or the URLs given) point at it"
-               if what == "ResourceManager" else "the URL is its web address (yarn.nodemanager.webapp.address)"),
+               if what == "ResourceManager" else f"the URL is its web address ({WEB_ADDRESS.get(what, 'its web UI host:port')})"),
             next(iter(last), ""))
 
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -154,8 +155,10 @@ class _Jmx(http.server.BaseHTTPRequestHandler):
     beans: dict[str, dict[str, object]] = {}
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        bean = self.beans.get(self.path.split("qry=", 1)[-1])
-        body = json.dumps({"beans": [bean] if bean else []}).encode()
+        # as Hadoop's JMXJsonServlet: the query URL-decoded, each bean with its object name
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("qry", [""])[0]
+        bean = self.beans.get(query)
+        body = json.dumps({"beans": [{"name": query, **bean}] if bean else []}).encode()
         self.send_response(200)
         self.end_headers()
         self.wfile.write(body)

@@ -19,18 +19,18 @@ import json
 import os
 import socket
 import subprocess
-import time
-import urllib.request
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
 from yarnctl.errors import ClusterError, ConfigError, RMError
-from yarnctl.rm import HistoryServer, HttpSettings, NodeManager, ResourceManager
+from yarnctl.rm import HdfsDaemon, HistoryServer, HttpSettings, NodeManager, ResourceManager
 
 STATUS_STALE_S = 30.0  # serve's status file older than this: its main loop is stuck or gone
 
@@ -206,15 +206,11 @@ def format_namenode(script: Path, env: Mapping[str, str], name_dir: Path) -> Non
         raise ClusterError(f"formatting HDFS in {name_dir} failed (exit {r.returncode}); see the lines above")
 
 
-def _jmx(url: str, query: str, timeout_s: float) -> dict[str, object]:
-    """The first bean of a Hadoop daemon's /jmx?qry=QUERY; ClusterError when it does not answer."""
-    try:
-        with urllib.request.urlopen(f"{url}/jmx?qry={query}", timeout=timeout_s) as r:
-            beans = json.load(r).get("beans") or [{}]
-    except (OSError, ValueError) as e:
-        raise ClusterError(f"{url} does not answer: {getattr(e, 'reason', None) or e}") from None
-    bean = beans[0]
-    return bean if isinstance(bean, dict) else {}
+def _bean(url: str, query: str, settings: HttpSettings) -> Mapping[str, Any]:
+    """The attributes of the first bean of an HDFS daemon's /jmx?qry=QUERY (empty when none); RMError when it does not answer."""
+    with closing(HdfsDaemon(url, settings=settings)) as daemon:
+        beans = daemon.jmx(query)
+    return beans[0].attributes if beans else {}
 
 
 def _listening(port: int) -> bool | None:
@@ -257,16 +253,16 @@ def health(role: str, env: Mapping[str, str], timeout_s: float = 3.0) -> str:
         return f"historyserver {url} up"
     if role == "namenode":
         url = f"http://{_namenode_host(env)}:{_int(env, 'YARNCTL_NN_WEBAPP_PORT')}"
-        nn_status = _jmx(url, "Hadoop:service=NameNode,name=NameNodeStatus", timeout_s)
+        nn_status = _bean(url, "Hadoop:service=NameNode,name=NameNodeStatus", quick)
         if nn_status.get("State") != "active":
             raise ClusterError(f"namenode {url} is {nn_status.get('State') or 'not up'}")
-        nn_info = _jmx(url, "Hadoop:service=NameNode,name=NameNodeInfo", timeout_s)
+        nn_info = _bean(url, "Hadoop:service=NameNode,name=NameNodeInfo", quick)
         live = len(json.loads(str(nn_info.get("LiveNodes") or "{}")))
         safe = " (in safe mode)" if nn_info.get("Safemode") else ""
         return f"namenode {url} active, {live} live datanode(s){safe}"
     if role == "datanode":
         url = f"http://{nm_host(env)}:{_int(env, 'YARNCTL_DN_WEBAPP_PORT')}"
-        nns = json.loads(str(_jmx(url, "Hadoop:service=DataNode,name=DataNodeInfo", timeout_s)
+        nns = json.loads(str(_bean(url, "Hadoop:service=DataNode,name=DataNodeInfo", quick)
                              .get("NamenodeAddresses") or "{}"))
         pools = [p for p in nns.values() if isinstance(p, str) and p.startswith("BP-")]
         if not pools:

@@ -11,7 +11,7 @@ RMParseError, RMConfigError.
 """
 
 from yarnctl.errors import AppNotFound, RMConfigError, RMError, RMHTTPError, RMParseError, RMUnreachable
-from yarnctl.rm.client import SHIM_BEAN, HistoryServer, NodeManager, ResourceManager
+from yarnctl.rm.client import SHIM_BEAN, HdfsDaemon, HistoryServer, NodeManager, ResourceManager
 from yarnctl.rm.models import (
     AppAttempt,
     AppInfo,
@@ -36,7 +36,7 @@ from yarnctl.rm.yarnsite import rm_urls_from_yarn_site
 
 __all__ = [
     "AppAttempt", "AppInfo", "AppNotFound", "ClusterInfo", "ClusterMetrics", "ContainerUsage",
-    "FifoSchedulerInfo", "HistoryInfo", "HistoryServer", "HttpSettings", "HttpTransport", "JmxBean", "NMContainer",
+    "FifoSchedulerInfo", "HdfsDaemon", "HistoryInfo", "HistoryServer", "HttpSettings", "HttpTransport", "JmxBean", "NMContainer",
     "NMInfo", "NodeManager", "NodeReport", "QueueInfo", "RMConfigError", "RMError", "RMHTTPError", "RMParseError",
     "RMUnreachable", "Reply", "ResourceManager", "ResourceRequestInfo", "SHIM_BEAN", "SchedulerInfo", "ShimMetrics",
     "TaskReport",

@@ -173,6 +173,19 @@ class ResourceManager(_Client):
             raise
 
 
+class HdfsDaemon(_Client):
+    """The /jmx of one NameNode or DataNode (their web address, e.g. http://namenode:50070)."""
+
+    what = "HDFS daemon"
+
+    def __init__(self, url: str, *, settings: HttpSettings | None = None, transport: Transport | None = None) -> None:
+        super().__init__([url], settings=settings, transport=transport)
+
+    def jmx(self, query: str | None = None) -> tuple[JmxBean, ...]:
+        """/jmx[?qry=]: the daemon's JMX beans matching an object-name pattern (None: all of them)."""
+        return self._jmx(query)
+
+
 class NodeManager(_Client):
     """The /ws/v1/node REST API and /jmx of one NodeManager (e.g. "http://" + NodeReport.http_address)."""
 
