@@ -42,7 +42,7 @@ typecheck: $(STAMP)
 
 # the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM
 check: typecheck
-	$(BIN)/python -m pytest -m 'not integration'
+	$(BIN)/python -m pytest -m 'not integration and not slow'
 
 # the full suite CI runs: the shim's JUnit tests, everything in `check`, then the integration tests
 # that start real Hadoop 2.7.7 clusters with the shim (marked `integration`)

@@ -13,7 +13,7 @@ EXPECTED = {
     "fair": (False, False, False, False),
     "drf": (False, False, False, False),
     "capacity": (False, False, False, False),
-    "dress": (True, False, True, False),      # δ retuned by Alg. 3; phases learnt from every heartbeat
+    "dress": (True, False, False, False),     # δ retuned by Alg. 3 and phases learnt on control-loop ticks only
     "ffd-dp": (False, False, False, False),
     "haste": (False, True, False, False),     # job progress kept across restarts
     "haste-a": (False, True, False, False),

@@ -127,6 +127,12 @@ class ClusterSnapshot:
     capacity: Resources = field(default=ZERO)
     am_allocated: Resources = ZERO  # what live ApplicationMaster containers hold
     am_asked: Resources = ZERO  # what the AM asks (priority 0, off-switch) of every app add up to
+    # what each app's live ApplicationMaster holds (apps without one are absent), so the AM limits of
+    # CapacityScheduler and FairScheduler need not scan every container
+    app_am: Mapping[AppId, Resources] = field(default_factory=lambda: MappingProxyType({}))
+    # what each queue, and each user within a queue, holds (those holding nothing are absent)
+    queue_allocated: Mapping[str, Resources] = field(default_factory=lambda: MappingProxyType({}))
+    user_allocated: Mapping[tuple[str, str], Resources] = field(default_factory=lambda: MappingProxyType({}))
     # the store's mutation count, stamped by ClusterState.snapshot: equal versions, equal state. Not an
     # init field, so a snapshot built or `replace`d anywhere else (a policy's view) is -1, never the store's
     version: int = field(default=-1, init=False, compare=False)

@@ -47,8 +47,7 @@ def without(snap: ClusterSnapshot, apps: frozenset[AppId]) -> ClusterSnapshot:
     if not apps:
         return snap
     asks = MappingProxyType({a: rows for a, rows in snap.asks.items() if a not in apps})
-    return ClusterSnapshot(snap.now_s, snap.nodes, snap.apps, asks, snap.node_containers, snap.app_allocated,
-                           snap.min_allocation, snap.capacity, snap.am_allocated, snap.am_asked)
+    return dataclasses.replace(snap, asks=asks)
 
 
 def observed(obs: Observation, max_am_share: float) -> Observation:

@@ -82,14 +82,8 @@ class Capacity(PolicyBase):
                 return held  # CapacityScheduler.allocateContainersToNode: a reserved node serves its reservation
         node = snap.nodes[node_id]
         confs = self._queue_confs(snap)
-        q_used: dict[str, Resources] = {}
-        user_used: dict[tuple[str, str], Resources] = {}
-        for app_id, used in snap.app_allocated.items():
-            app = snap.apps.get(app_id)
-            if app is not None:
-                q_used[app.queue] = q_used.get(app.queue, ZERO) + used
-                key = (app.queue, app.user)
-                user_used[key] = user_used.get(key, ZERO) + used
+        q_used = dict(snap.queue_allocated)
+        user_used = dict(snap.user_allocated)
         active = self._active_apps(snap, confs)
         available = node.available
         out: list[Assignment] = []
@@ -177,13 +171,12 @@ class Capacity(PolicyBase):
         """Apps each queue may serve: those whose AM runs, then pending ones within the AM limit."""
         am_used: dict[str, Resources] = {}
         running: dict[str, int] = {}  # active apps per queue, whether or not they ask for more
-        has_am = set()
-        for c in snap.containers.values():
-            if c.is_am and c.app_id in snap.apps:
-                q = snap.apps[c.app_id].queue
-                am_used[q] = am_used.get(q, ZERO) + c.resource
-                running[q] = running.get(q, 0) + 1
-                has_am.add(c.app_id)
+        has_am = snap.app_am
+        for app_id, am in has_am.items():
+            owner = snap.apps.get(app_id)
+            if owner is not None:
+                am_used[owner.queue] = am_used.get(owner.queue, ZERO) + am
+                running[owner.queue] = running.get(owner.queue, 0) + 1
         active: dict[str, list[App]] = {}
         for app in snap.pending_apps():
             q = app.queue

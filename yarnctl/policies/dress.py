@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from yarnctl.errors import ConfigError
@@ -46,6 +46,7 @@ from yarnctl.estimation import release
 from yarnctl.estimation.phases import PhaseParams, PhaseTracker
 from yarnctl.model import (
     AM_PRIORITY,
+    ANY,
     App,
     AppId,
     Assignment,
@@ -101,9 +102,8 @@ class Dress(PolicyBase):
 
     name = "dress"
     Config = DressConfig
-    # what it may grant moves with δ and with each pool's use on the control loop's clock, not only with
-    # what the heartbeating node sees: the simulator asks it at every heartbeat, as the shim does live
-    time_dependent = True
+    # not time-dependent: a decision is a function of the store's state, δ and the categories, and the last
+    # two move only on control-loop ticks, after which the simulator asks every node again
 
     def __init__(self, config: DressConfig = DressConfig()) -> None:
         if config.measure not in ("dominant", "memory"):
@@ -118,6 +118,7 @@ class Dress(PolicyBase):
         self.tracker = PhaseTracker(PhaseParams(config.phase_window_s, config.start_threshold,
                                                 config.end_threshold))
         self.pending_bytes = {Category.SD: 0.0, Category.LD: 0.0}
+        self._shares: dict[tuple[Resources, Resources], float] = {}
 
     # ------------------------------------------------------------ categories and estimation
 
@@ -192,18 +193,19 @@ class Dress(PolicyBase):
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """Serve SD then LD jobs on `node_id`, each pool within its share of the cluster."""
         node = snap.nodes[node_id]
-        m = self.config.measure
-        used = {Category.SD: 0.0, Category.LD: 0.0}
-        for app_id, r in snap.app_allocated.items():
-            used[self.category(app_id)] += amount(r, snap.capacity, m)
-        limit = {Category.SD: self.delta, Category.LD: 1.0 - self.delta}
-        most = None if self.config.multiple_off_switch else 1
         available = node.available
+        if not snap.min_allocation.fits_in(available):
+            return Decision()  # a full node: no pool's use needs counting
+        m = self.config.measure
+        if not self.config.multiple_off_switch:
+            return self._one(snap, node_id, available)
+        used = self._pool_use(snap)
+        limit = {Category.SD: self.delta, Category.LD: 1.0 - self.delta}
         out: list[Assignment] = []
         taken: dict[tuple[str, int], int] = {}
         for cat in Category:
             for app in self._pool(snap, cat):
-                while snap.min_allocation.fits_in(available) and (most is None or len(out) < most):
+                while snap.min_allocation.fits_in(available):
                     got, left = fill_app(snap, app, node, available, limit=1, taken=taken)
                     if not got:
                         break
@@ -218,6 +220,54 @@ class Dress(PolicyBase):
                         a = Assignment(a.app_id, a.priority, a.node_id, out.pop().count + 1)
                     out.append(a)
         return Decision(tuple(out)) if out else Decision()
+
+    def _one(self, snap: ClusterSnapshot, node_id: NodeId, available: Resources) -> Decision:
+        """The loop above when it stops at one container (the default): the first app in pool order whose head ask fits."""
+        used: dict[Category, float] | None = None  # counted only once some ask fits the node
+        for cat, app in self._in_pool_order(snap):
+            # fill_app's first step: the lowest priority still asked, and nothing else if it does not fit
+            head = next((r for r in snap.asks.get(app.id, ()) if r.resource_name == ANY and r.count > 0), None)
+            if head is None or not head.capability.fits_in(available):
+                continue
+            if used is None:
+                used = self._pool_use(snap)
+            limit = self.delta if cat is Category.SD else 1.0 - self.delta
+            if used[cat] + self._share(head.capability, snap.capacity) > limit + EPS:
+                continue  # the pool is full for this ask; a smaller one further on may still fit
+            return Decision((Assignment(app.id, head.priority, node_id, 1),))
+        return Decision()
+
+    def _in_pool_order(self, snap: ClusterSnapshot) -> Iterator[tuple[Category, App]]:
+        """Pending apps as `decide` serves them: SD's pool, then LD's, each in its order."""
+        if self.config.order != "fifo":
+            for cat in Category:
+                yield from ((cat, app) for app in self._pool(snap, cat))
+            return
+        large = []  # one pass over the pending apps: SD's in order now, LD's kept for after
+        for app in snap.iter_pending_apps():
+            if self.categories.get(app.id, Category.SD) is Category.SD:
+                yield Category.SD, app
+            else:
+                large.append(app)
+        for app in large:
+            yield Category.LD, app
+
+    def _pool_use(self, snap: ClusterSnapshot) -> dict[Category, float]:
+        """Each pool's share of the cluster held now."""
+        used = {Category.SD: 0.0, Category.LD: 0.0}
+        for app_id, r in snap.app_allocated.items():
+            used[self.category(app_id)] += amount(r, snap.capacity, self.config.measure)
+        return used
+
+    def _share(self, r: Resources, cluster: Resources) -> float:
+        """`amount` of an ask's size, remembered: a workload asks for few sizes, on a cluster that rarely changes size."""
+        key = (r, cluster)
+        share = self._shares.get(key)
+        if share is None:
+            if len(self._shares) > 4096:
+                self._shares.clear()  # bounded whatever sizes a trace asks for
+            share = self._shares[key] = amount(r, cluster, self.config.measure)
+        return share
 
     def _pool(self, snap: ClusterSnapshot, cat: Category) -> Iterable[App]:
         apps = [a for a in snap.iter_pending_apps() if self.category(a.id) is cat]

@@ -76,11 +76,7 @@ class _FairRound:
         self.by_queue: dict[str, list[App]] = {}
         for app in snap.iter_pending_apps():
             self.by_queue.setdefault(app.queue, []).append(app)
-        self.q_usage: dict[str, Resources] = {}
-        for app_id, used in snap.app_allocated.items():
-            owner = snap.apps.get(app_id)
-            if owner is not None:
-                self.q_usage[owner.queue] = self.q_usage.get(owner.queue, ZERO) + used
+        self.q_usage: dict[str, Resources] = dict(snap.queue_allocated)
         self.usage: dict[str, Resources] = {}
         self.asks: dict[str, list[OpenAsk]] = {}  # built lazily: most apps are never looked at
         self.am_room = _AmRoom(snap, config)
@@ -172,10 +168,10 @@ class _AmRoom:
             return True
         if self.used is None:
             self.used = {}
-            for c in self.snap.containers.values():
-                owner = self.snap.apps.get(c.app_id)
-                if c.is_am and owner is not None:
-                    self.used[owner.queue] = self.used.get(owner.queue, 0) + c.resource.memory_mb
+            for app_id, am in self.snap.app_am.items():
+                owner = self.snap.apps.get(app_id)
+                if owner is not None:
+                    self.used[owner.queue] = self.used.get(owner.queue, 0) + am.memory_mb
         # the queue's instantaneous fair share: the cluster split by weight among active queues
         active = {a.queue for a in self.snap.apps.values()}
         weights = {q: self.config.queues.get(q, QueueConf()).weight for q in active}

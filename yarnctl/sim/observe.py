@@ -44,8 +44,10 @@ class Observations(SimParts):
         if self.jobs_left == 0:
             return
         changed = self.engine.tune(self.observe())
-        if changed:
-            self.version += 1  # the policy may now accept what it refused at this state
+        if changed or not self.time_dependent:
+            # the policy may now accept what it refused at this state: its tuning values moved, or (one that is
+            # not asked at every heartbeat) it learnt from the tick what they do not show, e.g. DRESS's categories
+            self.version += 1
             self._wake_all()
         if changed or not self.tuning:
             self.tuning.append((self.k.now, self.engine.tuning()))

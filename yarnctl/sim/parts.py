@@ -39,6 +39,7 @@ class SimParts:
         min_alloc: Resources
         interval: float
         tune_interval_s: float
+        time_dependent: bool
         tuning: list[tuple[float, dict[str, float]]]
         stats: dict[str, float]
         progress: ProgressFn | None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import astuple, dataclass, field
 
 from yarnctl.model import Resources
 from yarnctl.sim.workload import Workload
@@ -62,3 +63,12 @@ class SimRun:
     stuck: bool = False
     # (t, values) each time a tunable policy's tuning values changed
     tuning: list[tuple[float, dict[str, float]]] = field(default_factory=list)
+
+    def fingerprint(self) -> str:
+        """A hash of every container's and job's record: equal runs made the same decisions, in effect."""
+        h = hashlib.sha256()
+        for record in self.containers:
+            h.update(repr(astuple(record)).encode())
+        for job in self.jobs:
+            h.update(repr(astuple(job)).encode())
+        return h.hexdigest()[:16]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import TypeVar
 
 from yarnctl.model import AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Node, NodeId, Ask, Resources
 
@@ -23,11 +24,20 @@ class StateError(Exception):
     """A mutation that does not fit the state (unknown node or app, a container allocated twice)."""
 
 
+K = TypeVar("K")
 _EMPTY_APPS: Mapping[AppId, App] = MappingProxyType({})
 
 
 def _app_key(app: App) -> tuple[float, AppId]:
     return app.submit_s, app.id
+
+
+def _add(sums: dict[K, Resources], key: K, r: Resources) -> None:
+    total = sums.get(key, ZERO) + r
+    if total.is_zero():
+        sums.pop(key, None)
+    else:
+        sums[key] = total
 
 
 class ClusterState:
@@ -50,8 +60,13 @@ class ClusterState:
         self._asks: dict[AppId, tuple[Ask, ...]] = {}
         self._containers: dict[ContainerId, Container] = {}
         self._app_alloc: dict[AppId, Resources] = {}
+        # what each queue and each (queue, user) holds, kept as containers come and go: the sums every
+        # queue-aware policy used to rebuild from `app_allocated` at each heartbeat
+        self._queue_alloc: dict[str, Resources] = {}
+        self._user_alloc: dict[tuple[str, str], Resources] = {}
         # what ApplicationMasters hold and ask for, kept as totals so the AM-share limit costs O(1) when far
         self._am_allocated = ZERO
+        self._app_am: dict[AppId, Resources] = {}
         self._am_asks: dict[AppId, Resources] = {}
         self._am_asked = ZERO
         # bumped by every mutation: two snapshots with one version hold the same state (the long-term
@@ -140,6 +155,10 @@ class ClusterState:
         if old is not None:
             if _app_key(old) != _app_key(app):
                 self._in_order = False
+            held = self._app_alloc.get(app.id)
+            if held is not None and (old.queue, old.user) != (app.queue, app.user):
+                self._count(old, -1, held)  # a moved app takes what it holds to its new queue
+                self._count(app, 1, held)
         elif self._in_order and self._apps and _app_key(app) < _app_key(next(reversed(self._apps.values()))):
             self._in_order = False
         self._apps[app.id] = app
@@ -148,17 +167,18 @@ class ClusterState:
 
     def remove_app(self, app_id: AppId) -> list[Container]:
         """An app leaves with its asks and containers; returns those containers."""
-        if self._apps.pop(app_id, None) is None:
+        if app_id not in self._apps:
             return []
+        # an app holding nothing has no containers (a container is never empty): no scan for finished apps
+        gone = [c for c in self._containers.values() if c.app_id == app_id] if app_id in self._app_alloc else []
+        for c in gone:
+            self._release(c)  # while the app is known, so its queue's and user's sums go down
+        del self._apps[app_id]
         self._apps_view = None
         self.version += 1
         self._tables.pop(app_id, None)
         self._asks.pop(app_id, None)
         self._note_am_ask(app_id, ())
-        # an app holding nothing has no containers (a container is never empty): no scan for finished apps
-        gone = [c for c in self._containers.values() if c.app_id == app_id] if app_id in self._app_alloc else []
-        for c in gone:
-            self._release(c)
         return gone
 
     def set_asks(self, app_id: AppId, priority: int, rows: Iterable[Ask]) -> None:
@@ -248,8 +268,11 @@ class ClusterState:
         self._dirty.add(node_id)
         held = self._app_alloc.get(app)
         self._app_alloc[app] = c.resource if held is None else held + c.resource
+        self._count(self._apps[app], 1, c.resource)
         if c.is_am:
             self._am_allocated = self._am_allocated + c.resource
+            am = self._app_am.get(app)
+            self._app_am[app] = c.resource if am is None else am + c.resource
         self.version += 1
 
     def release(self, container_id: ContainerId) -> Container | None:
@@ -268,11 +291,22 @@ class ClusterState:
         app = c.app_id
         if c.is_am:
             self._am_allocated = self._am_allocated - c.resource
+            am = self._app_am[app]
+            if am == c.resource:
+                del self._app_am[app]
+            else:
+                self._app_am[app] = am - c.resource
+        self._count(self._apps[app], -1, c.resource)
         held = self._app_alloc[app]
         if held == c.resource:  # its last container (a container is never empty): absent, see the module docstring
             del self._app_alloc[app]
         else:
             self._app_alloc[app] = held - c.resource
+
+    def _count(self, app: App, sign: int, r: Resources) -> None:
+        """Add (sign 1) or take (-1) `r` to the sums of the app's queue and user, dropping sums that reach zero."""
+        _add(self._queue_alloc, app.queue, r * sign)
+        _add(self._user_alloc, (app.queue, app.user), r * sign)
 
     def _refresh(self, node_id: NodeId) -> None:
         node = self._nodes[node_id]
@@ -311,6 +345,9 @@ class ClusterState:
             self.capacity,
             am_allocated=self._am_allocated,
             am_asked=self._am_asked,
+            app_am=MappingProxyType(dict(self._app_am)),
+            queue_allocated=MappingProxyType(dict(self._queue_alloc)),
+            user_allocated=MappingProxyType(dict(self._user_alloc)),
         )
         object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
         return snap
