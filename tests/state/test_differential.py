@@ -3,8 +3,9 @@
 Random sequences of RM events (nodes joining, resized and lost; apps accepted, re-tagged and removed;
 asks set; containers allocated, released and killed) are applied twice: as the simulator applies
 them (ClusterState mutations) and, encoded as wire rows, through `Mirror.apply`. After every step
-both snapshots must be equal in every part a policy reads, apps in the same order, and neither may
-list an app holding nothing in `app_allocated`.
+both snapshots must be equal in every part a policy reads, apps in the same order, neither may
+list an app holding nothing in `app_allocated`, and the store's AM, queue and user sums must equal
+their recount from the containers (an app moved to another queue takes what it holds along).
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ def _resources(data: st.DataObject) -> Resources:
 
 def _step(b: _Both, data: st.DataObject) -> None:
     snap = b.state.snapshot(0.0)
-    op = data.draw(st.sampled_from(["node", "resize", "lost", "app", "retag", "gone", "ask", "alloc", "release",
-                                    "kill"]))
+    op = data.draw(st.sampled_from(["node", "resize", "lost", "app", "retag", "move", "gone", "ask", "alloc",
+                                    "release", "kill"]))
     pick = lambda xs: data.draw(st.sampled_from(sorted(xs)))  # noqa: E731
     if op == "node" or not snap.nodes:
         nid, rack, cap = f"h{next(b.ids)}:45454", f"/r{data.draw(st.integers(0, 2))}", _resources(data)
@@ -79,7 +80,7 @@ def _step(b: _Both, data: st.DataObject) -> None:
         nid = pick(set(snap.nodes) - {b.heartbeat})
         b.state.remove_node(nid)
         b.emit("lost", nid)
-    elif op == "app" or (op in ("retag", "gone", "ask", "alloc") and not snap.apps):
+    elif op == "app" or (op in ("retag", "move", "gone", "ask", "alloc") and not snap.apps):
         # submit times drawn, not increasing: apps may arrive out of order, as after a full sync
         app = App(f"application_1_{next(b.ids):04d}", f"q{data.draw(st.integers(0, 1))}", "u", "MAPREDUCE", "j",
                   (), data.draw(st.integers(0, 5)) * 1.0)
@@ -92,6 +93,12 @@ def _step(b: _Both, data: st.DataObject) -> None:
         b.state.remove_app(old.id)
         b.tables.pop(old.id, None)
         b.emit("gone", old.id)
+    elif op == "move":
+        # `yarn application -movetoqueue`: the app keeps its containers, its queue's and user's sums move
+        old = snap.apps[pick(snap.apps)]
+        app = App(old.id, "q1" if old.queue == "q0" else "q0", old.user, old.type, old.name, old.tags, old.submit_s)
+        b.state.add_app(app)
+        b.emit("apps", [app.id, app.queue, app.user, app.type, app.name, list(app.tags), int(app.submit_s * 1000)])
     elif op == "gone":
         app_id = pick(snap.apps)
         b.state.remove_app(app_id)
@@ -133,7 +140,22 @@ def _view(s: ClusterSnapshot) -> dict[str, Any]:
     """Every part of a snapshot a policy reads, with the apps' order."""
     return {"nodes": dict(s.nodes), "apps": list(s.apps.items()), "requests": dict(s.asks),
             "containers": {n: list(cs) for n, cs in s.node_containers.items()},
-            "allocated": dict(s.app_allocated), "capacity": s.capacity, "min": s.min_allocation}
+            "allocated": dict(s.app_allocated), "capacity": s.capacity, "min": s.min_allocation,
+            "am": dict(s.app_am), "queues": dict(s.queue_allocated), "users": dict(s.user_allocated)}
+
+
+def _sums(s: ClusterSnapshot) -> tuple[dict[Any, Resources], dict[Any, Resources], dict[Any, Resources]]:
+    """The AM, queue and user sums recounted from the containers, as the store keeps them (none zero)."""
+    am: dict[Any, Resources] = {}
+    queues: dict[Any, Resources] = {}
+    users: dict[Any, Resources] = {}
+    for c in s.containers.values():
+        app = s.apps[c.app_id]
+        for sums, key, counted in ((am, c.app_id, c.is_am), (queues, app.queue, True),
+                                   (users, (app.queue, app.user), True)):
+            if counted:
+                sums[key] = sums.get(key, Resources(0, 0)) + c.resource
+    return am, queues, users
 
 
 @given(st.data())
@@ -147,6 +169,7 @@ def test_the_simulators_path_and_the_wires_path_give_equal_snapshots(data: st.Da
         assert list(mine.apps) == sorted(mine.apps, key=lambda a: (mine.apps[a].submit_s, a))
         assert all(not r.is_zero() for r in mine.app_allocated.values())  # absent, never zero
         assert set(mine.app_allocated) == {c.app_id for c in mine.containers.values()}
+        assert _sums(mine) == (dict(mine.app_am), dict(mine.queue_allocated), dict(mine.user_allocated))
         assert {c.kind for c in wire.containers.values()} <= set(WIRE_KINDS)
 
 
