@@ -12,7 +12,7 @@ from functools import partial
 
 from yarnctl.fairness.comparators import drf_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import FairConfig, serve_fairly
+from yarnctl.policies.fairshare import AppKeys, FairConfig, serve_fairly
 from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
@@ -28,7 +28,9 @@ class Drf(PolicyBase):
     def __init__(self, config: FairConfig = FairConfig()) -> None:
         self.config = config
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
+        self.keys = AppKeys()
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """One container (or more with assign_multiple) for the app with the least dominant share."""
-        return serve_fairly(snap, node_id, self.config, partial(drf_key, cluster=snap.capacity), self.reserved)
+        key = partial(drf_key, cluster=snap.capacity)
+        return serve_fairly(snap, node_id, self.config, key, self.reserved, self.keys)

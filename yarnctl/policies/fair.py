@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from yarnctl.fairness.comparators import fair_share_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import FairConfig, serve_fairly
+from yarnctl.policies.fairshare import AppKeys, FairConfig, serve_fairly
 from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
@@ -24,7 +24,8 @@ class Fair(PolicyBase):
     def __init__(self, config: FairConfig = FairConfig()) -> None:
         self.config = config
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
+        self.keys = AppKeys()
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """One container (or more with assign_multiple) for the most under-served app."""
-        return serve_fairly(snap, node_id, self.config, fair_share_key, self.reserved)
+        return serve_fairly(snap, node_id, self.config, fair_share_key, self.reserved, self.keys)

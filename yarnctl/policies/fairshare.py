@@ -42,15 +42,37 @@ class FairConfig:
     queues: Mapping[str, QueueConf] = field(default_factory=lambda: MappingProxyType({}))
 
 
+class AppKeys:
+    """Each app's sort key with the usage it was computed from, kept across heartbeats: most apps' usage did not change."""
+
+    def __init__(self) -> None:
+        self.cluster = ZERO
+        self.keys: dict[AppId, tuple[Resources, float, SortKey]] = {}
+
+    def get(self, app: App, used: Resources, key: KeyFn, cluster: Resources) -> SortKey:
+        """`key` of an app holding `used` (apps have no min share and weight 1, FSAppAttempt's)."""
+        if cluster != self.cluster:
+            self.cluster, self.keys = cluster, {}  # DRF's shares are of the cluster: a resize changes every key
+        known = self.keys.get(app.id)
+        if known is not None and known[0] == used and known[1] == app.submit_s:
+            return known[2]
+        if len(self.keys) > 65536:
+            self.keys.clear()  # finished apps are never asked about again: bounded all the same
+        k = key(used, used, ZERO, 1.0, app.submit_s, app.id)
+        self.keys[app.id] = (used, app.submit_s, k)
+        return k
+
+
 def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn,
-                 reserved: Reservations | None = None) -> Decision:
+                 reserved: Reservations | None = None, keys: AppKeys | None = None) -> Decision:
     """Assign containers on `node_id` one at a time to the queue and app that `key` sorts first."""
     if config.reservations and reserved is not None and node_id in reserved:
         held = fulfil(snap, node_id, reserved)
         if held is not None:
             return held  # FairScheduler.attemptScheduling: a reserved node serves its reservation only
     limit = 1 if not config.assign_multiple else (config.max_assign if config.max_assign > 0 else 1 << 30)
-    heartbeat = _FairRound(snap, config, key, snap.nodes[node_id].available, snap.nodes[node_id].capacity)
+    heartbeat = _FairRound(snap, config, key, snap.nodes[node_id].available, snap.nodes[node_id].capacity,
+                           keys if keys is not None else AppKeys())
     granted: dict[tuple[str, int], int] = {}
     given = 0
     while given < limit:
@@ -70,8 +92,9 @@ class _FairRound:
     """The state of one heartbeat's assignment loop: usage so far, asks left, room left."""
 
     def __init__(self, snap: ClusterSnapshot, config: FairConfig, key: KeyFn, available: Resources,
-                 total: Resources) -> None:
+                 total: Resources, keys: AppKeys) -> None:
         self.snap, self.config, self.key, self.available, self.total = snap, config, key, available, total
+        self.keys = keys
         self.reserving: tuple[AppId, int] | None = None  # set when the app next in order reserves the node
         self.by_queue: dict[str, list[App]] = {}
         for app in snap.iter_pending_apps():
@@ -129,7 +152,7 @@ class _FairRound:
         if used is None:
             used = self.usage[app.id] = self.snap.allocated(app.id)
         # apps have no min share (FSAppAttempt.getMinShare() is 0), so demand never matters
-        return self.key(used, used, ZERO, 1.0, app.submit_s, app.id)
+        return self.keys.get(app, used, self.key, self.snap.capacity)
 
     def _next_app(self) -> App | None:
         for q in sorted((q for q, apps in self.by_queue.items() if apps), key=self._queue_key):
