@@ -141,21 +141,20 @@ def _view(s: ClusterSnapshot) -> dict[str, Any]:
     return {"nodes": dict(s.nodes), "apps": list(s.apps.items()), "requests": dict(s.asks),
             "containers": {n: list(cs) for n, cs in s.node_containers.items()},
             "allocated": dict(s.app_allocated), "capacity": s.capacity, "min": s.min_allocation,
-            "am": dict(s.app_am), "queues": dict(s.queue_allocated), "users": dict(s.user_allocated)}
+            "am": dict(s.app_am), "queue_am": dict(s.queue_am), "queues": dict(s.queue_allocated),
+            "users": dict(s.user_allocated)}
 
 
-def _sums(s: ClusterSnapshot) -> tuple[dict[Any, Resources], dict[Any, Resources], dict[Any, Resources]]:
-    """The AM, queue and user sums recounted from the containers, as the store keeps them (none zero)."""
-    am: dict[Any, Resources] = {}
-    queues: dict[Any, Resources] = {}
-    users: dict[Any, Resources] = {}
+def _sums(s: ClusterSnapshot) -> list[dict[Any, Resources]]:
+    """The AM (by app and by queue), queue and user sums recounted from the containers, as the store keeps them."""
+    sums: list[dict[Any, Resources]] = [{}, {}, {}, {}]
     for c in s.containers.values():
         app = s.apps[c.app_id]
-        for sums, key, counted in ((am, c.app_id, c.is_am), (queues, app.queue, True),
-                                   (users, (app.queue, app.user), True)):
+        for i, key, counted in ((0, c.app_id, c.is_am), (1, app.queue, c.is_am), (2, app.queue, True),
+                                (3, (app.queue, app.user), True)):
             if counted:
-                sums[key] = sums.get(key, Resources(0, 0)) + c.resource
-    return am, queues, users
+                sums[i][key] = sums[i].get(key, Resources(0, 0)) + c.resource
+    return sums
 
 
 @given(st.data())
@@ -169,7 +168,8 @@ def test_the_simulators_path_and_the_wires_path_give_equal_snapshots(data: st.Da
         assert list(mine.apps) == sorted(mine.apps, key=lambda a: (mine.apps[a].submit_s, a))
         assert all(not r.is_zero() for r in mine.app_allocated.values())  # absent, never zero
         assert set(mine.app_allocated) == {c.app_id for c in mine.containers.values()}
-        assert _sums(mine) == (dict(mine.app_am), dict(mine.queue_allocated), dict(mine.user_allocated))
+        assert _sums(mine) == [dict(mine.app_am), dict(mine.queue_am), dict(mine.queue_allocated),
+                               dict(mine.user_allocated)]
         assert {c.kind for c in wire.containers.values()} <= set(WIRE_KINDS)
 
 

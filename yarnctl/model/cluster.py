@@ -130,6 +130,7 @@ class ClusterSnapshot:
     # what each app's live ApplicationMaster holds (apps without one are absent), so the AM limits of
     # CapacityScheduler and FairScheduler need not scan every container
     app_am: Mapping[AppId, Resources] = field(default_factory=lambda: MappingProxyType({}))
+    queue_am: Mapping[str, Resources] = field(default_factory=lambda: MappingProxyType({}))  # the same by queue
     # what each queue, and each user within a queue, holds (those holding nothing are absent)
     queue_allocated: Mapping[str, Resources] = field(default_factory=lambda: MappingProxyType({}))
     user_allocated: Mapping[tuple[str, str], Resources] = field(default_factory=lambda: MappingProxyType({}))

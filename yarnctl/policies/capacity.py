@@ -169,14 +169,8 @@ class Capacity(PolicyBase):
 
     def _active_apps(self, snap: ClusterSnapshot, confs: dict[str, CapacityQueue]) -> dict[str, list[App]]:
         """Apps each queue may serve: those whose AM runs, then pending ones within the AM limit."""
-        am_used: dict[str, Resources] = {}
-        running: dict[str, int] = {}  # active apps per queue, whether or not they ask for more
+        am_used = dict(snap.queue_am)  # a queue with an AM running has an active app
         has_am = snap.app_am
-        for app_id, am in has_am.items():
-            owner = snap.apps.get(app_id)
-            if owner is not None:
-                am_used[owner.queue] = am_used.get(owner.queue, ZERO) + am
-                running[owner.queue] = running.get(owner.queue, 0) + 1
         active: dict[str, list[App]] = {}
         for app in snap.pending_apps():
             q = app.queue
@@ -191,10 +185,9 @@ class Capacity(PolicyBase):
             limit = self._amount(snap.capacity, snap.capacity) * confs[q].capacity / 100.0 * self.config.max_am_resource_percent
             used = am_used.get(q, ZERO)
             # LeafQueue.activateApplications: at least one app is always active
-            if not running.get(q) or self._amount(used + am_req.capability, snap.capacity) <= limit + 1e-9:
+            if q not in am_used or self._amount(used + am_req.capability, snap.capacity) <= limit + 1e-9:
                 lst.append(app)
                 am_used[q] = used + am_req.capability
-                running[q] = running.get(q, 0) + 1
         return active
 
 

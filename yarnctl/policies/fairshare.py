@@ -190,11 +190,7 @@ class _AmRoom:
         if self.config.max_am_share < 0:
             return True
         if self.used is None:
-            self.used = {}
-            for app_id, am in self.snap.app_am.items():
-                owner = self.snap.apps.get(app_id)
-                if owner is not None:
-                    self.used[owner.queue] = self.used.get(owner.queue, 0) + am.memory_mb
+            self.used = {q: am.memory_mb for q, am in self.snap.queue_am.items()}
         # the queue's instantaneous fair share: the cluster split by weight among active queues
         active = {a.queue for a in self.snap.apps.values()}
         weights = {q: self.config.queues.get(q, QueueConf()).weight for q in active}

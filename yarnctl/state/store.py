@@ -67,6 +67,7 @@ class ClusterState:
         # what ApplicationMasters hold and ask for, kept as totals so the AM-share limit costs O(1) when far
         self._am_allocated = ZERO
         self._app_am: dict[AppId, Resources] = {}
+        self._queue_am: dict[str, Resources] = {}
         self._am_asks: dict[AppId, Resources] = {}
         self._am_asked = ZERO
         # bumped by every mutation: two snapshots with one version hold the same state (the long-term
@@ -159,6 +160,10 @@ class ClusterState:
             if held is not None and (old.queue, old.user) != (app.queue, app.user):
                 self._count(old, -1, held)  # a moved app takes what it holds to its new queue
                 self._count(app, 1, held)
+                am = self._app_am.get(app.id)
+                if am is not None:
+                    _add(self._queue_am, old.queue, am * -1)
+                    _add(self._queue_am, app.queue, am)
         elif self._in_order and self._apps and _app_key(app) < _app_key(next(reversed(self._apps.values()))):
             self._in_order = False
         self._apps[app.id] = app
@@ -271,8 +276,8 @@ class ClusterState:
         self._count(self._apps[app], 1, c.resource)
         if c.is_am:
             self._am_allocated = self._am_allocated + c.resource
-            am = self._app_am.get(app)
-            self._app_am[app] = c.resource if am is None else am + c.resource
+            _add(self._app_am, app, c.resource)
+            _add(self._queue_am, self._apps[app].queue, c.resource)
         self.version += 1
 
     def release(self, container_id: ContainerId) -> Container | None:
@@ -291,11 +296,8 @@ class ClusterState:
         app = c.app_id
         if c.is_am:
             self._am_allocated = self._am_allocated - c.resource
-            am = self._app_am[app]
-            if am == c.resource:
-                del self._app_am[app]
-            else:
-                self._app_am[app] = am - c.resource
+            _add(self._app_am, app, c.resource * -1)
+            _add(self._queue_am, self._apps[app].queue, c.resource * -1)
         self._count(self._apps[app], -1, c.resource)
         held = self._app_alloc[app]
         if held == c.resource:  # its last container (a container is never empty): absent, see the module docstring
@@ -346,6 +348,7 @@ class ClusterState:
             am_allocated=self._am_allocated,
             am_asked=self._am_asked,
             app_am=MappingProxyType(dict(self._app_am)),
+            queue_am=MappingProxyType(dict(self._queue_am)),
             queue_allocated=MappingProxyType(dict(self._queue_alloc)),
             user_allocated=MappingProxyType(dict(self._user_alloc)),
         )
