@@ -107,6 +107,38 @@ def _frozen(d: Mapping[K, V] | None) -> Mapping[K, V]:
     return MappingProxyType(dict(d) if d else {})
 
 
+class Journal:
+    """The app each store mutation touched, in order: a reader that kept an ordering catches up on what changed.
+
+    Only the store writes it; a reader keeps the position it read up to (a snapshot's `journal_end`)
+    and asks `since` for the apps touched after it. Old entries are dropped: a reader that fell that
+    far behind gets None and rebuilds.
+    """
+
+    def __init__(self, keep: int = 1 << 16) -> None:
+        self._ids: list[AppId] = []
+        self._base = 0  # the position of _ids[0]
+        self._keep = keep
+
+    @property
+    def end(self) -> int:
+        """The position after the last entry."""
+        return self._base + len(self._ids)
+
+    def note(self, app_id: AppId) -> None:
+        """Record that `app_id`'s record, asks or allocation changed."""
+        self._ids.append(app_id)
+        if len(self._ids) > 2 * self._keep:
+            del self._ids[:self._keep]
+            self._base += self._keep
+
+    def since(self, start: int, end: int) -> list[AppId] | None:
+        """The apps touched between positions `start` and `end` (repeats included), or None if no longer kept."""
+        if start < self._base or start > end:
+            return None
+        return self._ids[start - self._base:end - self._base]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
     """Everything a policy may look at when one node heartbeats: a read-only copy of RM state.
@@ -137,6 +169,10 @@ class ClusterSnapshot:
     # the store's mutation count, stamped by ClusterState.snapshot: equal versions, equal state. Not an
     # init field, so a snapshot built or `replace`d anywhere else (a policy's view) is -1, never the store's
     version: int = field(default=-1, init=False, compare=False)
+    # the store's journal and its end when this was taken: a policy keeping an ordering across heartbeats
+    # reads which apps changed since it last looked (None: a snapshot built without a store)
+    journal: Journal | None = field(default=None, compare=False, repr=False)
+    journal_end: int = field(default=0, compare=False)
     _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, repr=False, compare=False)
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from yarnctl.fairness.comparators import fair_share_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import AppKeys, FairConfig, serve_fairly
+from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, serve_fairly
 from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
@@ -25,7 +25,8 @@ class Fair(PolicyBase):
         self.config = config
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
         self.keys = AppKeys()
+        self.order = FairOrder()  # each queue's apps in order, kept across heartbeats
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """One container (or more with assign_multiple) for the most under-served app."""
-        return serve_fairly(snap, node_id, self.config, fair_share_key, self.reserved, self.keys)
+        return serve_fairly(snap, node_id, self.config, fair_share_key, self.reserved, self.keys, self.order)

@@ -10,12 +10,14 @@ nothing else until that request fits (FSAppAttempt.reserve, FairScheduler.attemp
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from yarnctl.fairness.comparators import SortKey
-from yarnctl.model import AM_PRIORITY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Journal, NodeId,
+                           Resources)
 from yarnctl.policies.base import OpenAsk
 from yarnctl.policies.reservations import Reservations, fulfil
 
@@ -63,14 +65,54 @@ class AppKeys:
         return k
 
 
+class FairOrder:
+    """Every app of each queue in `key` order, kept across heartbeats from the store's journal instead of re-sorted.
+
+    Apps without asks stay listed (a view may hide a held-back app's asks, and its return is in no
+    journal): the heartbeat skips them. Sorting a superset and skipping keeps the pending apps' order.
+    """
+
+    def __init__(self) -> None:
+        self.journal: Journal | None = None
+        self.read_to = 0
+        self.cluster = ZERO
+        self.placed: dict[AppId, tuple[SortKey, str]] = {}  # each listed app's key and queue
+        self.by_queue: dict[str, list[tuple[SortKey, AppId]]] = {}
+
+    def sync(self, snap: ClusterSnapshot, keys: AppKeys, key: KeyFn) -> None:
+        """Bring the order up to `snap`: re-key the apps touched since the last call, or rebuild."""
+        touched = None
+        if snap.journal is not None and snap.journal is self.journal and snap.capacity == self.cluster:
+            touched = snap.journal.since(self.read_to, snap.journal_end)
+        if touched is None:
+            self.journal, self.cluster = snap.journal, snap.capacity
+            self.placed, self.by_queue = {}, {}
+            touched = list(snap.apps)
+        self.read_to = snap.journal_end
+        for app_id in dict.fromkeys(touched):
+            old = self.placed.pop(app_id, None)
+            if old is not None:
+                entries = self.by_queue[old[1]]
+                del entries[bisect.bisect_left(entries, (old[0], app_id))]
+            app = snap.apps.get(app_id)
+            if app is not None:
+                k = keys.get(app, snap.allocated(app_id), key, snap.capacity)
+                self.placed[app_id] = (k, app.queue)
+                bisect.insort(self.by_queue.setdefault(app.queue, []), (k, app_id))
+
+
 def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn,
-                 reserved: Reservations | None = None, keys: AppKeys | None = None) -> Decision:
+                 reserved: Reservations | None = None, keys: AppKeys | None = None,
+                 order: FairOrder | None = None) -> Decision:
     """Assign containers on `node_id` one at a time to the queue and app that `key` sorts first."""
     if config.reservations and reserved is not None and node_id in reserved:
         held = fulfil(snap, node_id, reserved)
         if held is not None:
             return held  # FairScheduler.attemptScheduling: a reserved node serves its reservation only
     limit = 1 if not config.assign_multiple else (config.max_assign if config.max_assign > 0 else 1 << 30)
+    if (order is not None and keys is not None and limit == 1 and not config.reservations and snap.journal is not None
+            and all(q.min_share.is_zero() for q in config.queues.values())):
+        return _first_fit(snap, node_id, config, key, keys, order)  # Hadoop's defaults: the kept order
     heartbeat = _FairRound(snap, config, key, snap.nodes[node_id].available, snap.nodes[node_id].capacity,
                            keys if keys is not None else AppKeys())
     granted: dict[tuple[str, int], int] = {}
@@ -86,6 +128,36 @@ def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key
     if not granted:
         return Decision()
     return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
+
+
+def _first_fit(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn, keys: AppKeys,
+               order: FairOrder) -> Decision:
+    """`_FairRound.take_one` for one container, walking the kept order: queues by key, then their apps by key."""
+    node = snap.nodes[node_id]
+    available = node.available
+    if not snap.min_allocation.fits_in(available):
+        return Decision()
+    order.sync(snap, keys, key)
+    am_room = _AmRoom(snap, config)
+
+    def queue_key(q: str) -> SortKey:
+        conf = config.queues.get(q, QueueConf())
+        used = snap.queue_allocated.get(q, ZERO)
+        return key(used, used, conf.min_share, conf.weight, 0.0, q)  # no min share: demand does not matter
+
+    for q in sorted((q for q, entries in order.by_queue.items() if entries), key=queue_key):
+        for _, app_id in order.by_queue[q]:
+            asks = snap.asks.get(app_id)
+            if asks is None:
+                continue  # nothing asked, or held back by the AM-share limit
+            head = next((r for r in asks if r.resource_name == ANY), None)
+            if head is None or not head.capability.fits_in(available):
+                continue
+            app = snap.apps[app_id]
+            if head.priority == AM_PRIORITY and not am_room.allows(app, head.capability):
+                continue
+            return Decision((Assignment(app_id, head.priority, node_id, 1),))
+    return Decision()
 
 
 class _FairRound:

@@ -31,7 +31,7 @@ import yaml
 from yarnctl.engine import Engine
 from yarnctl.model import App, ClusterSnapshot, Container, Node, Ask, Resources
 from yarnctl.state import snapshot_of
-from yarnctl.policies import ita, make_policy
+from yarnctl.policies import REGISTRY, ita, make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig
 from yarnctl.policies.haste import Haste, HasteConfig
 from yarnctl.policies.ita import grid_work, initial_assignment
@@ -191,14 +191,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m yarnctl.sim.bench", description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3, help="runs per case; the median is reported (default 3)")
     p.add_argument("--policy", default=None,
-                   help="comma-separated policies to time (default fifo; with --policy-cost haste,haste-a,ffd-dp,fifo)")
+                   help="comma-separated policies to time, or `all` for every built-in one "
+                        "(default fifo; with --policy-cost haste,haste-a,ffd-dp,fifo)")
     p.add_argument("--policy-cost", action="store_true",
                    help="time one heartbeat's decision per policy instead of whole simulations")
     args = p.parse_args(argv)
-    if args.policy_cost:
-        report = policy_cost(tuple(x for x in (args.policy or "haste,haste-a,ffd-dp,fifo").split(",") if x))
-    else:
-        report = bench(args.repeat, tuple(x for x in (args.policy or "fifo").split(",") if x))
+    default = "haste,haste-a,ffd-dp,fifo" if args.policy_cost else "fifo"
+    names = [x for x in (args.policy or default).split(",") if x]
+    policies = tuple(sorted(REGISTRY)) if names == ["all"] else tuple(names)
+    unknown = [x for x in policies if x not in REGISTRY]
+    if unknown:
+        p.error(f"--policy: no policy {unknown[0]!r}; built-ins: all, {', '.join(sorted(REGISTRY))}")
+    if args.repeat < 1:
+        p.error(f"--repeat: must be at least 1, got {args.repeat}")
+    report = policy_cost(policies) if args.policy_cost else bench(args.repeat, policies)
     json.dump(report, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

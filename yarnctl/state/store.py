@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TypeVar
 
-from yarnctl.model import AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Node, NodeId, Ask, Resources
+from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Journal, Node,
+                           NodeId, Ask, Resources)
 
 
 class StateError(Exception):
@@ -73,6 +74,7 @@ class ClusterState:
         # bumped by every mutation: two snapshots with one version hold the same state (the long-term
         # queue tracker skips re-reading the heartbeats that changed nothing)
         self.version = 0
+        self.journal = Journal()  # which app each app-level mutation touched, for orderings kept across heartbeats
 
     # ------------------------------------------------------------------ reads
 
@@ -169,6 +171,7 @@ class ClusterState:
         self._apps[app.id] = app
         self._apps_view = None
         self.version += 1
+        self.journal.note(app.id)
 
     def remove_app(self, app_id: AppId) -> list[Container]:
         """An app leaves with its asks and containers; returns those containers."""
@@ -181,6 +184,7 @@ class ClusterState:
         del self._apps[app_id]
         self._apps_view = None
         self.version += 1
+        self.journal.note(app_id)
         self._tables.pop(app_id, None)
         self._asks.pop(app_id, None)
         self._note_am_ask(app_id, ())
@@ -227,6 +231,7 @@ class ClusterState:
             self._asks.pop(app_id, None)
         self._note_am_ask(app_id, rows)
         self.version += 1
+        self.journal.note(app_id)
 
     def _publish(self, app_id: AppId, tables: dict[int, tuple[Ask, ...]]) -> None:
         if tables:
@@ -237,6 +242,7 @@ class ClusterState:
             self._asks.pop(app_id, None)
         self._note_am_ask(app_id, rows)
         self.version += 1
+        self.journal.note(app_id)
 
     def _note_am_ask(self, app_id: AppId, rows: tuple[Ask, ...]) -> None:
         # rows ascend by priority with ANY first, so an AM ask is the first row or none
@@ -279,6 +285,7 @@ class ClusterState:
             _add(self._app_am, app, c.resource)
             _add(self._queue_am, self._apps[app].queue, c.resource)
         self.version += 1
+        self.journal.note(app)
 
     def release(self, container_id: ContainerId) -> Container | None:
         """A container completed, was released or killed: its resources go back; None if it was not live."""
@@ -294,6 +301,7 @@ class ClusterState:
         self._dirty.add(c.node_id)
         self.version += 1
         app = c.app_id
+        self.journal.note(app)
         if c.is_am:
             self._am_allocated = self._am_allocated - c.resource
             _add(self._app_am, app, c.resource * -1)
@@ -351,6 +359,8 @@ class ClusterState:
             queue_am=MappingProxyType(dict(self._queue_am)),
             queue_allocated=MappingProxyType(dict(self._queue_alloc)),
             user_allocated=MappingProxyType(dict(self._user_alloc)),
+            journal=self.journal,
+            journal_end=self.journal.end,
         )
         object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
         return snap
