@@ -119,6 +119,7 @@ class Journal:
         self._ids: list[AppId] = []
         self._base = 0  # the position of _ids[0]
         self._keep = keep
+        self._limit = 2 * keep
 
     @property
     def end(self) -> int:
@@ -127,8 +128,9 @@ class Journal:
 
     def note(self, app_id: AppId) -> None:
         """Record that `app_id`'s record, asks or allocation changed."""
-        self._ids.append(app_id)
-        if len(self._ids) > 2 * self._keep:
+        ids = self._ids
+        ids.append(app_id)
+        if len(ids) > self._limit:
             del self._ids[:self._keep]
             self._base += self._keep
 

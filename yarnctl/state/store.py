@@ -69,6 +69,8 @@ class ClusterState:
         self._am_allocated = ZERO
         self._app_am: dict[AppId, Resources] = {}
         self._queue_am: dict[str, Resources] = {}
+        # their read-only copies, rebuilt only after an AM came or went: far rarer than snapshots
+        self._am_views: tuple[Mapping[AppId, Resources], Mapping[str, Resources]] | None = None
         self._am_asks: dict[AppId, Resources] = {}
         self._am_asked = ZERO
         # bumped by every mutation: two snapshots with one version hold the same state (the long-term
@@ -166,6 +168,7 @@ class ClusterState:
                 if am is not None:
                     _add(self._queue_am, old.queue, am * -1)
                     _add(self._queue_am, app.queue, am)
+                    self._am_views = None
         elif self._in_order and self._apps and _app_key(app) < _app_key(next(reversed(self._apps.values()))):
             self._in_order = False
         self._apps[app.id] = app
@@ -284,6 +287,7 @@ class ClusterState:
             self._am_allocated = self._am_allocated + c.resource
             _add(self._app_am, app, c.resource)
             _add(self._queue_am, self._apps[app].queue, c.resource)
+            self._am_views = None
         self.version += 1
         self.journal.note(app)
 
@@ -306,6 +310,7 @@ class ClusterState:
             self._am_allocated = self._am_allocated - c.resource
             _add(self._app_am, app, c.resource * -1)
             _add(self._queue_am, self._apps[app].queue, c.resource * -1)
+            self._am_views = None
         self._count(self._apps[app], -1, c.resource)
         held = self._app_alloc[app]
         if held == c.resource:  # its last container (a container is never empty): absent, see the module docstring
@@ -315,8 +320,23 @@ class ClusterState:
 
     def _count(self, app: App, sign: int, r: Resources) -> None:
         """Add (sign 1) or take (-1) `r` to the sums of the app's queue and user, dropping sums that reach zero."""
-        _add(self._queue_alloc, app.queue, r * sign)
-        _add(self._user_alloc, (app.queue, app.user), r * sign)
+        # at every launch and release: one Resources built per sum, no scaling, no helper call
+        q, u = app.queue, (app.queue, app.user)
+        queues, users = self._queue_alloc, self._user_alloc
+        if sign > 0:
+            queues[q] = queues.get(q, ZERO) + r
+            users[u] = users.get(u, ZERO) + r
+            return
+        left = queues[q] - r
+        if left.memory_mb or left.vcores:
+            queues[q] = left
+        else:
+            del queues[q]
+        left = users[u] - r
+        if left.memory_mb or left.vcores:
+            users[u] = left
+        else:
+            del users[u]
 
     def _refresh(self, node_id: NodeId) -> None:
         node = self._nodes[node_id]
@@ -344,6 +364,9 @@ class ClusterState:
         """A read-only ClusterSnapshot of the state, in O(changes) plus dict copies."""
         for node_id in list(self._dirty):
             self._refresh(node_id)
+        if self._am_views is None:
+            self._am_views = MappingProxyType(dict(self._app_am)), MappingProxyType(dict(self._queue_am))
+        app_am, queue_am = self._am_views
         snap = ClusterSnapshot(
             now_s,
             MappingProxyType(dict(self._nodes)),
@@ -355,8 +378,8 @@ class ClusterState:
             self.capacity,
             am_allocated=self._am_allocated,
             am_asked=self._am_asked,
-            app_am=MappingProxyType(dict(self._app_am)),
-            queue_am=MappingProxyType(dict(self._queue_am)),
+            app_am=app_am,
+            queue_am=queue_am,
             queue_allocated=MappingProxyType(dict(self._queue_alloc)),
             user_allocated=MappingProxyType(dict(self._user_alloc)),
             journal=self.journal,
