@@ -4,7 +4,8 @@ A cluster of its own (`up(ha=True)`): ZooKeeper, rm1 and rm2 (ZKRMStateStore, wo
 with its own `yarnctl serve --policy hmrf`, both servers sharing one policy-state file. A SleepJob runs;
 the active RM is killed -9 (`failover`). The job must finish SUCCEEDED; the standby's policy server must
 have decided nothing before the takeover and decide after it, starting with a full sync and from the
-H-MRF accounting its peer saved; `status` and both servers' control loops must follow the new active.
+H-MRF accounting its peer saved; `status` and both servers' control loops must follow the new active (the old
+active's server within 30 s of the job's end: it names the RM it follows at its next status write).
 """
 
 from __future__ import annotations
@@ -57,6 +58,14 @@ def test_a_job_survives_the_active_rm_killed_and_the_standbys_server_takes_over(
         serve_log = (info.dir / "logs" / f"serve-{new}.log" if new == "rm2" else info.dir / "logs" / "serve.log")
         took_over = serve_log.read_text(errors="replace")
         accumulated_after = accumulated_vcore_seconds(new_files["status"])
+        new_daemon = info.rm2 if new == "rm2" else info.rm
+        new_url = new_daemon.url if new_daemon is not None else ""
+        deadline = time.monotonic() + 30
+        while True:  # the old active's server names the RM it follows at its next status write (ticks of 5 s)
+            old_status = json.loads(old_files["status"].read_text())
+            if old_status["control_loop"]["rm"] == new_url or time.monotonic() > deadline:
+                break
+            time.sleep(1)
     finally:
         lc.down()
 
@@ -78,7 +87,6 @@ def test_a_job_survives_the_active_rm_killed_and_the_standbys_server_takes_over(
     new_serve = info.serve2 if new == "rm2" else info.serve
     assert new_serve is not None and status["serve_status"]["port"] == new_serve.ports["py4j"]
     assert status["serve_status"]["control_loop"]["rm"] == new_rm.url
-    old_status = json.loads(old_files["status"].read_text())
     assert old_status["control_loop"]["rm"] == new_rm.url
 
     # H-MRF's accounting went on from what the old active saved, not from zero
