@@ -109,13 +109,13 @@ def cost_snapshot(asks: int = 200, seed: int = 0) -> ClusterSnapshot:
     room["n000"] = capacity - Resources(6 * 1024, 5)
     room["n049"] = Resources()
     apps: dict[str, App] = {}
-    asks: dict[str, tuple[Ask, ...]] = {}
+    rows: dict[str, tuple[Ask, ...]] = {}
     containers: dict[str, Container] = {}
     for i in range(asks // 2):
         app = f"app{i:04d}"
         apps[app] = App(app, submit_s=float(i))
         map_size, reduce_size = rng.choice(sizes), rng.choice(sizes)
-        asks[app] = (Ask(app, 20, map_size, rng.randint(1, 100)), Ask(app, 10, reduce_size, rng.randint(1, 10)))
+        rows[app] = (Ask(app, 20, map_size, rng.randint(1, 100)), Ask(app, 10, reduce_size, rng.randint(1, 10)))
         for priority, size, n in ((0, Resources(2048, 1), 1), (20, map_size, rng.randint(0, 6)),
                                   (10, reduce_size, rng.randint(0, 2))):
             for _ in range(n):
@@ -127,7 +127,7 @@ def cost_snapshot(asks: int = 200, seed: int = 0) -> ClusterSnapshot:
                 containers[cid] = Container(cid, app, node, priority, size, 0.0, is_am=priority == 0)
                 room[node] = room[node] - size
     nodes = [Node(nid, "r1", capacity) for nid in room]
-    return snapshot_of(0.0, nodes, apps.values(), [r for rs in asks.values() for r in rs], containers.values())
+    return snapshot_of(0.0, nodes, apps.values(), [r for rs in rows.values() for r in rs], containers.values())
 
 
 def _median_ms(call: Callable[[], object], repeat: int, before: Callable[[], None] | None = None) -> float:
