@@ -130,6 +130,13 @@ def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key
     return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
 
 
+def _queue_key(config: FairConfig, key: KeyFn, q: str, used: Resources, demand: Resources) -> SortKey:
+    """A queue's place among queues, with its configured weight and min share."""
+    conf = config.queues.get(q, QueueConf())
+    # FSQueue.getStartTime() is 0, so queues tie-break on name alone
+    return key(used, demand, conf.min_share, conf.weight, 0.0, q)
+
+
 def _first_fit(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn, keys: AppKeys,
                order: FairOrder) -> Decision:
     """`_FairRound.take_one` for one container, walking the kept order: queues by key, then their apps by key."""
@@ -140,12 +147,11 @@ def _first_fit(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: 
     order.sync(snap, keys, key)
     am_room = _AmRoom(snap, config)
 
-    def queue_key(q: str) -> SortKey:
-        conf = config.queues.get(q, QueueConf())
+    def by_usage(q: str) -> SortKey:
         used = snap.queue_allocated.get(q, ZERO)
-        return key(used, used, conf.min_share, conf.weight, 0.0, q)  # no min share: demand does not matter
+        return _queue_key(config, key, q, used, used)  # no min share: demand does not matter
 
-    for q in sorted((q for q, entries in order.by_queue.items() if entries), key=queue_key):
+    for q in sorted((q for q, entries in order.by_queue.items() if entries), key=by_usage):
         for _, app_id in order.by_queue[q]:
             asks = snap.asks.get(app_id)
             if asks is None:
@@ -211,13 +217,10 @@ class _FairRound:
         return ask.priority != AM_PRIORITY or self.am_room.allows(app, ask.capability)
 
     def _queue_key(self, q: str) -> SortKey:
-        conf = self.config.queues.get(q, QueueConf())
-        used = self.q_usage.get(q, ZERO)
-        demand = used
-        if not conf.min_share.is_zero():  # demand only matters below a min share
+        used = demand = self.q_usage.get(q, ZERO)
+        if not self.config.queues.get(q, QueueConf()).min_share.is_zero():  # demand only matters below a min share
             demand = demand + sum((self.snap.pending(a.id) for a in self.by_queue[q]), ZERO)
-        # FSQueue.getStartTime() is 0, so queues tie-break on name alone
-        return self.key(used, demand, conf.min_share, conf.weight, 0.0, q)
+        return _queue_key(self.config, self.key, q, used, demand)
 
     def _app_key(self, app: App) -> SortKey:
         used = self.usage.get(app.id)

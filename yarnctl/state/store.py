@@ -320,23 +320,9 @@ class ClusterState:
 
     def _count(self, app: App, sign: int, r: Resources) -> None:
         """Add (sign 1) or take (-1) `r` to the sums of the app's queue and user, dropping sums that reach zero."""
-        # at every launch and release: one Resources built per sum, no scaling, no helper call
-        q, u = app.queue, (app.queue, app.user)
-        queues, users = self._queue_alloc, self._user_alloc
-        if sign > 0:
-            queues[q] = queues.get(q, ZERO) + r
-            users[u] = users.get(u, ZERO) + r
-            return
-        left = queues[q] - r
-        if left.memory_mb or left.vcores:
-            queues[q] = left
-        else:
-            del queues[q]
-        left = users[u] - r
-        if left.memory_mb or left.vcores:
-            users[u] = left
-        else:
-            del users[u]
+        delta = r if sign > 0 else r * -1
+        _add(self._queue_alloc, app.queue, delta)
+        _add(self._user_alloc, (app.queue, app.user), delta)
 
     def _refresh(self, node_id: NodeId) -> None:
         node = self._nodes[node_id]
