@@ -94,17 +94,19 @@ def test_compose_roles_start_delegate_and_run_an_app(roles: tuple[dict[str, str]
             time.sleep(1)
         jars = (Path(env["YARNCTL_CLASSPATH_FILE"]).read_text().strip().split(":"))
         dshell = next(j for j in jars if j.endswith("hadoop-yarn-applications-distributedshell-2.7.7.jar"))
+        # one worker: with two, Hadoop 2.7's AMRMClient may re-send count 2 after the first was placed, the AM
+        # gets three, counts completions with `==` and never finishes (YARN-1902; it hung one CI run for 300 s)
         client = subprocess.run(
             [str(cp.repo_root() / "docker" / "bin" / "yarnctl-daemon"), "client",
              "org.apache.hadoop.yarn.applications.distributedshell.Client", "-jar", dshell,
-             "-shell_command", "true", "-num_containers", "2", "-master_memory", "256"],
+             "-shell_command", "true", "-num_containers", "1", "-master_memory", "256"],
             env={**rm_env, "YARNCTL_LOGGER": "INFO,console"}, cwd=tmp_path, capture_output=True, text=True,
-            timeout=300)
+            timeout=180)
         assert client.returncode == 0, client.stderr[-3000:]
         assert "Application completed successfully" in client.stderr
         after = rm.shim_metrics()
-        # the AM and its two containers, placed by the policy unless a heartbeat missed its deadline
+        # the AM and its worker, placed by the policy unless a heartbeat missed its deadline
         assert after is not None and after.containers_by_policy > 0
-        assert after.containers_by_policy + after.containers_native >= 3
+        assert after.containers_by_policy + after.containers_native >= 2
     decisions = (tmp_path / "serve" / "decisions.jsonl")
     assert decisions.is_file() and decisions.stat().st_size > 0
