@@ -174,3 +174,28 @@ def test_sim_delta_moves_and_categories_match_the_paper_fig9():
     assert all(0.0 <= d <= 1.0 for d in deltas)
     assert sorted(a for a, c in seen.items() if c is Category.SD) == ["j04", "j05", "j06", "j08", "j10", "j11"]
     assert not run.stuck and run.stats.get("engine_rejections", 0) == 0 and run.stats.get("engine_policy_errors", 0) == 0
+
+
+def test_a_refusal_is_remembered_for_nodes_with_no_more_room_at_the_same_state(monkeypatch):
+    """One container per heartbeat: a node no roomier than one refused at the same store state is refused unwalked."""
+    apps = [App("ld", submit_s=0), App("sd", submit_s=1)]
+    reqs = [Ask("ld", 20, GB(1), 30), Ask("sd", 20, GB(4), 3)]
+    nodes = [("n1", GB(10, 10)), ("n2", GB(10, 10)), ("n3", GB(10, 10))]
+    held = [running("c1", "ld", "n1", GB(8, 8)), running("c2", "ld", "n2", GB(9, 9))]
+    snap = snapshot(nodes, apps, reqs, held)
+    p = Dress(DressConfig(initial_reserve=0.5))  # LD holds 17 of 30 GB: over its half, its ask waits
+    p.categories.update({"ld": Category.LD, "sd": Category.SD})
+    walks = []
+    monkeypatch.setattr(p, "_one", lambda *a, f=p._one: walks.append(a[1]) or f(*a))
+    assert not p.decide(snap, "n1").assignments  # 2 GB free: SD's 4 GB does not fit, LD's pool is full
+    assert not p.decide(snap, "n2").assignments and walks == ["n1"]  # 1 GB free: remembered
+    assert [(a.app_id, a.count) for a in p.decide(snap, "n3").assignments] == [("sd", 1)]  # roomier: walked
+    assert walks == ["n1", "n3"]
+    p.delta = 0.3  # LD's pool grows to 70%: the same state no longer means the same answer
+    assert [(a.app_id, a.count) for a in p.decide(snap, "n2").assignments] == [("ld", 1)]
+    other = snapshot(nodes, apps, reqs, held)  # another store at the same version number
+    p.delta = 0.5
+    assert not p.decide(other, "n1").assignments and walks[-1] == "n1"
+    assert not p.decide(other, "n2").assignments and walks[-1] == "n1"
+    p.observe(other)  # the categories may move at a tick: walked again
+    assert not p.decide(other, "n2").assignments and walks[-1] == "n2"

@@ -142,7 +142,17 @@ def _view(s: ClusterSnapshot) -> dict[str, Any]:
             "containers": {n: list(cs) for n, cs in s.node_containers.items()},
             "allocated": dict(s.app_allocated), "capacity": s.capacity, "min": s.min_allocation,
             "am": dict(s.app_am), "queue_am": dict(s.queue_am), "queues": dict(s.queue_allocated),
-            "users": dict(s.user_allocated)}
+            "users": dict(s.user_allocated),
+            "priorities": {a: dict(held) for a, held in s.priority_allocated.items()}}
+
+
+def _by_priority(s: ClusterSnapshot) -> dict[str, dict[int, tuple[int, Resources]]]:
+    """Each app's containers counted and summed per priority, as the store keeps them."""
+    out: dict[str, dict[int, tuple[int, Resources]]] = {}
+    for c in s.containers.values():
+        n, total = out.setdefault(c.app_id, {}).get(c.priority, (0, Resources(0, 0)))
+        out[c.app_id][c.priority] = (n + 1, total + c.resource)
+    return out
 
 
 def _sums(s: ClusterSnapshot) -> list[dict[Any, Resources]]:
@@ -170,6 +180,7 @@ def test_the_simulators_path_and_the_wires_path_give_equal_snapshots(data: st.Da
         assert set(mine.app_allocated) == {c.app_id for c in mine.containers.values()}
         assert _sums(mine) == [dict(mine.app_am), dict(mine.queue_am), dict(mine.queue_allocated),
                                dict(mine.user_allocated)]
+        assert {a: dict(held) for a, held in mine.priority_allocated.items()} == _by_priority(mine)
         assert {c.kind for c in wire.containers.values()} <= set(WIRE_KINDS)
 
 

@@ -11,6 +11,7 @@ from yarnctl.model.cluster import (
     Container,
     ContainerId,
     ContainerKind,
+    Held,
     Journal,
     Locality,
     Node,
@@ -24,6 +25,6 @@ from yarnctl.model.resources import RESOURCE_TYPES, ZERO, Resources
 __all__ = [
     "AM_PRIORITY", "ANY", "MAP_PRIORITY", "REDUCE_PRIORITY", "RESOURCE_TYPES", "ZERO",
     "App", "AppId", "AppUsage", "Assignment", "ClusterSnapshot", "Container", "ContainerId", "ContainerKind",
-    "ContainerLoad", "Decision", "EMPTY_DECISION", "Journal", "Kill", "Locality", "Node", "NodeId", "NodeLoad", "NodeResize",
+    "ContainerLoad", "Decision", "EMPTY_DECISION", "Held", "Journal", "Kill", "Locality", "Node", "NodeId", "NodeLoad", "NodeResize",
     "Observation", "RejectCode", "Ask", "Resources", "TUNE_INTERVAL_S",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
@@ -141,6 +141,13 @@ class Journal:
         return self._ids[start - self._base:end - self._base]
 
 
+class Held(NamedTuple):
+    """How many live containers one app holds at one priority, and what they add up to."""
+
+    containers: int
+    resource: Resources
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
     """Everything a policy may look at when one node heartbeats: a read-only copy of RM state.
@@ -168,6 +175,9 @@ class ClusterSnapshot:
     # what each queue, and each user within a queue, holds (those holding nothing are absent)
     queue_allocated: Mapping[str, Resources] = field(default_factory=lambda: MappingProxyType({}))
     user_allocated: Mapping[tuple[str, str], Resources] = field(default_factory=lambda: MappingProxyType({}))
+    # per app (those holding nothing are absent), per container priority: how many containers and what they
+    # hold, so a policy reading job progress (HaSTE's Eq. 2-3) need not scan every container
+    priority_allocated: Mapping[AppId, Mapping[int, Held]] = field(default_factory=lambda: MappingProxyType({}))
     # the store's mutation count, stamped by ClusterState.snapshot: equal versions, equal state. Not an
     # init field, so a snapshot built or `replace`d anywhere else (a policy's view) is -1, never the store's
     version: int = field(default=-1, init=False, compare=False)

@@ -118,14 +118,21 @@ class Dress(PolicyBase):
         self.tracker = PhaseTracker(PhaseParams(config.phase_window_s, config.start_threshold,
                                                 config.end_threshold))
         self.pending_bytes = {Category.SD: 0.0, Category.LD: 0.0}
-        self._shares: dict[tuple[Resources, Resources], float] = {}
+        # the rooms a node had when `_one` placed nothing, with what that answer rested on (the store, by its
+        # journal, and its version; δ; the categories): a node with no more room at the same state gets no
+        # more (no ask fits it, or its pool is as full). Nodes with room beside a full pool stop walking the
+        # backlog at each heartbeat.
+        self._refused: tuple[tuple[object, int, float, int], list[Resources]] = ((None, -1, 0.0, 0), [])
+        self._learnt = 0  # bumped by `observe`, the one place the categories move
 
     # ------------------------------------------------------------ categories and estimation
 
     def observe(self, snap: ClusterSnapshot) -> None:
         """Classify apps seen asking for tasks for the first time and feed the phase tracker."""
         self.tracker.observe(snap)
-        with_tasks = {c.app_id for cs in snap.node_containers.values() for c in cs if not c.is_am}
+        self._learnt += 1
+        # an app holds a task container iff it holds more than its AMs (a container is never empty)
+        with_tasks = {a for a, held in snap.app_allocated.items() if held != snap.app_am.get(a)}
         with_tasks.update(a for a, rs in snap.asks.items() if any(r.priority != AM_PRIORITY for r in rs))
         for app_id in snap.apps:
             if app_id not in self.categories and app_id in with_tasks:
@@ -198,7 +205,19 @@ class Dress(PolicyBase):
             return Decision()  # a full node: no pool's use needs counting
         m = self.config.measure
         if not self.config.multiple_off_switch:
-            return self._one(snap, node_id, available)
+            if snap.version < 0 or snap.journal is None:  # a view built outside the store: nothing to key on
+                return self._one(snap, node_id, available)
+            key = (snap.journal, snap.version, self.delta, self._learnt)
+            state, rooms = self._refused
+            if state == key and any(available.fits_in(room) for room in rooms):
+                return Decision()
+            decision = self._one(snap, node_id, available)
+            if not decision.assignments:
+                if state != key:
+                    self._refused = key, (rooms := [])
+                if len(rooms) < 8:
+                    rooms.append(available)
+            return decision
         used = self._pool_use(snap)
         limit = {Category.SD: self.delta, Category.LD: 1.0 - self.delta}
         out: list[Assignment] = []
@@ -224,15 +243,26 @@ class Dress(PolicyBase):
     def _one(self, snap: ClusterSnapshot, node_id: NodeId, available: Resources) -> Decision:
         """The loop above when it stops at one container (the default): the first app in pool order whose head ask fits."""
         used: dict[Category, float] | None = None  # counted only once some ask fits the node
+        room_mb, room_vcores = available.memory_mb, available.vcores
+        cluster, asks, memory_only = snap.capacity, snap.asks, self.config.measure == "memory"
         for cat, app in self._in_pool_order(snap):
             # fill_app's first step: the lowest priority still asked, and nothing else if it does not fit
-            head = next((r for r in snap.asks.get(app.id, ()) if r.resource_name == ANY and r.count > 0), None)
-            if head is None or not head.capability.fits_in(available):
+            for head in asks.get(app.id, ()):
+                if head.resource_name == ANY and head.count > 0:
+                    break
+            else:
+                continue
+            size = head.capability
+            if size.memory_mb > room_mb or size.vcores > room_vcores:
                 continue
             if used is None:
                 used = self._pool_use(snap)
             limit = self.delta if cat is Category.SD else 1.0 - self.delta
-            if used[cat] + self._share(head.capability, snap.capacity) > limit + EPS:
+            # `amount` written out (the same divisions): it runs for every app waiting behind a full pool
+            share = size.memory_mb / cluster.memory_mb if cluster.memory_mb else 0.0
+            if not memory_only:
+                share = max(share, size.vcores / cluster.vcores if cluster.vcores else 0.0)
+            if used[cat] + share > limit + EPS:
                 continue  # the pool is full for this ask; a smaller one further on may still fit
             return Decision((Assignment(app.id, head.priority, node_id, 1),))
         return Decision()
@@ -258,16 +288,6 @@ class Dress(PolicyBase):
         for app_id, r in snap.app_allocated.items():
             used[self.category(app_id)] += amount(r, snap.capacity, self.config.measure)
         return used
-
-    def _share(self, r: Resources, cluster: Resources) -> float:
-        """`amount` of an ask's size, remembered: a workload asks for few sizes, on a cluster that rarely changes size."""
-        key = (r, cluster)
-        share = self._shares.get(key)
-        if share is None:
-            if len(self._shares) > 4096:
-                self._shares.clear()  # bounded whatever sizes a trace asks for
-            share = self._shares[key] = amount(r, cluster, self.config.measure)
-        return share
 
     def _pool(self, snap: ClusterSnapshot, cat: Category) -> Iterable[App]:
         apps = [a for a in snap.iter_pending_apps() if self.category(a.id) is cat]

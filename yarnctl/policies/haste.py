@@ -197,10 +197,12 @@ class Haste(PolicyBase):
         aligned = self.alignments(snap)
         out = []
         for app, fitting in places:
+            job = None  # a copy per app, as RTA starts tasks on it
             for r, rank in fitting:
                 if r.priority != AM_PRIORITY and r.capability.fits_in(residual):
+                    job = job or jobs[app.id].copy()
                     out.append(TaskAsk(app.id, r.priority, r.capability, r.count,
-                                           weighted_size(r.capability, self.weights), jobs[app.id], 0.0,
+                                           weighted_size(r.capability, self.weights), job, 0.0,
                                            (rank, app.submit_s, app.id, r.priority), aligned.get(app.id, 0.0)))
         return out
 

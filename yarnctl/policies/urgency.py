@@ -25,11 +25,11 @@ How the terms are read from a snapshot (approximations marked "approx."):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yarnctl.model import AM_PRIORITY, REDUCE_PRIORITY, ClusterSnapshot, Resources
+from yarnctl.model import AM_PRIORITY, ANY, REDUCE_PRIORITY, Ask, ClusterSnapshot, Held, Resources
 from yarnctl.policies.ffd_dp import FfdDpConfig
 
 
@@ -48,6 +48,11 @@ class JobProgress:
     map_held: float = 0.0  # O_i^m R_i^m
     reduce_held: float = 0.0  # O_i^r R_i^r, standing in for A_i^r R_i^r
     am_held: float = 0.0  # A_i^am R_i^am
+
+    def copy(self) -> JobProgress:
+        """A copy to `start` tasks on, leaving this one as read."""
+        return JobProgress(self.maps_total, self.maps_pending, self.maps_running, self.map_held, self.reduce_held,
+                           self.am_held)
 
     def map_progress(self) -> float:
         """A_i^m / T_i^m (1 for a job without maps)."""
@@ -86,38 +91,62 @@ class Progress:
     def __init__(self, weights: FfdDpConfig) -> None:
         self.weights = weights
         self.map_totals: dict[str, dict[int, int]] = {}  # app -> map priority -> largest pending + running seen
+        # app -> (its per-priority holdings, its asks, the progress read from them): the store replaces
+        # both objects when they change, so an app whose two are the very objects read last time is skipped
+        self._seen: dict[str, tuple[object, object, JobProgress]] = {}
+        self._loaded = False  # totals were loaded since the last read, perhaps of apps gone meanwhile
 
     def read(self, snap: ClusterSnapshot) -> dict[str, JobProgress]:
-        """Eq. 2-3's inputs for every app in `snap`."""
-        jobs = {app_id: JobProgress() for app_id in snap.apps}
-        maps: dict[tuple[str, int], int] = {}  # pending + running per (app, map priority)
-        for containers in snap.node_containers.values():
-            for c in containers:
-                job = jobs.get(c.app_id)
-                if job is None:
+        """Eq. 2-3's inputs for every app in `snap`; shared with the next read, so `copy` one before changing it."""
+        jobs: dict[str, JobProgress] = {}
+        seen: dict[str, tuple[object, object, JobProgress]] = {}
+        last, held_by_app, asks = self._seen, snap.priority_allocated, snap.asks
+        stayed = 0
+        for app_id in snap.apps:
+            held, rs = held_by_app.get(app_id), asks.get(app_id)
+            before = last.get(app_id)
+            if before is not None:
+                stayed += 1
+                if before[0] is held and before[1] is rs:
+                    seen[app_id] = before
+                    jobs[app_id] = before[2]
                     continue
-                held = weighted_size(c.resource, self.weights)
-                if c.priority == AM_PRIORITY:
-                    job.am_held += held
-                elif c.priority == REDUCE_PRIORITY:
-                    job.reduce_held += held
-                else:
-                    job.map_held += held
-                    job.maps_running += 1
-                    maps[(c.app_id, c.priority)] = maps.get((c.app_id, c.priority), 0) + 1
-        for app_id, job in jobs.items():
-            for r in snap.any_asks(app_id):
-                if r.priority not in (AM_PRIORITY, REDUCE_PRIORITY):
-                    job.maps_pending += r.count
-                    maps[(app_id, r.priority)] = maps.get((app_id, r.priority), 0) + r.count
-        for gone in self.map_totals.keys() - snap.apps.keys():
-            del self.map_totals[gone]
-        for (app_id, priority), n in maps.items():
-            seen = self.map_totals.setdefault(app_id, {})
-            seen[priority] = max(seen.get(priority, 0), n)
-        for app_id, job in jobs.items():
-            job.maps_total = sum(self.map_totals.get(app_id, {}).values())
+            job = self._progress(app_id, held, rs)
+            seen[app_id] = held, rs, job
+            jobs[app_id] = job
+        self._seen = seen
+        if stayed < len(last) or self._loaded:  # some app left: forget its T_i^m
+            for gone in self.map_totals.keys() - seen.keys():
+                del self.map_totals[gone]
+            self._loaded = False
         return jobs
+
+    def _progress(self, app_id: str, held: Mapping[int, Held] | None, asks: Sequence[Ask] | None) -> JobProgress:
+        """One app's progress from its per-priority holdings and its asks, noting the T_i^m they show."""
+        job = JobProgress()
+        maps: dict[int, int] = {}  # pending + running per map priority
+        # the store's per-priority sums, not every container: the weighted size of a sum is the sum of
+        # the weighted sizes (exactly so for the default weights, as MB / 1024 are dyadic fractions)
+        for priority, (n, total) in (held or {}).items():
+            size = weighted_size(total, self.weights)
+            if priority == AM_PRIORITY:
+                job.am_held += size
+            elif priority == REDUCE_PRIORITY:
+                job.reduce_held += size
+            else:
+                job.map_held += size
+                job.maps_running += n
+                maps[priority] = n
+        for r in asks or ():
+            if r.resource_name == ANY and r.priority not in (AM_PRIORITY, REDUCE_PRIORITY):
+                job.maps_pending += r.count
+                maps[r.priority] = maps.get(r.priority, 0) + r.count
+        if maps:
+            seen = self.map_totals.setdefault(app_id, {})
+            for priority, n in maps.items():
+                seen[priority] = max(seen.get(priority, 0), n)
+        job.maps_total = sum(self.map_totals.get(app_id, {}).values())
+        return job
 
     def save(self) -> dict[str, Any]:
         """The T_i^m seen so far as JSON-able data."""
@@ -135,3 +164,4 @@ class Progress:
                 raise ValueError(f"map_totals.{app}: expected {{priority: count >= 0}}")
             loaded[str(app)] = {int(p): n for p, n in seen.items()}
         self.map_totals = loaded
+        self._seen, self._loaded = {}, True  # what was read before came from the old totals

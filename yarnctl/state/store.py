@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TypeVar
 
-from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Journal, Node,
-                           NodeId, Ask, Resources)
+from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Held, Journal,
+                           Node, NodeId, Ask, Resources)
 
 
 class StateError(Exception):
@@ -65,6 +65,9 @@ class ClusterState:
         # queue-aware policy used to rebuild from `app_allocated` at each heartbeat
         self._queue_alloc: dict[str, Resources] = {}
         self._user_alloc: dict[tuple[str, str], Resources] = {}
+        # per app, per priority: count and sum; each app's inner map is replaced, never changed in place, so a
+        # snapshot's shallow copy stays what it was
+        self._prio_alloc: dict[AppId, Mapping[int, Held]] = {}
         # what ApplicationMasters hold and ask for, kept as totals so the AM-share limit costs O(1) when far
         self._am_allocated = ZERO
         self._app_am: dict[AppId, Resources] = {}
@@ -283,6 +286,7 @@ class ClusterState:
         held = self._app_alloc.get(app)
         self._app_alloc[app] = c.resource if held is None else held + c.resource
         self._count(self._apps[app], 1, c.resource)
+        self._hold(c, 1)
         if c.is_am:
             self._am_allocated = self._am_allocated + c.resource
             _add(self._app_am, app, c.resource)
@@ -312,6 +316,7 @@ class ClusterState:
             _add(self._queue_am, self._apps[app].queue, c.resource * -1)
             self._am_views = None
         self._count(self._apps[app], -1, c.resource)
+        self._hold(c, -1)
         held = self._app_alloc[app]
         if held == c.resource:  # its last container (a container is never empty): absent, see the module docstring
             del self._app_alloc[app]
@@ -323,6 +328,20 @@ class ClusterState:
         delta = r if sign > 0 else r * -1
         _add(self._queue_alloc, app.queue, delta)
         _add(self._user_alloc, (app.queue, app.user), delta)
+
+    def _hold(self, c: Container, sign: int) -> None:
+        """Count `c` in (sign 1) or out of (-1) its app's per-priority sums, dropping what reaches zero."""
+        app, p = c.app_id, c.priority
+        by_priority = dict(self._prio_alloc.get(app, ()))
+        n, total = by_priority.get(p, (0, ZERO))
+        if n + sign == 0:
+            del by_priority[p]
+        else:
+            by_priority[p] = Held(n + sign, total + c.resource if sign > 0 else total - c.resource)
+        if by_priority:
+            self._prio_alloc[app] = MappingProxyType(by_priority)
+        else:
+            del self._prio_alloc[app]
 
     def _refresh(self, node_id: NodeId) -> None:
         node = self._nodes[node_id]
@@ -368,6 +387,7 @@ class ClusterState:
             queue_am=queue_am,
             queue_allocated=MappingProxyType(dict(self._queue_alloc)),
             user_allocated=MappingProxyType(dict(self._user_alloc)),
+            priority_allocated=MappingProxyType(dict(self._prio_alloc)),
             journal=self.journal,
             journal_end=self.journal.end,
         )
