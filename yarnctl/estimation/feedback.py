@@ -108,6 +108,7 @@ class UsageEstimator:
         self.estimates: dict[NodeId, Usage] = {}
         self.measured: dict[NodeId, Usage] = {}  # ACU at the last tick
         self.containers: dict[ContainerId, _Tracked] = {}
+        self.on_node: dict[NodeId, dict[ContainerId, _Tracked]] = {}  # the same by node: a heartbeat reads one
 
     def observe(self, obs: Observation) -> None:
         """One tick: Eq. 4 for finished containers, Eq. 2 for new ones, then Eq. 1 and Eq. 3 with the measurement."""
@@ -120,7 +121,7 @@ class UsageEstimator:
             for cid in sorted(live):
                 if cid not in self.containers:
                     c = live[cid]
-                    self.containers[cid] = _Tracked(c.node_id, c.resource)
+                    self.containers[cid] = self.on_node.setdefault(c.node_id, {})[cid] = _Tracked(c.node_id, c.resource)
                     self.estimates[c.node_id] = bump(self.estimates.get(c.node_id, NONE), c.resource)
         if obs.usage_measured:  # otherwise no measurement: an empty usage table means unknown, not idle
             per_node: dict[NodeId, Usage] = {}
@@ -148,6 +149,10 @@ class UsageEstimator:
 
     def _finish(self, cid: ContainerId) -> None:
         t = self.containers.pop(cid)
+        on_node = self.on_node[t.node_id]
+        del on_node[cid]
+        if not on_node:
+            del self.on_node[t.node_id]
         if t.node_id in self.estimates:
             self.estimates[t.node_id] = remove(self.estimates[t.node_id], t.request, self.alpha, t.updates)
         if t.node_id in self.measured:
@@ -161,8 +166,8 @@ class UsageEstimator:
         ids = {c.id for c in live}
         if not ids:
             return NONE  # nothing runs there
-        for cid, t in sorted(self.containers.items()):
-            if t.node_id == node_id and cid not in ids:
+        for cid, t in sorted(self.on_node.get(node_id, {}).items()):
+            if cid not in ids:
                 est = remove(est, t.request, self.alpha, t.updates)
         for c in live:
             if c.id not in self.containers:
@@ -177,8 +182,8 @@ class UsageEstimator:
         ids = {c.id for c in live}
         if not ids:
             return NONE
-        for cid, t in sorted(self.containers.items()):
-            if t.node_id == node_id and cid not in ids:
+        for cid, t in sorted(self.on_node.get(node_id, {}).items()):
+            if cid not in ids:
                 acu = acu - t.used
         return acu
 

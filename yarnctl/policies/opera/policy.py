@@ -142,8 +142,11 @@ class Opera(PolicyBase):
         app = snap.apps.get(app_id)
         others = any(r.priority not in (priority, AM_PRIORITY) for r in snap.any_asks(app_id))
         if not others:
-            others = any(c.app_id == app_id and not c.is_am and c.priority != priority
-                         for c in snap.containers.values())
+            # a task container at another priority, from the store's per-priority sums: AMs run at priority
+            # 0 (RMAppAttemptImpl.AM_CONTAINER_PRIORITY), so one there beside the AMs is a task (a shell's)
+            held = snap.priority_allocated.get(app_id, {})
+            others = any(p != priority and (p != AM_PRIORITY or h.resource != snap.app_am.get(app_id))
+                         for p, h in held.items())
         return TaskFeatures((app.type if app else "").lower(), app_name(app.name if app else "", app_id),
                             "am" if priority == AM_PRIORITY else str(priority), "overlap" if others else "alone",
                             demand(size.memory_mb, size.vcores))

@@ -39,16 +39,12 @@ class FairQueue:
     def __init__(self, snap: ClusterSnapshot) -> None:
         self.snap = snap
         self.taken: dict[TaskKey, int] = {}
-        self.usage: dict[str, Resources] = {}
-        self.q_usage: dict[str, Resources] = {}
+        # what each app and queue holds, the store's own sums: `take` adds this heartbeat's grants to copies
+        self.usage: dict[str, Resources] = dict(snap.app_allocated)
+        self.q_usage: dict[str, Resources] = dict(snap.queue_allocated)
         self.by_queue: dict[str, list[App]] = {}
         for app in snap.iter_pending_apps():
             self.by_queue.setdefault(app.queue, []).append(app)
-        for app_id, used in snap.app_allocated.items():
-            owner = snap.apps.get(app_id)
-            if owner is not None:
-                self.usage[app_id] = used
-                self.q_usage[owner.queue] = self.q_usage.get(owner.queue, ZERO) + used
 
     def left(self, key: TaskKey) -> int:
         """Containers still outstanding for `key` after this heartbeat's grants."""
