@@ -5,6 +5,10 @@ Measures (not asserts) two goals: simulated tasks per second for `fifo` on a 100
 (`feedback-day`) replays. Each case runs `--repeat` times and the median is reported, since the
 build machines are shared and noisy.
 
+`--backlog 50,500` measures how throughput holds as the backlog grows: that many synthetic jobs
+submitted at once (10x more jobs in the system on average at the second level), each policy's
+tasks per second at each level, with a plot (`--plot PNG`).
+
 `--policy-cost` measures instead what one heartbeat's decision costs each policy on a busy
 cluster with 200 pending (app, priority) asks (goal for `haste`: under 1 ms median), on a
 node with some room and on an empty node (where HaSTE runs its ITA knapsack, timed cold and with
@@ -14,6 +18,7 @@ its result cached), and Alg. 1 alone at HaSTE's work bound.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -24,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -94,6 +100,43 @@ def bench(repeat: int = 3, policies: tuple[str, ...] = ("fifo",)) -> dict[str, A
                   f"{r0['tasks'] / wall:>9,.0f} tasks/s  {r0['sim_s'] / wall:>8,.0f}x real time",
                   file=sys.stderr)
     out["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return out
+
+
+def backlog_workload(jobs: int) -> Workload:
+    """The synthetic case's jobs, `jobs` of them submitted within the first second: a backlog that drains."""
+    spec = copy.deepcopy(SYNTHETIC)
+    spec["name"] = f"bench-backlog-{jobs}"
+    spec["generate"][0].update(count=jobs, arrival={"dist": "exponential", "mean": 1.0 / jobs})
+    return parse_workload(yaml.safe_dump(spec), spec["name"], seed=0)
+
+
+def backlog(levels: tuple[int, ...], policies: tuple[str, ...]) -> dict[str, Any]:
+    """Each policy's tasks per second at each backlog level, with the jobs in the system on average (Little's law)."""
+    out: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine(),
+                    "system": platform.platform(), "cpus": os.cpu_count()},
+        "levels": list(levels), "cases": [],
+    }
+    workloads = {n: backlog_workload(n) for n in levels}
+    for policy in policies:
+        for n, w in workloads.items():
+            sim = SimCluster(w, Engine(make_policy(policy)))
+            start = time.perf_counter()
+            run = sim.run()
+            wall = time.perf_counter() - start
+            # time-average of the jobs submitted and not finished: the sum of their sojourns over the span
+            in_system = sum((j.finish_s if j.finish_s is not None else run.end_s) - j.submit_s
+                            for j in run.jobs) / run.end_s if run.end_s else 0.0
+            tasks = run.stats["tasks"]
+            out["cases"].append({"policy": policy, "jobs": n, "tasks": tasks, "wall_s": round(wall, 3),
+                                 "tasks_per_s": round(tasks / wall), "mean_jobs_in_system": round(in_system, 1),
+                                 "decisions": run.stats["decisions"]})
+            print(f"{policy:8s} {n:>5,} jobs at once  {in_system:7.1f} in the system on average  "
+                  f"{tasks:>7,} tasks  wall {wall:6.2f} s  {tasks / wall:>9,.0f} tasks/s", file=sys.stderr)
+    for policy in policies:
+        rates = [c["tasks_per_s"] for c in out["cases"] if c["policy"] == policy]
+        out.setdefault("slowdown", {})[policy] = round(rates[0] / rates[-1], 2) if rates[-1] else None
     return out
 
 
@@ -195,7 +238,23 @@ def main(argv: list[str] | None = None) -> int:
                         "(default fifo; with --policy-cost haste,haste-a,ffd-dp,fifo)")
     p.add_argument("--policy-cost", action="store_true",
                    help="time one heartbeat's decision per policy instead of whole simulations")
+    p.add_argument("--backlog", metavar="N,M,...", default=None,
+                   help="time each policy with N, then M... synthetic jobs submitted at once instead (e.g. 50,500)")
+    p.add_argument("--plot", metavar="PNG", type=Path, default=None,
+                   help="with --backlog: draw tasks per second against the jobs in the system into PNG")
     args = p.parse_args(argv)
+    levels: tuple[int, ...] = ()
+    if args.backlog is not None:
+        try:
+            levels = tuple(int(x) for x in args.backlog.split(","))
+        except ValueError:
+            p.error(f"--backlog: expected job counts like 50,500, got {args.backlog!r}")
+        if len(levels) < 2 or min(levels) < 1:
+            p.error(f"--backlog: expected at least two job counts >= 1, got {args.backlog!r}")
+        if args.policy_cost:
+            p.error("--backlog and --policy-cost measure different things: choose one")
+    elif args.plot is not None:
+        p.error("--plot draws the --backlog measurement: give --backlog too")
     default = "haste,haste-a,ffd-dp,fifo" if args.policy_cost else "fifo"
     names = [x for x in (args.policy or default).split(",") if x]
     policies = tuple(sorted(REGISTRY)) if names == ["all"] else tuple(names)
@@ -204,7 +263,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--policy: no policy {unknown[0]!r}; built-ins: all, {', '.join(sorted(REGISTRY))}")
     if args.repeat < 1:
         p.error(f"--repeat: must be at least 1, got {args.repeat}")
-    report = policy_cost(policies) if args.policy_cost else bench(args.repeat, policies)
+    if levels:
+        report = backlog(levels, policies)
+        if args.plot is not None:
+            from yarnctl.sim.plots import backlog_throughput  # matplotlib, only when a plot is asked for
+
+            report["plot"] = str(backlog_throughput(report, args.plot))
+    else:
+        report = policy_cost(policies) if args.policy_cost else bench(args.repeat, policies)
     json.dump(report, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

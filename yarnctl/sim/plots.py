@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -173,6 +174,26 @@ def tuning(runs: Sequence[SimRun], path: Path, title: str) -> Path | None:
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle(title)
     fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def backlog_throughput(report: Mapping[str, Any], path: Path) -> Path:
+    """`python -m yarnctl.sim.bench --backlog`: tasks per second against the mean jobs in the system, per policy."""
+    fig, ax = plt.subplots(figsize=(8, 5), constrained_layout=True)
+    for policy in dict.fromkeys(c["policy"] for c in report["cases"]):
+        rows = [c for c in report["cases"] if c["policy"] == policy]
+        ax.plot([c["mean_jobs_in_system"] for c in rows], [c["tasks_per_s"] for c in rows], marker="o", label=policy)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("jobs in the system, time-averaged")
+    ax.set_ylabel("simulated tasks per second (wall clock)")
+    machine = report["machine"]
+    ax.set_title(f"Simulator throughput as the backlog grows ({machine['cpus']} CPUs, Python {machine['python']})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(ncol=2, fontsize="small")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
