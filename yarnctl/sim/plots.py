@@ -181,9 +181,11 @@ def tuning(runs: Sequence[SimRun], path: Path, title: str) -> Path | None:
 def backlog_throughput(report: Mapping[str, Any], path: Path) -> Path:
     """`python -m yarnctl.sim.bench --backlog`: tasks per second against the mean jobs in the system, per policy."""
     fig, ax = plt.subplots(figsize=(8, 5), constrained_layout=True)
-    for policy in dict.fromkeys(c["policy"] for c in report["cases"]):
+    colours = [plt.get_cmap("tab20")(k / 20) for k in range(20)]  # 14 built-in policies: the default cycle repeats after 10
+    for i, policy in enumerate(dict.fromkeys(c["policy"] for c in report["cases"])):
         rows = [c for c in report["cases"] if c["policy"] == policy]
-        ax.plot([c["mean_jobs_in_system"] for c in rows], [c["tasks_per_s"] for c in rows], marker="o", label=policy)
+        ax.plot([c["mean_jobs_in_system"] for c in rows], [c["tasks_per_s"] for c in rows], label=policy,
+                color=colours[i % len(colours)], marker="os^v"[i % 4], linestyle="-" if i < 10 else "--")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("jobs in the system, time-averaged")
