@@ -91,6 +91,7 @@ def real_time_assignment(asks: Sequence[TaskAsk], residual: Resources, w: FfdDpC
     Yields each pick with why: its raw fitness (Eq. 1), urgency (Eq. 2-3), alignment when weighted
     (Eq. 5) and preference (Eq. 4/6), for the decision log.
     """
+    own: set[int] = set()  # ids of the progress copies this heartbeat made (kept alive by `asks`)
     while scored := preferences(asks, residual, w, beta):
         top = max(p for p, _ in scored)
         best = min((r for p, r in scored if p == top), key=attrgetter("order"))
@@ -98,6 +99,12 @@ def real_time_assignment(asks: Sequence[TaskAsk], residual: Resources, w: FfdDpC
                f"urgency {best.urgency:.3g}" + (f", alignment {best.alignment:.3g}" if beta[2] else "")
                + f", preference {top:.2f} of {len(scored)}")
         best.left -= 1
+        if id(best.job) not in own:  # the progress read is shared across heartbeats: start tasks on a copy
+            shared, mine = best.job, best.job.copy()
+            for r in asks:
+                if r.job is shared:
+                    r.job = mine
+            own.add(id(mine))
         best.job.start(best.priority, best.size)
         for r in asks:
             if r.job is best.job:  # a placed task changes the urgency of its own job only
@@ -197,12 +204,10 @@ class Haste(PolicyBase):
         aligned = self.alignments(snap)
         out = []
         for app, fitting in places:
-            job = None  # a copy per app, as RTA starts tasks on it
             for r, rank in fitting:
                 if r.priority != AM_PRIORITY and r.capability.fits_in(residual):
-                    job = job or jobs[app.id].copy()
                     out.append(TaskAsk(app.id, r.priority, r.capability, r.count,
-                                           weighted_size(r.capability, self.weights), job, 0.0,
+                                           weighted_size(r.capability, self.weights), jobs[app.id], 0.0,
                                            (rank, app.submit_s, app.id, r.priority), aligned.get(app.id, 0.0)))
         return out
 
