@@ -43,6 +43,7 @@ from yarnctl.policies.haste import Haste, HasteConfig
 from yarnctl.policies.ita import grid_work, initial_assignment
 from yarnctl.policies.urgency import weighted_size
 from yarnctl.sim.cluster import SimCluster
+from yarnctl.sim.records import SimRun
 from yarnctl.sim.workload import Workload, load_workload, parse_workload
 
 SYNTHETIC = {
@@ -66,11 +67,16 @@ SYNTHETIC = {
 }
 
 
-def _time_run(workload: Workload, policy: str) -> dict[str, Any]:
+def _timed(workload: Workload, policy: str) -> tuple[SimRun, float]:
+    """One simulation of `workload` under `policy`, with its wall-clock seconds."""
     sim = SimCluster(workload, Engine(make_policy(policy)))
     start = time.perf_counter()
     run = sim.run()
-    wall = time.perf_counter() - start
+    return run, time.perf_counter() - start
+
+
+def _time_run(workload: Workload, policy: str) -> dict[str, Any]:
+    run, wall = _timed(workload, policy)
     return {"wall_s": wall, "sim_s": run.end_s, "tasks": run.stats["tasks"],
             "decisions": run.stats["decisions"], "unfinished": sum(j.finish_s is None for j in run.jobs)}
 
@@ -105,7 +111,7 @@ def bench(repeat: int = 3, policies: tuple[str, ...] = ("fifo",)) -> dict[str, A
 
 def backlog_workload(jobs: int) -> Workload:
     """The synthetic case's jobs, `jobs` of them submitted within the first second: a backlog that drains."""
-    spec = copy.deepcopy(SYNTHETIC)
+    spec: dict[str, Any] = copy.deepcopy(SYNTHETIC)
     spec["name"] = f"bench-backlog-{jobs}"
     spec["generate"][0].update(count=jobs, arrival={"dist": "exponential", "mean": 1.0 / jobs})
     return parse_workload(yaml.safe_dump(spec), spec["name"], seed=0)
@@ -121,10 +127,7 @@ def backlog(levels: tuple[int, ...], policies: tuple[str, ...]) -> dict[str, Any
     workloads = {n: backlog_workload(n) for n in levels}
     for policy in policies:
         for n, w in workloads.items():
-            sim = SimCluster(w, Engine(make_policy(policy)))
-            start = time.perf_counter()
-            run = sim.run()
-            wall = time.perf_counter() - start
+            run, wall = _timed(w, policy)
             # time-average of the jobs submitted and not finished: the sum of their sojourns over the span
             in_system = sum((j.finish_s if j.finish_s is not None else run.end_s) - j.submit_s
                             for j in run.jobs) / run.end_s if run.end_s else 0.0
