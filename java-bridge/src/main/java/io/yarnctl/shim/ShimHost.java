@@ -75,27 +75,46 @@ interface ShimHost {
 
   // ---- the shim's own parts, one set per host ----
 
+  /** The host's shim parts. */
+  ShimCore core();
+
   /** The request encoder. */
-  DeltaEncoder encoder();
+  default DeltaEncoder encoder() {
+    return core().encoder();
+  }
 
   /** The allocation, kill and resize helper. */
-  Allocations allocations();
+  default Allocations allocations() {
+    return core().allocations();
+  }
 
   /** The shim's configuration (null before serviceInit). */
-  ShimConfig config();
+  default ShimConfig config() {
+    return core().config();
+  }
 
   /** The shim's JMX counters (null before serviceInit). */
-  ShimMetrics metrics();
+  default ShimMetrics metrics() {
+    return core().metrics();
+  }
 
   /** The circuit breaker in front of the policy. */
-  CircuitBreaker breaker();
+  default CircuitBreaker breaker() {
+    return core().breaker();
+  }
 
   /** The Python policy, or null when delegation is off. */
-  PolicyService policy();
+  default PolicyService policy() {
+    return core().policy();
+  }
 
   /** Milliseconds now, from the host's replaceable clock. */
-  long now();
+  default long now() {
+    return core().now();
+  }
 
   /** Logs the one-line summary at most once a minute. */
-  void maybeLogSummary();
+  default void maybeLogSummary() {
+    core().maybeLogSummary();
+  }
 }

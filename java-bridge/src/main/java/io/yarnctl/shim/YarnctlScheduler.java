@@ -3,7 +3,6 @@ package io.yarnctl.shim;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -27,14 +26,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicat
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerRescheduledEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler;
@@ -52,29 +43,13 @@ import org.apache.hadoop.yarn.util.resource.Resources;
 public class YarnctlScheduler extends FifoScheduler implements ShimHost {
 
   private static final Log LOG = LogFactory.getLog(YarnctlScheduler.class);
-  private static final long SUMMARY_EVERY_MS = 60000;
   // Unlike stock FIFO, asks keep their vcores and decisions are checked on memory and vcores, unless
   // yarnctl.shim.memory-only asks for stock FIFO's memory-only accounting.
   private static final ResourceCalculator DOMINANT = new DominantResourceCalculator();
   private static final ResourceCalculator MEMORY = new DefaultResourceCalculator();
 
-  private final DeltaEncoder encoder = new DeltaEncoder(this);
-  private final Allocations allocations = new Allocations(this);
-  private final Heartbeat heartbeat = new Heartbeat(this);
-  private ShimConfig config;
-  private ShimMetrics metrics;
-  private CircuitBreaker breaker;
-  private volatile PolicyService policy;
-  private Clock clock = new Clock();
+  private final ShimCore core = new ShimCore(this);
   private volatile boolean memoryOnly;
-  private long lastSummaryMs;
-
-  /** Time source, replaceable in tests. */
-  static class Clock {
-    long now() {
-      return System.currentTimeMillis();
-    }
-  }
 
   /** Creates the scheduler; the RM instantiates it by reflection. */
   public YarnctlScheduler() {
@@ -84,101 +59,28 @@ public class YarnctlScheduler extends FifoScheduler implements ShimHost {
   @Override
   public void serviceInit(Configuration conf) throws Exception {
     super.serviceInit(conf);
-    allocations.configure(conf);
-    config = ShimConfig.from(conf);
-    memoryOnly = config.memoryOnly;
-    metrics = new ShimMetrics(config.deadlineMs);
-    breaker = new CircuitBreaker(config.breakerFailures, config.breakerProbeMs);
-    lastSummaryMs = clock.now();
-    if (policy == null) {
-      policy = PolicyClient.connect(config, LOG);
-    }
-    metrics.register();
+    core.init(conf);
+    memoryOnly = core.config().memoryOnly;
   }
 
   @Override
   public void serviceStop() throws Exception {
-    PolicyService p = policy;
-    if (p instanceof PolicyClient) {
-      ((PolicyClient) p).close();
-    }
-    if (metrics != null) {
-      metrics.unregister();
-    }
+    core.stop();
     super.serviceStop();
   }
 
   /** Replaces the policy (tests and benchmarks inject in-JVM fakes); null turns delegation off. */
   void setPolicy(PolicyService p) {
-    policy = p;
-    encoder.markFull();
+    core.setPolicy(p);
   }
 
-  void setClock(Clock c) {
-    clock = c;
+  void setClock(ShimCore.Clock c) {
+    core.setClock(c);
   }
 
   @Override
   public void handle(SchedulerEvent event) {
-    switch (event.getType()) {
-    case NODE_UPDATE:
-      heartbeat.onNodeUpdate((NodeUpdateSchedulerEvent) event);
-      return;
-    case NODE_ADDED: {
-      NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
-      super.handle(event);
-      allocations.nodeSized(e.getAddedRMNode().getNodeID(), e.getAddedRMNode().getTotalCapability());
-      encoder.nodeChanged(e.getAddedRMNode().getNodeID());
-      if (e.getContainerReports() != null && !e.getContainerReports().isEmpty()) {
-        // Recovered containers bypass allocation: resend everything.
-        encoder.markFull();
-      }
-      return;
-    }
-    case NODE_REMOVED:
-      super.handle(event);
-      allocations.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
-      encoder.nodeLost(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID());
-      return;
-    case NODE_RESOURCE_UPDATE:
-      // Our own resizes were applied at once; applying their echo later could undo a newer resize.
-      if (!allocations.isOwnResize(((NodeResourceUpdateSchedulerEvent) event).getResourceOption())) {
-        super.handle(event);  // -> updateNodeResource below
-      }
-      return;
-    case APP_ADDED:
-      super.handle(event);
-      encoder.appAdded(((AppAddedSchedulerEvent) event).getApplicationId());
-      return;
-    case APP_REMOVED:
-      super.handle(event);
-      encoder.appGone(((AppRemovedSchedulerEvent) event).getApplicationID());
-      return;
-    case APP_ATTEMPT_ADDED:
-      handleTouchingAsks(event, ((AppAttemptAddedSchedulerEvent) event).getApplicationAttemptId()
-          .getApplicationId());
-      return;
-    case APP_ATTEMPT_REMOVED:
-      handleTouchingAsks(event, ((AppAttemptRemovedSchedulerEvent) event).getApplicationAttemptID()
-          .getApplicationId());
-      return;
-    case CONTAINER_RESCHEDULED:
-      handleTouchingAsks(event, ((ContainerRescheduledEvent) event).getContainer().getApplicationAttemptId()
-          .getApplicationId());
-      return;
-    default:
-      super.handle(event);
-    }
-  }
-
-  // The request tables before and after the event are both resent (the old ones as removals).
-  private synchronized void handleTouchingAsks(SchedulerEvent event, ApplicationId app) {
-    Set<Integer> priorities = AskRows.priorities(applications.get(app));
-    super.handle(event);
-    priorities.addAll(AskRows.priorities(applications.get(app)));
-    for (Integer p : priorities) {
-      encoder.asksChanged(app, p);
-    }
+    core.handle(event, super::handle);
   }
 
   /** FifoScheduler.allocate normalized by our calculator (dominant keeps vcores), then marks the asks dirty. */
@@ -210,7 +112,7 @@ public class YarnctlScheduler extends FifoScheduler implements ShimHost {
           allocation.getNMTokenList());
     }
     for (ResourceRequest r : ask) {
-      encoder.asksChanged(attemptId.getApplicationId(), r.getPriority().getPriority());
+      core.encoder().asksChanged(attemptId.getApplicationId(), r.getPriority().getPriority());
     }
     return out;
   }
@@ -219,9 +121,7 @@ public class YarnctlScheduler extends FifoScheduler implements ShimHost {
   @Override
   protected synchronized void completedContainer(RMContainer rmContainer, ContainerStatus status,
       RMContainerEventType event) {
-    if (rmContainer != null && liveContainer(rmContainer.getContainerId()) != null) {
-      encoder.completed(rmContainer.getContainerId(), clock.now(), status.getExitStatus());
-    }
+    core.beforeCompleted(rmContainer, status);
     super.completedContainer(rmContainer, status, event);
   }
 
@@ -243,8 +143,7 @@ public class YarnctlScheduler extends FifoScheduler implements ShimHost {
   @Override
   public synchronized void updateNodeResource(RMNode nm, ResourceOption resourceOption) {
     super.updateNodeResource(nm, resourceOption);
-    allocations.nodeSized(nm.getNodeID(), resourceOption.getResource());
-    encoder.nodeChanged(nm.getNodeID());
+    core.nodeSized(nm.getNodeID(), resourceOption.getResource());
   }
 
   /**
@@ -253,8 +152,7 @@ public class YarnctlScheduler extends FifoScheduler implements ShimHost {
    */
   @Override
   public Resource getMaximumResourceCapability() {
-    Resource max = allocations.maximumAllocation();
-    return max != null ? max : super.getMaximumResourceCapability();
+    return core.maximumAllocation(super.getMaximumResourceCapability());
   }
 
   // ---- ShimHost: what the heartbeat path needs from the scheduler (public only because interface
@@ -315,38 +213,8 @@ public class YarnctlScheduler extends FifoScheduler implements ShimHost {
   }
 
   @Override
-  public DeltaEncoder encoder() {
-    return encoder;
-  }
-
-  @Override
-  public Allocations allocations() {
-    return allocations;
-  }
-
-  @Override
-  public ShimConfig config() {
-    return config;
-  }
-
-  @Override
-  public ShimMetrics metrics() {
-    return metrics;
-  }
-
-  @Override
-  public CircuitBreaker breaker() {
-    return breaker;
-  }
-
-  @Override
-  public PolicyService policy() {
-    return policy;
-  }
-
-  @Override
-  public long now() {
-    return clock.now();
+  public ShimCore core() {
+    return core;
   }
 
   /** Container updates of one heartbeat, as the first half of FifoScheduler.nodeUpdate. */
@@ -370,15 +238,5 @@ public class YarnctlScheduler extends FifoScheduler implements ShimHost {
   public RMContainer liveContainer(ContainerId id) {
     FiCaSchedulerApp attempt = getCurrentAttemptForContainer(id);
     return attempt == null ? null : attempt.getLiveContainersMap().get(id);
-  }
-
-  /** Logs the one-line summary at most once a minute (driven by heartbeats, so no timer thread). */
-  @Override
-  public void maybeLogSummary() {
-    long now = clock.now();
-    if (now - lastSummaryMs >= SUMMARY_EVERY_MS) {
-      lastSummaryMs = now;
-      LOG.info(metrics.summary());
-    }
   }
 }

@@ -66,7 +66,7 @@ public final class ShimHarness {
   }
 
   /** Settable clock. */
-  static final class TestClock extends YarnctlScheduler.Clock {
+  static final class TestClock extends ShimCore.Clock {
     volatile long now = 1700000002000L;
 
     @Override
