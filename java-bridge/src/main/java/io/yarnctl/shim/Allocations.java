@@ -128,7 +128,8 @@ final class Allocations {
 
   /**
    * Allocates one container of {@code req} on {@code node}; an opportunistic one (idle resources a
-   * policy lends) is an ordinary container to the RM, marked as such on the wire.
+   * policy lends) is an ordinary container to the RM, marked as such on the wire. The caller books it
+   * with {@link ShimHost#accountContainer} once it has left the attempt's lock.
    */
   RMContainer allocateOnNode(FiCaSchedulerNode node, FiCaSchedulerApp app, Priority priority,
       ResourceRequest req, NodeType type, boolean opportunistic) {
@@ -143,7 +144,6 @@ final class Allocations {
       return null;
     }
     node.allocateContainer(rmc);
-    scheduler.accountContainer(rmc);
     DeltaEncoder encoder = scheduler.encoder();
     encoder.allocated(rmc, encoder.isAmAtAllocation(rmc), opportunistic);
     return rmc;

@@ -134,7 +134,17 @@ final class DecisionApplier {
       return;
     }
     Priority p = Priority.newInstance((int) a.priority);
-    // Same lock FifoScheduler.allocate holds while an AM updates its asks on an IPC thread.
+    int before = res.allocated.size();
+    placeRow(a, node, attempt, p, row, res);
+    // after the attempt's lock: a CapacityScheduler host books through its queues, whose locks come first
+    for (int i = before; i < res.allocated.size(); i++) {
+      scheduler.accountContainer(res.allocated.get(i));
+    }
+  }
+
+  private void placeRow(WireResponse.Assign a, FiCaSchedulerNode node, FiCaSchedulerApp attempt, Priority p,
+      String row, Result res) {
+    // Same lock the scheduler's allocate holds while an AM updates its asks on an IPC thread.
     synchronized (attempt) {
       ResourceRequest any = attempt.getResourceRequest(p, ResourceRequest.ANY);
       if (any == null) {

@@ -174,9 +174,9 @@ final class Heartbeat {
     s.metrics().fallback(why);
     s.encoder().markFull();
     int allocated;
-    if (why == ShimMetrics.Fallback.DISABLED) {
+    if (why == ShimMetrics.Fallback.DISABLED || s.fallsBackToOwnPass()) {
       Set<ContainerId> before = Allocations.running(node);
-      // Container updates were already pulled, so FifoScheduler's nodeUpdate only assigns.
+      // Container updates were already pulled, so the scheduler's own pass only assigns.
       s.nativeAllocate(event);
       List<RMContainer> added = Allocations.newSince(node, before);
       for (RMContainer c : added) {

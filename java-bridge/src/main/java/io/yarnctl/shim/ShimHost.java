@@ -61,7 +61,10 @@ interface ShimHost {
   /** Completes {@code c} through the scheduler's own completedContainer (kills use it). */
   void completeContainer(RMContainer c, ContainerStatus status, RMContainerEventType event);
 
-  /** Books a container the shim has just allocated (app and node already updated) to the scheduler's usage. */
+  /**
+   * Books a container the shim has just allocated (app and node already updated) to the scheduler's
+   * usage; called under the scheduler lock but outside the attempt's.
+   */
   void accountContainer(RMContainer c);
 
   /** Brings headroom and queue metrics up to date at the end of a heartbeat the shim decided or skipped. */
@@ -69,6 +72,14 @@ interface ShimHost {
 
   /** Lets the scheduler itself decide this heartbeat (container updates are already pulled). */
   void nativeAllocate(NodeUpdateSchedulerEvent heartbeat);
+
+  /**
+   * Whether a heartbeat Python fails to decide goes to {@link #nativeAllocate} (the scheduler's own pass)
+   * rather than the shim's vcore-aware FIFO; with delegation off it always does.
+   */
+  default boolean fallsBackToOwnPass() {
+    return false;
+  }
 
   /** A policy's own resize: sets the node's size in the scheduler but not its registered size. */
   void resizeByPolicy(RMNode nm, ResourceOption resourceOption);

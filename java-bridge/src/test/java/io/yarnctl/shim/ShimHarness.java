@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -37,11 +38,13 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSch
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.NullRMNodeLabelsManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
+import org.apache.hadoop.yarn.LocalConfigurationProvider;
 import org.apache.hadoop.yarn.server.resourcemanager.security.NMTokenSecretManagerInRM;
 import org.apache.hadoop.yarn.server.resourcemanager.security.RMContainerTokenSecretManager;
 
-/** A real YarnctlScheduler on an RMContextImpl with an event-recording dispatcher, as TestFifoScheduler builds one. */
+/** A real shim host (or stock scheduler) on an RMContextImpl with an event-recording dispatcher, as TestFifoScheduler builds one. */
 public final class ShimHarness {
 
   /** Dispatcher that records events instead of running RMApp/RMNode state machines. */
@@ -75,18 +78,25 @@ public final class ShimHarness {
     }
   }
 
+  /** The FIFO host, or null. */
   final YarnctlScheduler scheduler;
-  /** The scheduler under test as a FifoScheduler (plain FIFO in the benchmark's native mode). */
-  public final FifoScheduler fifo;
+  /** The CapacityScheduler host, or null. */
+  final YarnctlCapacityScheduler cs;
+  /** The shim host under test, or null for a stock scheduler. */
+  final ShimHost host;
+  /** The scheduler under test as the RM sees it (a stock one in the benchmark's native mode and in differential tests). */
+  public final AbstractYarnScheduler<FiCaSchedulerApp, FiCaSchedulerNode> rm;
   final RMContextImpl ctx;
   final RecordingDispatcher dispatcher = new RecordingDispatcher();
   final TestClock clock = new TestClock();
   public final Map<String, FakeNode> nodes = new TreeMap<String, FakeNode>();
 
-  /** Starts {@code s} (a YarnctlScheduler or a plain FifoScheduler) on a fresh RMContext. */
-  public ShimHarness(Configuration conf, FifoScheduler s) throws Exception {
-    this.fifo = s;
+  /** Starts {@code s} (a shim host, or a stock FifoScheduler or CapacityScheduler) on a fresh RMContext. */
+  public ShimHarness(Configuration conf, AbstractYarnScheduler<FiCaSchedulerApp, FiCaSchedulerNode> s) throws Exception {
+    this.rm = s;
     this.scheduler = s instanceof YarnctlScheduler ? (YarnctlScheduler) s : null;
+    this.cs = s instanceof YarnctlCapacityScheduler ? (YarnctlCapacityScheduler) s : null;
+    this.host = s instanceof ShimHost ? (ShimHost) s : null;
     RMContainerTokenSecretManager cts = new RMContainerTokenSecretManager(conf);
     cts.rollMasterKey();
     NMTokenSecretManagerInRM nts = new NMTokenSecretManagerInRM(conf);
@@ -95,9 +105,20 @@ public final class ShimHarness {
     ctx.setSystemMetricsPublisher(mock(SystemMetricsPublisher.class));
     ctx.setRMApplicationHistoryWriter(mock(RMApplicationHistoryWriter.class));
     ctx.setYarnConfiguration(new YarnConfiguration());
+    // what CapacityScheduler reads at init: its capacity-scheduler.xml (properties set in conf win) and labels
+    ctx.setConfigurationProvider(new LocalConfigurationProvider());
+    NullRMNodeLabelsManager labels = new NullRMNodeLabelsManager();
+    labels.init(new Configuration(conf));  // it switches labels on in the conf it is given
+    ctx.setNodeLabelManager(labels);
+    if (s instanceof Configurable) {
+      ((Configurable) s).setConf(conf);  // as the RM's ReflectionUtils.newInstance does
+    }
     s.setRMContext(ctx);
     if (scheduler != null) {
       scheduler.setClock(clock);
+    }
+    if (cs != null) {
+      cs.setClock(clock);
     }
     s.init(conf);
     s.start();
@@ -110,6 +131,13 @@ public final class ShimHarness {
     return h;
   }
 
+  /** A harness whose CapacityScheduler host delegates to {@code policy} (null: delegation off). */
+  static ShimHarness startCapacity(PolicyService policy, Configuration conf) throws Exception {
+    ShimHarness h = new ShimHarness(conf, new YarnctlCapacityScheduler());
+    h.cs.setPolicy(policy);
+    return h;
+  }
+
   /** Default test configuration: no token file, so nothing connects unless a policy is injected. */
   public static Configuration conf() {
     Configuration conf = new YarnConfiguration();
@@ -118,12 +146,12 @@ public final class ShimHarness {
   }
 
   public void stop() {
-    fifo.stop();
+    rm.stop();
   }
 
   public FakeNode addNode(String host, int port, String rack, int mb, int vcores) {
     FakeNode n = new FakeNode(host, port, rack, mb, vcores);
-    fifo.handle(new NodeAddedSchedulerEvent(n));
+    rm.handle(new NodeAddedSchedulerEvent(n));
     nodes.put(n.getNodeID().toString(), n);
     return n;
   }
@@ -137,11 +165,17 @@ public final class ShimHarness {
   /** As above, with the AM request the RM made for it (the attempt's AM resource), null for none. */
   public ApplicationAttemptId addApp(long clusterTs, int id, String user, String type, String name, long submit,
       Resource am, String... tags) {
+    return addApp("default", clusterTs, id, user, type, name, submit, am, tags);
+  }
+
+  /** As above, submitted to {@code queue} (a leaf's short name, as in Hadoop 2.7). */
+  public ApplicationAttemptId addApp(String queue, long clusterTs, int id, String user, String type, String name,
+      long submit, Resource am, String... tags) {
     ApplicationId appId = ApplicationId.newInstance(clusterTs, id);
     ApplicationAttemptId attemptId = ApplicationAttemptId.newInstance(appId, 1);
     RMAppImpl app = mock(RMAppImpl.class);
     when(app.getApplicationId()).thenReturn(appId);
-    when(app.getQueue()).thenReturn("default");
+    when(app.getQueue()).thenReturn(queue);
     when(app.getUser()).thenReturn(user);
     when(app.getApplicationType()).thenReturn(type);
     when(app.getName()).thenReturn(name);
@@ -157,8 +191,8 @@ public final class ShimHarness {
     when(attempt.getRMAppAttemptMetrics()).thenReturn(metrics);
     when(app.getCurrentAppAttempt()).thenReturn(attempt);
     ctx.getRMApps().put(appId, app);
-    fifo.handle(new AppAddedSchedulerEvent(appId, "default", user));
-    fifo.handle(new AppAttemptAddedSchedulerEvent(attemptId, false));
+    rm.handle(new AppAddedSchedulerEvent(appId, queue, user));
+    rm.handle(new AppAttemptAddedSchedulerEvent(attemptId, false));
     return attemptId;
   }
 
@@ -171,7 +205,7 @@ public final class ShimHarness {
       asks.add(ResourceRequest.newInstance(p, (String) locals[i], cap, (Integer) locals[i + 1], true));
     }
     asks.add(ResourceRequest.newInstance(p, ResourceRequest.ANY, cap, any, relax));
-    fifo.allocate(a, asks, new ArrayList<ContainerId>(), null, null);
+    rm.allocate(a, asks, new ArrayList<ContainerId>(), null, null);
   }
 
   /** Allocates a guaranteed container through the scheduler's own path, as a decision would. */
@@ -181,21 +215,28 @@ public final class ShimHarness {
 
   /** Allocates through the scheduler's own path, as a decision would, guaranteed or opportunistic. */
   RMContainer allocate(ApplicationAttemptId a, String node, int priority, NodeType type, boolean opportunistic) {
-    synchronized (scheduler) {
-      FiCaSchedulerNode n = scheduler.nodesView().get(nodes.get(node).getNodeID());
-      FiCaSchedulerApp app = scheduler.getApplicationAttempt(a);
+    synchronized (host) {
+      FiCaSchedulerNode n = host.nodesView().get(nodes.get(node).getNodeID());
+      FiCaSchedulerApp app = rm.getApplicationAttempt(a);
       Priority p = Priority.newInstance(priority);
       String name = type == NodeType.NODE_LOCAL ? n.getNodeName()
           : type == NodeType.RACK_LOCAL ? n.getRackName() : ResourceRequest.ANY;
-      return scheduler.allocations().allocateOnNode(n, app, p, app.getResourceRequest(p, name), type, opportunistic);
+      RMContainer c;
+      synchronized (app) {
+        c = host.allocations().allocateOnNode(n, app, p, app.getResourceRequest(p, name), type, opportunistic);
+      }
+      if (c != null) {
+        host.accountContainer(c);
+      }
+      return c;
     }
   }
 
   public void heartbeat(String node) {
-    fifo.handle(new NodeUpdateSchedulerEvent(nodes.get(node)));
+    rm.handle(new NodeUpdateSchedulerEvent(nodes.get(node)));
   }
 
   FiCaSchedulerNode schedulerNode(String node) {
-    return scheduler.nodesView().get(nodes.get(node).getNodeID());
+    return host.nodesView().get(nodes.get(node).getNodeID());
   }
 }

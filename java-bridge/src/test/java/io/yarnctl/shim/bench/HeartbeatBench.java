@@ -78,8 +78,8 @@ public final class HeartbeatBench {
     Arrays.sort(us);
     long delegated = 0;
     long fallback = 0;
-    if (h.fifo instanceof YarnctlScheduler) {
-      ShimMetrics m = metrics((YarnctlScheduler) h.fifo);
+    if (h.rm instanceof YarnctlScheduler) {
+      ShimMetrics m = metrics((YarnctlScheduler) h.rm);
       delegated = m.getDelegated();
       fallback = m.getFallback();
     }
@@ -95,7 +95,7 @@ public final class HeartbeatBench {
     long allocated = 0;
     for (int i = 0; i < n; i++) {
       FakeNode node = nodes.get(i % nodes.size());
-      SchedulerNode sn = h.fifo.getSchedulerNode(node.getNodeID());
+      SchedulerNode sn = h.rm.getSchedulerNode(node.getNodeID());
       List<RMContainer> running = sn.getRunningContainers();
       List<ApplicationAttemptId> topUp = new ArrayList<ApplicationAttemptId>();
       for (int k = 0; k < COMPLETE_PER_HEARTBEAT && k < running.size(); k++) {
@@ -108,7 +108,7 @@ public final class HeartbeatBench {
       }
       NodeUpdateSchedulerEvent ev = new NodeUpdateSchedulerEvent(node);
       long t0 = System.nanoTime();
-      h.fifo.handle(ev);
+      h.rm.handle(ev);
       if (us != null) {
         us[i] = (System.nanoTime() - t0) / 1000;
       }

@@ -1,0 +1,213 @@
+package io.yarnctl.shim;
+
+import java.util.List;
+import java.util.Map;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceOption;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceLimits;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CSQueue;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.LeafQueue;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
+
+/**
+ * The shim on CapacityScheduler (docs/design/queues.md, step 2): the operator's queue tree, ACLs,
+ * limits and QueueMetrics are CapacityScheduler's own, node heartbeats are decided by the Python
+ * policy, and whatever Python does not decide is CapacityScheduler's own pass.
+ *
+ * <p>Not yet the scheduler yarnctl ships (that is {@link YarnctlScheduler}, on FifoScheduler): the
+ * wire does not carry queues yet, so a policy cannot respect their limits.
+ */
+public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimHost {
+
+  private final ShimCore core = new ShimCore(this);
+
+  /** Creates the scheduler; the RM instantiates it by reflection. */
+  public YarnctlCapacityScheduler() {
+    super();
+  }
+
+  /** CapacityScheduler's init, then the shim's; refuses the CapacityScheduler features Python cannot take part in. */
+  @Override
+  public void serviceInit(Configuration conf) throws Exception {
+    super.serviceInit(conf);
+    if (getConfiguration().getScheduleAynschronously()) {
+      // its scheduling thread allocates on every node without a heartbeat, bypassing the policy
+      throw new IllegalArgumentException("yarnctl shim: " + CapacitySchedulerConfiguration.SCHEDULE_ASYNCHRONOUSLY_ENABLE
+          + " is true; the shim decides on node heartbeats only, set it to false");
+    }
+    if (conf.getBoolean(YarnConfiguration.NODE_LABELS_ENABLED, YarnConfiguration.DEFAULT_NODE_LABELS_ENABLED)) {
+      throw new IllegalArgumentException("yarnctl shim: " + YarnConfiguration.NODE_LABELS_ENABLED
+          + " is true; policies see no node labels, set it to false");
+    }
+    core.init(conf);
+    if (core.config().memoryOnly) {
+      throw new IllegalArgumentException("yarnctl shim: " + ShimConfig.MEMORY_ONLY + " is for the FIFO host; under"
+          + " CapacityScheduler set yarn.scheduler.capacity.resource-calculator instead");
+    }
+  }
+
+  @Override
+  public void serviceStop() throws Exception {
+    core.stop();
+    super.serviceStop();
+  }
+
+  /** Replaces the policy (tests inject in-JVM fakes); null turns delegation off. */
+  void setPolicy(PolicyService p) {
+    core.setPolicy(p);
+  }
+
+  void setClock(ShimCore.Clock c) {
+    core.setClock(c);
+  }
+
+  @Override
+  public void handle(SchedulerEvent event) {
+    core.handle(event, super::handle);
+  }
+
+  /** CapacityScheduler's allocate (normalizing, releases, headroom, preemption), then marks the asks dirty. */
+  @Override
+  public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
+      List<ContainerId> release, List<String> blacklistAdditions, List<String> blacklistRemovals) {
+    Allocation out = super.allocate(attemptId, ask, release, blacklistAdditions, blacklistRemovals);
+    for (ResourceRequest r : ask) {
+      core.encoder().asksChanged(attemptId.getApplicationId(), r.getPriority().getPriority());
+    }
+    return out;
+  }
+
+  /** Records a {@code done} row for a live container, then lets CapacityScheduler release it from its queues. */
+  @Override
+  protected synchronized void completedContainer(RMContainer rmContainer, ContainerStatus status,
+      RMContainerEventType event) {
+    core.beforeCompleted(rmContainer, status);
+    super.completedContainer(rmContainer, status, event);
+  }
+
+  /** A resize from outside the shim: it becomes the node's registered size and Python hears of it. */
+  @Override
+  public synchronized void updateNodeResource(RMNode nm, ResourceOption resourceOption) {
+    super.updateNodeResource(nm, resourceOption);
+    core.nodeSized(nm.getNodeID(), resourceOption.getResource());
+  }
+
+  /** The largest container an app may ask for: see {@link Allocations#maximumAllocation}. */
+  @Override
+  public Resource getMaximumResourceCapability() {
+    return core.maximumAllocation(super.getMaximumResourceCapability());
+  }
+
+  // ---- ShimHost (public only because interface methods are; not for use outside the shim) ----
+
+  @Override
+  public ShimCore core() {
+    return core;
+  }
+
+  @Override
+  public Map<NodeId, FiCaSchedulerNode> nodesView() {
+    return nodes;
+  }
+
+  @Override
+  public Map<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> appsView() {
+    return applications;
+  }
+
+  @Override
+  public RMContext rmContext() {
+    return getRMContext();
+  }
+
+  /** Whether vcores are checked: with the DominantResourceCalculator the operator configured. */
+  @Override
+  public boolean countsVcores() {
+    return getResourceCalculator() instanceof DominantResourceCalculator;
+  }
+
+  @Override
+  public RMContainer liveContainer(ContainerId id) {
+    FiCaSchedulerApp attempt = getCurrentAttemptForContainer(id);
+    return attempt == null ? null : attempt.getLiveContainersMap().get(id);
+  }
+
+  @Override
+  public void launchedOnNode(ContainerId id, FiCaSchedulerNode node) {
+    containerLaunchedOnNode(id, node);
+  }
+
+  @Override
+  public void finished(ContainerStatus status) {
+    completedContainer(getRMContainer(status.getContainerId()), status, RMContainerEventType.FINISHED);
+  }
+
+  @Override
+  public void completeContainer(RMContainer c, ContainerStatus status, RMContainerEventType event) {
+    completedContainer(c, status, event);
+  }
+
+  /**
+   * Books a container to its leaf queue, its user and every parent, as CapacityScheduler's own
+   * assignment does (LeafQueue.allocateResource and the parents'); called outside the attempt's lock,
+   * because the leaf's lock comes before the attempt's in CapacityScheduler's order.
+   */
+  @Override
+  public void accountContainer(RMContainer c) {
+    FiCaSchedulerApp attempt = getApplicationAttempt(c.getApplicationAttemptId());
+    CSQueue queue = attempt == null ? null : (CSQueue) attempt.getQueue();
+    if (queue instanceof LeafQueue) {
+      ((LeafQueue) queue).recoverContainer(getClusterResource(), attempt, c);
+    }
+  }
+
+  /** Every queue's limits, every active app's headroom and the queue statistics, as after CapacityScheduler's own pass. */
+  @Override
+  public void afterDecision() {
+    Resource cluster = getClusterResource();
+    getRootQueue().updateClusterResource(cluster, new ResourceLimits(cluster));
+  }
+
+  /** CapacityScheduler's own assignment on this node (container updates are already pulled). */
+  @Override
+  public void nativeAllocate(NodeUpdateSchedulerEvent heartbeat) {
+    FiCaSchedulerNode node = getNode(heartbeat.getRMNode().getNodeID());
+    if (node != null) {
+      allocateContainersToNode(node);
+    }
+  }
+
+  /** Every fallback is CapacityScheduler's own pass, which keeps the queues' limits. */
+  @Override
+  public boolean fallsBackToOwnPass() {
+    return true;
+  }
+
+  /** A policy's own resize: the node's size in the scheduler (not its registered size), then the queues' limits. */
+  @Override
+  public void resizeByPolicy(RMNode nm, ResourceOption resourceOption) {
+    super.updateNodeResource(nm, resourceOption);
+    afterDecision();
+  }
+}
