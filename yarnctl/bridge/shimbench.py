@@ -50,8 +50,8 @@ def _start_serve(policy: str, token: Path, gc_freeze: bool) -> tuple[subprocess.
     raise SystemExit(f"yarnctl serve did not start: {proc.stderr.read() if proc.stderr else ''}")
 
 
-def run(heartbeats: int, policy: str) -> list[dict[str, Any]]:
-    """Run both modes and return the bench's JSON objects."""
+def run(heartbeats: int, policy: str, modes: str = "native,shim") -> list[dict[str, Any]]:
+    """Run each mode and return the bench's JSON objects."""
     classpath = _test_classpath()
     with tempfile.TemporaryDirectory() as tmp:
         token = Path(tmp) / "token"
@@ -60,7 +60,7 @@ def run(heartbeats: int, policy: str) -> list[dict[str, Any]]:
         serve, port = _start_serve(policy, token, gc_freeze=True)
         try:
             out = subprocess.run(["java", *JVM_FLAGS, "-cp", classpath, "io.yarnctl.shim.bench.HeartbeatBench",
-                                  str(heartbeats), str(port), str(token), "native,shim"],
+                                  str(heartbeats), str(port), str(token), modes],
                                  check=True, capture_output=True, text=True).stdout
         finally:
             serve.terminate()
@@ -73,9 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m yarnctl.bridge.shimbench", description=__doc__.splitlines()[0])
     p.add_argument("--heartbeats", type=int, default=20000, help="heartbeats per mode (default %(default)s)")
     p.add_argument("--policy", default="fifo", help="the Python policy (default %(default)s)")
+    p.add_argument("--modes", default="native,shim",
+                   help="comma-separated: native and shim (FIFO), native-cs and shim-cs (CapacityScheduler's one"
+                        " default queue; the shim on it is not the shipped scheduler yet) (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the JSON objects")
     args = p.parse_args(argv)
-    rows = run(args.heartbeats, args.policy)
+    if bad := sorted(set(args.modes.split(",")) - {"native", "shim", "native-cs", "shim-cs"}):
+        p.error(f"unknown mode(s) {', '.join(bad)}; choose from native, shim, native-cs, shim-cs")
+    rows = run(args.heartbeats, args.policy, args.modes)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

@@ -8,6 +8,7 @@ import io.yarnctl.shim.FakeNode;
 import io.yarnctl.shim.ShimConfig;
 import io.yarnctl.shim.ShimHarness;
 import io.yarnctl.shim.ShimMetrics;
+import io.yarnctl.shim.YarnctlCapacityScheduler;
 import io.yarnctl.shim.YarnctlScheduler;
 
 import org.apache.hadoop.conf.Configuration;
@@ -17,6 +18,10 @@ import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler;
 
 /**
@@ -24,7 +29,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoSchedule
  * a Python policy server, on 1,000 nodes and 200 apps in a steady state (a few containers complete per
  * heartbeat and their apps' asks are topped up). Prints one JSON object per mode.
  *
- * <p>Args: {@code [heartbeats=20000] [port=25334] [token-file=~/.yarnctl/bridge.token] [modes=native,shim]}.
+ * <p>Args: {@code [heartbeats=20000] [port=25334] [token-file=~/.yarnctl/bridge.token] [modes=native,shim]}; a mode is
+ * {@code native} or {@code shim} (FIFO), {@code native-cs} or {@code shim-cs} (CapacityScheduler, its default one queue).
  */
 public final class HeartbeatBench {
   private static final int NODES = 1000;
@@ -46,10 +52,25 @@ public final class HeartbeatBench {
       if (tokenFile != null) {
         conf.set(ShimConfig.TOKEN_FILE, tokenFile);
       }
-      FifoScheduler s = mode.equals("native") ? new FifoScheduler() : new YarnctlScheduler();
-      System.out.println(run(mode, new ShimHarness(conf, s), heartbeats));
+      System.out.println(run(mode, new ShimHarness(conf, scheduler(mode)), heartbeats));
     }
     System.exit(0);
+  }
+
+  /** The scheduler a mode names: stock FIFO or CapacityScheduler, or the shim on either. */
+  private static AbstractYarnScheduler<FiCaSchedulerApp, FiCaSchedulerNode> scheduler(String mode) {
+    switch (mode) {
+    case "native":
+      return new FifoScheduler();
+    case "shim":
+      return new YarnctlScheduler();
+    case "native-cs":
+      return new CapacityScheduler();
+    case "shim-cs":
+      return new YarnctlCapacityScheduler();
+    default:
+      throw new IllegalArgumentException("unknown mode " + mode + " (native, shim, native-cs, shim-cs)");
+    }
   }
 
   private static String run(String mode, ShimHarness h, int heartbeats) {
@@ -78,8 +99,8 @@ public final class HeartbeatBench {
     Arrays.sort(us);
     long delegated = 0;
     long fallback = 0;
-    if (h.rm instanceof YarnctlScheduler) {
-      ShimMetrics m = metrics((YarnctlScheduler) h.rm);
+    if (mode.startsWith("shim")) {
+      ShimMetrics m = metrics(h.rm);
       delegated = m.getDelegated();
       fallback = m.getFallback();
     }
@@ -117,11 +138,11 @@ public final class HeartbeatBench {
     return allocated;
   }
 
-  private static ShimMetrics metrics(YarnctlScheduler s) {
+  private static ShimMetrics metrics(Object host) {
     try {
-      java.lang.reflect.Method m = YarnctlScheduler.class.getDeclaredMethod("metrics");
+      java.lang.reflect.Method m = host.getClass().getMethod("metrics");  // ShimHost is package-private
       m.setAccessible(true);
-      return (ShimMetrics) m.invoke(s);
+      return (ShimMetrics) m.invoke(host);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
