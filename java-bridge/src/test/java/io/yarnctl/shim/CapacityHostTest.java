@@ -7,6 +7,7 @@ import static org.junit.Assert.fail;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.event.Event;
@@ -93,5 +94,39 @@ public class CapacityHostTest {
     JsonNode apps = policy.last().get("apps");
     assertEquals(1, apps.size());
     assertEquals("application_1700000000000_0002", apps.get(0).get(0).getTextValue());
+  }
+
+  @Test
+  public void whenPythonFailsCapacitySchedulersOwnPassDecidesWithinTheQueueLimits() throws Exception {
+    Configuration conf = ShimHarness.conf();
+    conf.set("yarn.scheduler.capacity.root.queues", "a,b");
+    conf.set("yarn.scheduler.capacity.root.a.capacity", "70");
+    conf.set("yarn.scheduler.capacity.root.b.capacity", "30");
+    conf.set("yarn.scheduler.capacity.root.b.maximum-capacity", "40");
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
+    final int[] calls = {0};
+    h = ShimHarness.startCapacity(new PolicyService() {
+      @Override
+      public String decide(String request) {
+        calls[0]++;
+        throw new IllegalStateException("boom");
+      }
+    }, conf);
+    h.addNode("n1", 1, "/r1", 8192, 8);
+    h.addNode("n2", 1, "/r1", 8192, 8);
+    ApplicationAttemptId b1 = h.addApp("b", 1700000000000L, 1, "bob", "MAPREDUCE", "b1", 1700000000001L, null);
+    h.ask(b1, 1, 1024, 1, 8, true);
+    for (int i = 0; i < 10; i++) {
+      h.heartbeat("n1:1");
+      h.heartbeat("n2:1");
+    }
+    // b may hold 40% of 16 GB (6,553 MB): six 1 GB containers, the other two stay pending; the FIFO
+    // host's fallback, which knows no queues, would place all eight
+    int placed = h.schedulerNode("n1:1").getNumContainers() + h.schedulerNode("n2:1").getNumContainers();
+    assertEquals(6, placed);
+    assertEquals(6L, h.cs.metrics().getContainersNative());
+    assertEquals(h.cs.metrics().getHeartbeats(), h.cs.metrics().getFallback());
+    assertTrue(calls[0] > 0);
+    assertEquals("<memory:6144, vCores:6>", h.cs.getQueue("b").getUsedResources().toString());
   }
 }
