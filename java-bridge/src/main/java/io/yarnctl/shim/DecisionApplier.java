@@ -60,6 +60,7 @@ final class DecisionApplier {
   /** Applies {@code d} for a heartbeat of {@code node}. */
   Result apply(WireResponse d, FiCaSchedulerNode node) {
     Result res = new Result();
+    scheduler.beforeDecision(node);
     for (WireResponse.Resize r : d.resizes) {
       resize(r, res);
     }
@@ -127,6 +128,10 @@ final class DecisionApplier {
     }
     if (attempt == null || attempt.isStopped()) {
       res.reject("unknown-app", row);
+      return;
+    }
+    if (!scheduler.isActive(attempt)) {
+      res.reject("am-limit", row);
       return;
     }
     if (a.priority < Integer.MIN_VALUE || a.priority > Integer.MAX_VALUE) {

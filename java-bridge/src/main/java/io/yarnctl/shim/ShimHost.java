@@ -74,6 +74,18 @@ interface ShimHost {
   void nativeAllocate(NodeUpdateSchedulerEvent heartbeat);
 
   /**
+   * Whether the scheduler lets {@code attempt} have containers now: CapacityScheduler activates an app only
+   * within its queue's AM limit, and the shim refuses (code {@code am-limit}) what it would not give.
+   */
+  default boolean isActive(FiCaSchedulerApp attempt) {
+    return true;
+  }
+
+  /** Readies {@code node} for a decision Python made: CapacityScheduler drops a reservation it holds there. */
+  default void beforeDecision(FiCaSchedulerNode node) {
+  }
+
+  /**
    * Whether a heartbeat Python fails to decide goes to {@link #nativeAllocate} (the scheduler's own pass)
    * rather than the shim's vcore-aware FIFO; with delegation off it always does.
    */

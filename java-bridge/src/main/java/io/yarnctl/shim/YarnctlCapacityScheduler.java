@@ -198,6 +198,28 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
     }
   }
 
+  /**
+   * Whether the attempt is among its leaf's active applications (within the queue's and the user's AM
+   * limit): CapacityScheduler allocates to no other, and neither does the shim (docs/design/queues.md, section 3).
+   */
+  @Override
+  public boolean isActive(FiCaSchedulerApp attempt) {
+    CSQueue queue = (CSQueue) attempt.getQueue();
+    return queue instanceof LeafQueue && ((LeafQueue) queue).getApplications().contains(attempt);
+  }
+
+  /**
+   * Drops the reservation CapacityScheduler's own pass made on {@code node}, if any: the node is Python's
+   * for this decision, and a reservation Python cannot see would hold queue usage and block the node.
+   */
+  @Override
+  public void beforeDecision(FiCaSchedulerNode node) {
+    RMContainer reserved = node.getReservedContainer();
+    if (reserved != null) {
+      dropContainerReservation(reserved);
+    }
+  }
+
   /** Every fallback is CapacityScheduler's own pass, which keeps the queues' limits. */
   @Override
   public boolean fallsBackToOwnPass() {

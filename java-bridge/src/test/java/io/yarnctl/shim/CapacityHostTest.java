@@ -9,11 +9,18 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.event.Event;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CSQueue;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.LeafQueue;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
 import org.codehaus.jackson.JsonNode;
 import org.junit.After;
@@ -128,5 +135,86 @@ public class CapacityHostTest {
     assertEquals(h.cs.metrics().getHeartbeats(), h.cs.metrics().getFallback());
     assertTrue(calls[0] > 0);
     assertEquals("<memory:6144, vCores:6>", h.cs.getQueue("b").getUsedResources().toString());
+  }
+
+  private static String assign(JsonNode request, String app, int priority, int count) {
+    return "{\"seq\":" + request.get("seq") + ",\"a\":[[\"" + app + "\"," + priority + "," + count + "]]}";
+  }
+
+  @Test
+  public void anAppCapacitySchedulerHasNotActivatedIsRefusedAsAmLimitUntilItIs() throws Exception {
+    Configuration conf = ShimHarness.conf();
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.1");  // 1,638 MB of 16 GB, rounded up to 2 GB: one 2 GB AM
+    ScriptedPolicy policy = new ScriptedPolicy();
+    h = ShimHarness.startCapacity(policy, conf);
+    h.addNode("n1", 1, "/r1", 8192, 8);
+    h.addNode("n2", 1, "/r1", 8192, 8);
+    Resource am = Resource.newInstance(2048, 1);
+    ApplicationAttemptId first = h.addApp("default", 1700000000000L, 1, "alice", "MAPREDUCE", "first", 1L, am);
+    ApplicationAttemptId second = h.addApp("default", 1700000000000L, 2, "bob", "MAPREDUCE", "second", 2L, am);
+    h.ask(first, 0, 1024, 1, 1, true);
+    h.ask(second, 0, 1024, 1, 1, true);
+    LeafQueue leaf = (LeafQueue) h.cs.getQueue("default");
+    assertEquals(1, leaf.getNumActiveApplications());
+    assertEquals(1, leaf.getNumPendingApplications());
+
+    policy.next = new ScriptedPolicy.Answer() {
+      @Override
+      public String answer(JsonNode request) {
+        return assign(request, "application_1700000000000_0002", 0, 1);
+      }
+    };
+    h.heartbeat("n1:1");
+    assertEquals(0, h.schedulerNode("n1:1").getNumContainers());
+    assertEquals("am-limit=1", h.cs.metrics().getRejectedByReason());
+
+    // the first app ends: CapacityScheduler activates the second, and the same answer is applied
+    h.rm.handle(new AppAttemptRemovedSchedulerEvent(first, RMAppAttemptState.FINISHED, false));
+    h.rm.handle(new AppRemovedSchedulerEvent(first.getApplicationId(), RMAppState.FINISHED));
+    assertEquals(1, leaf.getNumActiveApplications());
+    h.heartbeat("n1:1");
+    assertEquals(1, h.schedulerNode("n1:1").getNumContainers());
+    assertEquals("am-limit=1", h.cs.metrics().getRejectedByReason());
+  }
+
+  @Test
+  public void aReservationCapacitySchedulerMadeIsDroppedWhenPythonDecidesTheNode() throws Exception {
+    Configuration conf = ShimHarness.conf();
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
+    final boolean[] failing = {true};
+    ScriptedPolicy policy = new ScriptedPolicy();
+    policy.next = new ScriptedPolicy.Answer() {
+      @Override
+      public String answer(JsonNode request) {
+        if (failing[0]) {
+          throw new IllegalStateException("down");
+        }
+        return "{\"seq\":" + request.get("seq") + "}";
+      }
+    };
+    conf.setInt(ShimConfig.BREAKER_FAILURES, 1000);
+    h = ShimHarness.startCapacity(policy, conf);
+    h.addNode("n1", 1, "/r1", 8192, 8);
+    h.addNode("n2", 1, "/r1", 8192, 8);  // never heartbeats: room in the queue, not on n1
+    ApplicationAttemptId small = h.addApp("default", 1700000000000L, 1, "alice", "MAPREDUCE", "small", 1L, null);
+    h.ask(small, 1, 1024, 1, 6, true);
+    for (int i = 0; i < 6; i++) {
+      h.heartbeat("n1:1");  // Python fails: CapacityScheduler places one container per heartbeat
+    }
+    assertEquals(6, h.schedulerNode("n1:1").getNumContainers());
+    ApplicationAttemptId big = h.addApp("default", 1700000000000L, 2, "bob", "MAPREDUCE", "big", 2L, null);
+    h.ask(big, 1, 4096, 1, 1, true);
+    h.heartbeat("n1:1");  // 2 GB free for a 4 GB ask: CapacityScheduler reserves the node
+    assertTrue(h.schedulerNode("n1:1").getReservedContainer() != null);
+    CSQueue leaf = h.cs.getQueue("default");
+    assertEquals("<memory:10240, vCores:7>", leaf.getUsedResources().toString());
+    assertEquals(4096, leaf.getMetrics().getReservedMB());
+
+    failing[0] = false;
+    h.heartbeat("n1:1");  // Python answers (nothing to place): the node is its own, the reservation goes
+    assertNull(h.schedulerNode("n1:1").getReservedContainer());
+    assertEquals("<memory:6144, vCores:6>", leaf.getUsedResources().toString());
+    assertEquals(0, leaf.getMetrics().getReservedMB());
+    assertEquals(6, h.schedulerNode("n1:1").getNumContainers());
   }
 }
