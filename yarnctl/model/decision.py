@@ -56,7 +56,8 @@ class RejectCode(str, Enum):
     NO_FIT = "no-fit"                        # more than the node has left, in memory or vcores
     BLACKLISTED = "blacklisted"              # a node the application blacklisted (the shim alone knows)
     WRONG_NODE = "wrong-node"                # a node other than the heartbeating one (the shim cannot express it)
-    AM_LIMIT = "am-limit"                    # an AM beyond the AM-share limit (Python alone: policies/am_limit.py)
+    AM_LIMIT = "am-limit"                    # an AM beyond the AM-share limit; in the shim on CS, an app not yet active
+    QUEUE_MAX = "queue-max"                  # a queue or an ancestor past its maximum capacity (the shim on CS alone)
 
 
 _EMPTY: Mapping[AppId, str] = MappingProxyType({})

@@ -20,6 +20,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicat
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.util.ConverterUtils;
+import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
  * Re-validates a parsed decision against live RM state and applies it: resizes, then kills, then
@@ -170,6 +171,10 @@ final class DecisionApplier {
       if (a.count * cap.getMemory() > avail.getMemory()
           || scheduler.countsVcores() && a.count * cap.getVirtualCores() > avail.getVirtualCores()) {
         res.reject("no-fit", row);
+        return;
+      }
+      if (!scheduler.withinQueueMax(attempt, Resources.multiply(cap, (int) a.count))) {
+        res.reject("queue-max", row);
         return;
       }
       // Locality as FifoScheduler: node-local (needs a live rack request), then rack-local, then off-switch.

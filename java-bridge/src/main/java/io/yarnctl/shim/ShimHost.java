@@ -81,6 +81,14 @@ interface ShimHost {
     return true;
   }
 
+  /**
+   * Whether {@code total} more for {@code attempt} keeps its queue and every ancestor within their maximum
+   * capacity (a scheduler without queues has no such limit); refused with {@code queue-max}.
+   */
+  default boolean withinQueueMax(FiCaSchedulerApp attempt, Resource total) {
+    return true;
+  }
+
   /** Readies {@code node} for a decision Python made: CapacityScheduler drops a reservation it holds there. */
   default void beforeDecision(FiCaSchedulerNode node) {
   }

@@ -18,6 +18,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceLimits;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
@@ -29,6 +30,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaS
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
  * The shim on CapacityScheduler (docs/design/queues.md, step 2): the operator's queue tree, ACLs,
@@ -206,6 +208,27 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
   public boolean isActive(FiCaSchedulerApp attempt) {
     CSQueue queue = (CSQueue) attempt.getQueue();
     return queue instanceof LeafQueue && ((LeafQueue) queue).getApplications().contains(attempt);
+  }
+
+  /**
+   * Whether {@code total} more keeps the attempt's leaf and every ancestor within its maximum capacity:
+   * CapacityScheduler's own check (AbstractCSQueue.canAssignToThisQueue) for each queue on the path, with
+   * reservations left out of the usage, since Python's view of the cluster holds none.
+   */
+  @Override
+  public boolean withinQueueMax(FiCaSchedulerApp attempt, Resource total) {
+    Resource cluster = getClusterResource();
+    for (CSQueue q = (CSQueue) attempt.getQueue(); q != null; q = q.getParent()) {
+      QueueMetrics m = q.getMetrics();
+      Resource used = Resources.subtract(q.getUsedResources(),
+          Resource.newInstance(m.getReservedMB(), m.getReservedVirtualCores()));
+      Resource max = Resources.multiplyAndNormalizeDown(getResourceCalculator(), cluster,
+          q.getAbsoluteMaximumCapacity(), getMinimumResourceCapability());
+      if (Resources.greaterThan(getResourceCalculator(), cluster, Resources.add(used, total), max)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

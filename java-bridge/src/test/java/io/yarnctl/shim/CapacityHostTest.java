@@ -217,4 +217,40 @@ public class CapacityHostTest {
     assertEquals(0, leaf.getMetrics().getReservedMB());
     assertEquals(6, h.schedulerNode("n1:1").getNumContainers());
   }
+
+  @Test
+  public void aDecisionTakingAQueuePastItsMaximumIsRefusedAsQueueMax() throws Exception {
+    Configuration conf = ShimHarness.conf();
+    conf.set("yarn.scheduler.capacity.root.queues", "a,b");
+    conf.set("yarn.scheduler.capacity.root.a.capacity", "70");
+    conf.set("yarn.scheduler.capacity.root.b.capacity", "30");
+    conf.set("yarn.scheduler.capacity.root.b.maximum-capacity", "40");
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
+    final int[] count = {7};
+    ScriptedPolicy policy = new ScriptedPolicy();
+    policy.next = new ScriptedPolicy.Answer() {
+      @Override
+      public String answer(JsonNode request) {
+        return assign(request, "application_1700000000000_0001", 1, count[0]);
+      }
+    };
+    h = ShimHarness.startCapacity(policy, conf);
+    h.addNode("n1", 1, "/r1", 8192, 8);
+    h.addNode("n2", 1, "/r1", 8192, 8);
+    ApplicationAttemptId b1 = h.addApp("b", 1700000000000L, 1, "bob", "MAPREDUCE", "b1", 1L, null);
+    h.ask(b1, 1, 1024, 1, 8, true);
+    // 40% of 16 GB is 6,553 MB, 6,144 in whole minimum allocations, as CapacityScheduler rounds it:
+    // seven 1 GB containers fit the node but not the queue
+    h.heartbeat("n1:1");
+    assertEquals(0, h.schedulerNode("n1:1").getNumContainers());
+    assertEquals("queue-max=1", h.cs.metrics().getRejectedByReason());
+    count[0] = 6;
+    h.heartbeat("n1:1");
+    assertEquals(6, h.schedulerNode("n1:1").getNumContainers());
+    assertEquals("<memory:6144, vCores:6>", h.cs.getQueue("b").getUsedResources().toString());
+    count[0] = 1;
+    h.heartbeat("n2:1");  // b is full: not one more, on any node
+    assertEquals(0, h.schedulerNode("n2:1").getNumContainers());
+    assertEquals("queue-max=2", h.cs.metrics().getRejectedByReason());
+  }
 }
