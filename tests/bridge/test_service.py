@@ -67,7 +67,7 @@ def test_policy_failure_answers_err_and_keeps_serving(policy: Any, message: str)
         ("", 1, "not JSON"),
         ("{\"v\": 1, \"seq\": 7, \"a\": [[", 1, "not JSON"),
         ("[1, 2, 3]", 1, "expected a JSON object"),
-        (compact({**doc("request-full.json"), "v": 3}), 1, "v: expected wire version 2"),
+        (compact({**doc("request-full.json"), "v": 4}), 1, "v: expected wire version 3"),
         (compact({**doc("request-full.json"), "seq": 12, "nodes": [["n1:45454", "/r1", "8G", 8]]}), 12,
          "nodes[0]: expected [id, rack, MB, vcores, registered MB, registered vcores]"),
         (compact({**doc("request-delta.json"), "base": None}), 2, "base: required when full is false"),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from yarnctl.bridge.wire import AskRow, WireRequest
-from yarnctl.model import ANY, App, ClusterSnapshot, Container, Locality, Ask, Resources
+from yarnctl.bridge.wire import AskRow, QueueRow, WireRequest
+from yarnctl.model import ANY, App, ClusterSnapshot, Container, Locality, Ask, Queue, Resources
 from yarnctl.state import ClusterState, StateError
 
 
@@ -44,8 +44,11 @@ class Mirror:
             for n in req.nodes:
                 state.put_node(n.id, n.rack, Resources(n.memory_mb, n.vcores),
                                Resources(n.registered_mb, n.registered_vcores))
+            if req.queues is not None:
+                state.set_queues(_queue(q) for q in req.queues)
             for a in req.apps:
                 state.add_app(App(a.id, a.queue, a.user, a.type, a.name, a.tags, a.submit_ms / 1000))
+                state.set_active(a.id, a.active)
             for ask in req.asks:
                 state.set_asks(ask.app, ask.priority, _ask_rows(ask))
             for c in req.alloc:
@@ -89,3 +92,8 @@ def _ask_rows(ask: AskRow) -> tuple[Ask, ...]:
         level = Locality.RACK if loc.name.startswith("/") else Locality.NODE
         rows.append(Ask(ask.app, ask.priority, cap, loc.count, loc.name, level, loc.relax))
     return tuple(rows)
+
+
+def _queue(q: QueueRow) -> Queue:
+    return Queue(q.name, q.path, q.parent or None, q.leaf, q.running, q.capacity, q.max_capacity, q.abs_capacity,
+                 q.abs_max_capacity, q.user_limit_percent, q.user_limit_factor, Resources(q.max_mb, q.max_vcores))

@@ -12,8 +12,8 @@ from yarnctl.model import ContainerKind
 
 T = TypeVar("T")
 
-VERSION = 2  # v2 added container kinds: the alloc rows' last item, an assignment's optional fourth
-READABLE = (1, 2)  # v1 requests still parse (decision logs written before v2): their containers are normal
+VERSION = 3  # v3 added the scheduler's queue tree (`queues`) and the app rows' `active` flag
+READABLE = (1, 2, 3)  # older requests still parse (decision logs): v1 containers are normal, v1-v2 apps active
 
 
 class WireError(YarnctlError):
@@ -47,6 +47,26 @@ class AppRow:
     name: str
     tags: tuple[str, ...]
     submit_ms: int
+    active: bool = True  # False: accepted but not yet activated by its queue (CapacityScheduler's AM limit)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    """One queue of the scheduler's tree (schema/README.md: shares are fractions, the maximum in resources)."""
+
+    name: str
+    path: str
+    parent: str  # "" for root
+    leaf: bool
+    running: bool
+    capacity: float
+    max_capacity: float
+    abs_capacity: float
+    abs_max_capacity: float
+    user_limit_percent: int
+    user_limit_factor: float
+    max_mb: int
+    max_vcores: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +133,7 @@ class WireRequest:
     asks: tuple[AskRow, ...] = ()
     alloc: tuple[AllocRow, ...] = ()
     done: tuple[DoneRow, ...] = ()
+    queues: tuple[QueueRow, ...] | None = None  # the whole tree when it (or the cluster's size) changed
 
 
 # `type(x) is int` rather than isinstance: JSON true/false must not pass as 1/0
@@ -139,11 +160,26 @@ def _node(r: Any) -> NodeRow:
 
 
 def _app(r: Any) -> AppRow:
-    i, queue, user, typ, name, tags, ms = r
+    i, queue, user, typ, name, tags, ms, *active = r  # rows before v3 have no last item: active
     if not (is_id(i) and type(queue) is str and type(user) is str and type(typ) is str and type(name) is str
-            and type(tags) is list and all(type(t) is str for t in tags) and _nat(ms)):
+            and type(tags) is list and all(type(t) is str for t in tags) and _nat(ms)
+            and (active == [] or (len(active) == 1 and flag(active[0])))):
         raise ValueError
-    return AppRow(i, queue, user, typ, name, tuple(tags), ms)
+    return AppRow(i, queue, user, typ, name, tuple(tags), ms, active != [0])
+
+
+def _share(x: Any) -> bool:
+    return type(x) in (int, float) and 0 <= x <= 1
+
+
+def _queue(r: Any) -> QueueRow:
+    name, path, parent, leaf, running, cap, max_cap, abs_cap, abs_max, ul, ulf, max_mb, max_vc = r
+    if not (is_id(name) and is_id(path) and type(parent) is str and flag(leaf) and flag(running)
+            and all(_share(x) for x in (cap, max_cap, abs_cap, abs_max)) and _nat(ul) and ul <= 100
+            and type(ulf) in (int, float) and ulf > 0 and _nat(max_mb) and _nat(max_vc)):
+        raise ValueError
+    return QueueRow(name, path, parent, leaf == 1, running == 1, float(cap), float(max_cap), float(abs_cap),
+                    float(abs_max), ul, float(ulf), max_mb, max_vc)
 
 
 def _local(r: Any) -> LocalRow:
@@ -184,13 +220,15 @@ def _ident(r: Any) -> str:
 
 
 _SHAPES = {
-    "nodes": "[id, rack, MB, vcores, registered MB, registered vcores]", "lost": "a node id", "apps": "[id, queue, user, type, name, tags, submit ms]",
+    "nodes": "[id, rack, MB, vcores, registered MB, registered vcores]", "lost": "a node id", "apps": "[id, queue, user, type, name, tags, submit ms(, active 0/1)]",
+    "queues": "[name, path, parent path, leaf 0/1, running 0/1, capacity, max capacity, absolute capacity, absolute max"
+              " capacity, user limit %, user limit factor, max MB, max vcores]",
     "gone": "an app id", "asks": "[app, priority, MB, vcores, count, relax 0/1, [[name, count, relax], ...]]",
     "alloc": "[container, app, node, priority, MB, vcores, ms, am 0/1, opportunistic 0/1]",
     "done": "[container, ms, exit status]", "a": "[app, priority, containers(, opportunistic 0/1)]", "k": "[container, reason]", "r": "[node, MB, vcores]",
 }
 _REQUEST_KEYS = frozenset({"v", "seq", "base", "full", "t", "node", "used", "min", "nodes", "lost", "apps", "gone",
-                           "asks", "alloc", "done"})
+                           "asks", "alloc", "done", "queues"})
 
 
 def rows(doc: Mapping[str, Any], key: str, conv: Callable[[Any], T]) -> tuple[T, ...]:
@@ -261,4 +299,5 @@ def request_from_doc(doc: Mapping[str, Any]) -> WireRequest:
     return WireRequest(
         seq, base, full, t, node, (used[0], used[1], used[2]), (mn[0], mn[1]) if mn is not None else None,
         rows(doc, "nodes", _node), rows(doc, "lost", _ident), rows(doc, "apps", _app),
-        rows(doc, "gone", _ident), rows(doc, "asks", _ask), rows(doc, "alloc", _alloc), rows(doc, "done", _done))
+        rows(doc, "gone", _ident), rows(doc, "asks", _ask), rows(doc, "alloc", _alloc), rows(doc, "done", _done),
+        rows(doc, "queues", _queue) if "queues" in doc else None)

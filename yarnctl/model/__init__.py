@@ -16,6 +16,7 @@ from yarnctl.model.cluster import (
     Locality,
     Node,
     NodeId,
+    Queue,
     Ask,
 )
 from yarnctl.model.decision import EMPTY_DECISION, Assignment, Decision, Kill, NodeResize, RejectCode
@@ -26,5 +27,5 @@ __all__ = [
     "AM_PRIORITY", "ANY", "MAP_PRIORITY", "REDUCE_PRIORITY", "RESOURCE_TYPES", "ZERO",
     "App", "AppId", "AppUsage", "Assignment", "ClusterSnapshot", "Container", "ContainerId", "ContainerKind",
     "ContainerLoad", "Decision", "EMPTY_DECISION", "Held", "Journal", "Kill", "Locality", "Node", "NodeId", "NodeLoad", "NodeResize",
-    "Observation", "RejectCode", "Ask", "Resources", "TUNE_INTERVAL_S",
+    "Observation", "Queue", "RejectCode", "Ask", "Resources", "TUNE_INTERVAL_S",
 ]

@@ -77,6 +77,26 @@ class App:
 
 
 @dataclass(frozen=True, slots=True)
+class Queue:
+    """A queue of the scheduler's tree as the operator configured it (CapacityScheduler's; shares are fractions)."""
+
+    name: str  # the short name apps are submitted to (Hadoop 2.7 keys every queue by it)
+    path: str  # "root.a"
+    parent: str | None  # the parent's path; None for root
+    leaf: bool
+    running: bool  # False: STOPPED, it takes no new applications
+    capacity: float  # guaranteed share of the parent
+    max_capacity: float  # share of the parent it may grow to
+    abs_capacity: float  # the same of the cluster
+    abs_max_capacity: float
+    user_limit_percent: int  # minimum-user-limit-percent (100 for a parent)
+    user_limit_factor: float
+    # abs_max_capacity of the cluster in whole minimum allocations, as CapacityScheduler rounds it: what the
+    # queue and everything under it may hold at most
+    max_resources: Resources
+
+
+@dataclass(frozen=True, slots=True)
 class Ask:
     """An outstanding ResourceRequest: `count` containers of `capability` at `priority`."""
 
@@ -178,6 +198,10 @@ class ClusterSnapshot:
     # per app (those holding nothing are absent), per container priority: how many containers and what they
     # hold, so a policy reading job progress (HaSTE's Eq. 2-3) need not scan every container
     priority_allocated: Mapping[AppId, Mapping[int, Held]] = field(default_factory=lambda: MappingProxyType({}))
+    # the scheduler's queue tree by name (empty when it has none: FifoScheduler, the simulator so far)
+    queues: Mapping[str, Queue] = field(default_factory=lambda: MappingProxyType({}))
+    # apps the scheduler has accepted but not activated (CapacityScheduler's AM limit): they get nothing yet
+    inactive: frozenset[AppId] = frozenset()
     # the store's mutation count, stamped by ClusterState.snapshot: equal versions, equal state. Not an
     # init field, so a snapshot built or `replace`d anywhere else (a policy's view) is -1, never the store's
     version: int = field(default=-1, init=False, compare=False)

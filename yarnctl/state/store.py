@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Held, Journal,
-                           Node, NodeId, Ask, Resources)
+                           Node, NodeId, Queue, Ask, Resources)
 
 
 class StateError(Exception):
@@ -76,6 +76,10 @@ class ClusterState:
         self._am_views: tuple[Mapping[AppId, Resources], Mapping[str, Resources]] | None = None
         self._am_asks: dict[AppId, Resources] = {}
         self._am_asked = ZERO
+        # the scheduler's queue tree (replaced whole when it changes) and the apps it has not activated
+        self._queues: Mapping[str, Queue] = MappingProxyType({})
+        self._inactive: set[AppId] = set()
+        self._inactive_view: frozenset[AppId] = frozenset()
         # bumped by every mutation: two snapshots with one version hold the same state (the long-term
         # queue tracker skips re-reading the heartbeats that changed nothing)
         self.version = 0
@@ -179,6 +183,23 @@ class ClusterState:
         self.version += 1
         self.journal.note(app.id)
 
+    def set_queues(self, queues: Iterable[Queue]) -> None:
+        """The scheduler's whole queue tree, replacing the one before (none: a scheduler without queues)."""
+        self._queues = MappingProxyType({q.name: q for q in queues})
+        self.version += 1
+
+    def set_active(self, app_id: AppId, active: bool) -> None:
+        """Whether the scheduler has activated the app (within its queue's AM limit); unknown apps are ignored."""
+        if app_id not in self._apps or (app_id not in self._inactive) == active:
+            return
+        if active:
+            self._inactive.discard(app_id)
+        else:
+            self._inactive.add(app_id)
+        self._inactive_view = frozenset(self._inactive)
+        self.version += 1
+        self.journal.note(app_id)
+
     def remove_app(self, app_id: AppId) -> list[Container]:
         """An app leaves with its asks and containers; returns those containers."""
         if app_id not in self._apps:
@@ -189,6 +210,9 @@ class ClusterState:
             self._release(c)  # while the app is known, so its queue's and user's sums go down
         del self._apps[app_id]
         self._apps_view = None
+        if app_id in self._inactive:
+            self._inactive.discard(app_id)
+            self._inactive_view = frozenset(self._inactive)
         self.version += 1
         self.journal.note(app_id)
         self._tables.pop(app_id, None)
@@ -388,6 +412,8 @@ class ClusterState:
             queue_allocated=MappingProxyType(dict(self._queue_alloc)),
             user_allocated=MappingProxyType(dict(self._user_alloc)),
             priority_allocated=MappingProxyType(dict(self._prio_alloc)),
+            queues=self._queues,
+            inactive=self._inactive_view,
             journal=self.journal,
             journal_end=self.journal.end,
         )

@@ -3,8 +3,10 @@ package io.yarnctl.shim;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +47,7 @@ final class DeltaEncoder {
 
   private static final JsonFactory JSON = new JsonFactory();
   /** The wire version this shim speaks (schema/README.md); v2 added container kinds. */
-  static final int WIRE_VERSION = 2;
+  static final int WIRE_VERSION = 3;
 
   private final ShimHost scheduler;
   private final WireRows rows;
@@ -57,6 +59,10 @@ final class DeltaEncoder {
   private LinkedHashSet<NodeId> nodes = new LinkedHashSet<NodeId>();
   private LinkedHashSet<String> lost = new LinkedHashSet<String>();
   private LinkedHashSet<ApplicationId> apps = new LinkedHashSet<ApplicationId>();
+  // Under a scheduler with queues: the tree and each app's activation as last sent (read and written only
+  // in build, under the scheduler lock).
+  private List<Object[]> sentQueues;
+  private final Map<ApplicationId, Boolean> sentActive = new HashMap<ApplicationId, Boolean>();
   private LinkedHashSet<String> gone = new LinkedHashSet<String>();
   private LinkedHashSet<AskKey> asks = new LinkedHashSet<AskKey>();
   private List<Object[]> alloc = new ArrayList<Object[]>();
@@ -209,6 +215,13 @@ final class DeltaEncoder {
       dAlloc = state.alloc;
       dDone = Collections.emptyList();
     }
+    List<Object[]> queueRows = scheduler.queueRows();
+    boolean sendQueues = false;
+    if (queueRows != null) {
+      sendQueues = full || !sameRows(queueRows, sentQueues);
+      sentQueues = queueRows;
+      dApps = withActivationFlips(full, dApps, allApps);
+    }
     try {
       StringWriter w = new StringWriter(256);
       JsonGenerator g = JSON.createJsonGenerator(w);
@@ -259,12 +272,50 @@ final class DeltaEncoder {
       WireRows.writeRows(g, "asks", out);
       WireRows.writeRows(g, "alloc", dAlloc);
       WireRows.writeRows(g, "done", dDone);
+      if (sendQueues) {
+        WireRows.writeRows(g, "queues", queueRows);
+      }
       g.writeEndObject();
       g.close();
       return new Request(thisSeq, full, w.toString());
     } catch (IOException e) {
       throw new IllegalStateException("cannot encode request", e);
     }
+  }
+
+  // Apps whose activation changed since the last request are sent again; the host's monitor is held.
+  private Collection<ApplicationId> withActivationFlips(boolean full, Collection<ApplicationId> dApps,
+      Map<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> allApps) {
+    if (full) {
+      sentActive.clear();
+    }
+    Collection<ApplicationId> out = dApps;
+    for (Map.Entry<ApplicationId, SchedulerApplication<FiCaSchedulerApp>> e : allApps.entrySet()) {
+      boolean active = rows.isActive(e.getValue());
+      Boolean sent = sentActive.put(e.getKey(), active);
+      if (sent != null && sent != active && !out.contains(e.getKey())) {
+        if (out == dApps) {
+          out = new LinkedHashSet<ApplicationId>(dApps);
+        }
+        out.add(e.getKey());
+      }
+    }
+    if (sentActive.size() > allApps.size()) {
+      sentActive.keySet().retainAll(allApps.keySet());
+    }
+    return out;
+  }
+
+  private static boolean sameRows(List<Object[]> a, List<Object[]> b) {
+    if (b == null || a.size() != b.size()) {
+      return false;
+    }
+    for (int i = 0; i < a.size(); i++) {
+      if (!Arrays.equals(a.get(i), b.get(i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void clearPending() {

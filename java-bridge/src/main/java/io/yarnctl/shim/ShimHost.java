@@ -1,5 +1,6 @@
 package io.yarnctl.shim;
 
+import java.util.List;
 import java.util.Map;
 
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -87,6 +88,16 @@ interface ShimHost {
    */
   default boolean withinQueueMax(FiCaSchedulerApp attempt, Resource total) {
     return true;
+  }
+
+  /** Whether the scheduler keeps a queue tree of its own (then app rows carry its queue and activation). */
+  default boolean hasQueues() {
+    return false;
+  }
+
+  /** The wire's {@code queues} rows of the scheduler's tree, root first (null for a scheduler without one). */
+  default List<Object[]> queueRows() {
+    return null;
   }
 
   /** Readies {@code node} for a decision Python made: CapacityScheduler drops a reservation it holds there. */

@@ -2,6 +2,7 @@ package io.yarnctl.shim;
 
 import java.io.IOException;
 import java.util.Collection;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -57,10 +58,15 @@ final class WireRows {
         total.getVirtualCores(), base.getMemory(), base.getVirtualCores()};
   }
 
-  /** {@code [app, queue, user, type, name, [tags], submit ms]}: the RMApp's view, else the scheduler's. */
+  /**
+   * {@code [app, queue, user, type, name, [tags], submit ms]}: the RMApp's view, else the scheduler's; under a
+   * scheduler with queues, the queue it placed the app in and, last, whether it has activated it (1/0).
+   */
   Object[] app(ApplicationId id, SchedulerApplication<FiCaSchedulerApp> app) {
     RMApp rm = scheduler.rmContext().getRMApps().get(id);
-    String queue = rm == null ? null : rm.getQueue();
+    boolean queues = scheduler.hasQueues();
+    // FifoScheduler puts every app in "default": the name the user gave is the one worth a policy's while
+    String queue = rm == null || queues ? null : rm.getQueue();
     if (queue == null) {
       queue = app.getQueue().getQueueName();
     }
@@ -72,8 +78,20 @@ final class WireRows {
     if (rm != null && rm.getApplicationTags() != null) {
       tags.addAll(rm.getApplicationTags());
     }
-    return new Object[] {id.toString(), queue, user, rm == null ? "" : nz(rm.getApplicationType()),
+    Object[] row = {id.toString(), queue, user, rm == null ? "" : nz(rm.getApplicationType()),
         rm == null ? "" : nz(rm.getName()), tags.toArray(new String[0]), rm == null ? 0L : rm.getSubmitTime()};
+    if (!queues) {
+      return row;
+    }
+    Object[] withActive = Arrays.copyOf(row, row.length + 1);
+    withActive[row.length] = isActive(app) ? 1 : 0;
+    return withActive;
+  }
+
+  /** Whether the scheduler has activated the app's current attempt (false without one). */
+  boolean isActive(SchedulerApplication<FiCaSchedulerApp> app) {
+    FiCaSchedulerApp attempt = app.getCurrentAppAttempt();
+    return attempt != null && scheduler.isActive(attempt);
   }
 
   /**
@@ -201,6 +219,8 @@ final class WireRows {
       g.writeNumber((Integer) v);
     } else if (v instanceof Long) {
       g.writeNumber((Long) v);
+    } else if (v instanceof Double) {
+      g.writeNumber((Double) v);
     } else {
       throw new IOException("cannot encode " + v);
     }

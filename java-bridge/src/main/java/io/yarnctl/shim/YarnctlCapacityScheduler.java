@@ -1,5 +1,8 @@
 package io.yarnctl.shim;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 
@@ -9,6 +12,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.QueueState;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
@@ -222,8 +226,7 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
       QueueMetrics m = q.getMetrics();
       Resource used = Resources.subtract(q.getUsedResources(),
           Resource.newInstance(m.getReservedMB(), m.getReservedVirtualCores()));
-      Resource max = Resources.multiplyAndNormalizeDown(getResourceCalculator(), cluster,
-          q.getAbsoluteMaximumCapacity(), getMinimumResourceCapability());
+      Resource max = maxResources(q);
       if (Resources.greaterThan(getResourceCalculator(), cluster, Resources.add(used, total), max)) {
         return false;
       }
@@ -241,6 +244,60 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
     if (reserved != null) {
       dropContainerReservation(reserved);
     }
+  }
+
+  @Override
+  public boolean hasQueues() {
+    return true;
+  }
+
+  /**
+   * The tree root first, children by path: shares as CapacityScheduler holds them (rounded to 6 decimals, as
+   * floats print), the maximum as {@link #withinQueueMax} computes it.
+   */
+  @Override
+  public List<Object[]> queueRows() {
+    List<Object[]> out = new ArrayList<Object[]>();
+    addQueueRows(getRootQueue(), out);
+    return out;
+  }
+
+  private void addQueueRows(CSQueue q, List<Object[]> out) {
+    boolean leaf = q instanceof LeafQueue;
+    Resource max = maxResources(q);
+    // a memory-only calculator leaves vcores at 1: send the queue's share of the cluster's instead
+    int maxVcores = countsVcores() ? max.getVirtualCores()
+        : (int) (getClusterResource().getVirtualCores() * q.getAbsoluteMaximumCapacity());
+    out.add(new Object[] {q.getQueueName(), q.getQueuePath(), q.getParent() == null ? "" : q.getParent().getQueuePath(),
+        leaf ? 1 : 0, q.getState() == QueueState.RUNNING ? 1 : 0, share(q.getCapacity()),
+        share(q.getMaximumCapacity()), share(q.getAbsoluteCapacity()), share(q.getAbsoluteMaximumCapacity()),
+        leaf ? ((LeafQueue) q).getUserLimit() : 100, leaf ? share(((LeafQueue) q).getUserLimitFactor()) : 1.0,
+        max.getMemory(), maxVcores});
+    List<CSQueue> children = q.getChildQueues();
+    if (children == null) {
+      return;
+    }
+    List<CSQueue> byPath = new ArrayList<CSQueue>(children);  // the parent's own order follows usage
+    Collections.sort(byPath, new Comparator<CSQueue>() {
+      @Override
+      public int compare(CSQueue a, CSQueue b) {
+        return a.getQueuePath().compareTo(b.getQueuePath());
+      }
+    });
+    for (CSQueue c : byPath) {
+      addQueueRows(c, out);
+    }
+  }
+
+  private static Double share(float f) {
+    return Math.round(f * 1e6) / 1e6;
+  }
+
+  // the most the queue and everything under it may hold: its absolute maximum of the cluster in whole
+  // minimum allocations, as AbstractCSQueue.getCurrentLimitResource computes it
+  private Resource maxResources(CSQueue q) {
+    return Resources.multiplyAndNormalizeDown(getResourceCalculator(), getClusterResource(),
+        q.getAbsoluteMaximumCapacity(), getMinimumResourceCapability());
   }
 
   /** Every fallback is CapacityScheduler's own pass, which keeps the queues' limits. */

@@ -253,4 +253,49 @@ public class CapacityHostTest {
     assertEquals(0, h.schedulerNode("n2:1").getNumContainers());
     assertEquals("queue-max=2", h.cs.metrics().getRejectedByReason());
   }
+
+  @Test
+  public void theWireCarriesTheQueueTreeAndEachAppsActivation() throws Exception {
+    Configuration conf = ShimHarness.conf();
+    conf.set("yarn.scheduler.capacity.root.queues", "a,b");
+    conf.set("yarn.scheduler.capacity.root.a.capacity", "70");
+    conf.set("yarn.scheduler.capacity.root.b.capacity", "30");
+    conf.set("yarn.scheduler.capacity.root.b.maximum-capacity", "40");
+    conf.set("yarn.scheduler.capacity.root.b.state", "STOPPED");
+    conf.set("yarn.scheduler.capacity.root.a.minimum-user-limit-percent", "50");
+    conf.set("yarn.scheduler.capacity.root.a.user-limit-factor", "2");
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.1");
+    ScriptedPolicy policy = new ScriptedPolicy();
+    h = ShimHarness.startCapacity(policy, conf);
+    h.addNode("n1", 1, "/r1", 8192, 8);
+    h.addNode("n2", 1, "/r1", 8192, 8);
+    Resource am = Resource.newInstance(2048, 1);
+    ApplicationAttemptId first = h.addApp("a", 1700000000000L, 1, "alice", "MAPREDUCE", "first", 1L, am);
+    h.addApp("a", 1700000000000L, 2, "bob", "MAPREDUCE", "second", 2L, am);
+    h.heartbeat("n1:1");
+    JsonNode full = policy.last();
+    assertEquals(3, full.get("v").getIntValue());
+    assertEquals("[[\"root\",\"root\",\"\",0,1,1.0,1.0,1.0,1.0,100,1.0,16384,16],"
+        + "[\"a\",\"root.a\",\"root\",1,1,0.7,1.0,0.7,1.0,50,2.0,16384,16],"
+        + "[\"b\",\"root.b\",\"root\",1,0,0.3,0.4,0.3,0.4,100,1.0,6144,6]]", full.get("queues").toString());
+    // a's AM limit (10% of 70% of 16 GB, rounded up to 2 GB) activates one 2 GB AM: the second waits
+    assertEquals("[\"application_1700000000000_0001\",\"a\",\"alice\",\"MAPREDUCE\",\"first\",[],1,1]",
+        full.get("apps").get(0).toString());
+    assertEquals(0, full.get("apps").get(1).get(7).getIntValue());
+
+    h.heartbeat("n1:1");
+    assertNull(policy.last().get("queues"));  // unchanged: not sent again
+    assertNull(policy.last().get("apps"));
+
+    h.rm.handle(new AppAttemptRemovedSchedulerEvent(first, RMAppAttemptState.FINISHED, false));
+    h.rm.handle(new AppRemovedSchedulerEvent(first.getApplicationId(), RMAppState.FINISHED));
+    h.addNode("n3", 1, "/r1", 8192, 8);
+    h.heartbeat("n1:1");
+    JsonNode delta = policy.last();
+    assertEquals(false, delta.get("full").getBooleanValue());
+    // the second app is active now: its row again, with 1; the cluster grew: every queue's maximum with it
+    assertEquals("application_1700000000000_0002", delta.get("apps").get(0).get(0).getTextValue());
+    assertEquals(1, delta.get("apps").get(0).get(7).getIntValue());
+    assertEquals(24576, delta.get("queues").get(0).get(11).getIntValue());
+  }
 }

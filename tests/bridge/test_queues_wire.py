@@ -1,0 +1,100 @@
+"""Wire v3's queue tree and app activation (a scheduler with queues: the shim on CapacityScheduler), end to end in Python.
+
+The mirror keeps the tree and which apps the scheduler has not activated; the engine hides an inactive
+app's asks from the policy and refuses what it would give one (`am-limit`) or what would take a queue
+past its maximum capacity (`queue-max`), as the shim's DecisionApplier does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from wirefixtures import APP1, APP2, C1, SCHEMA, doc
+
+from yarnctl.bridge.mirror import Mirror
+from yarnctl.bridge.wire import WireError, parse_request
+from yarnctl.engine import Engine, validate
+from yarnctl.model import Assignment, Decision, Kill, Queue, RejectCode, Resources
+from yarnctl.policies import make_policy
+
+# root; a (70%, up to 100%); b (30%, up to 40%: 6,144 MB of the fixture's 16 GB in whole GBs)
+QUEUES = [["root", "root", "", 0, 1, 1.0, 1.0, 1.0, 1.0, 100, 1.0, 16384, 16],
+          ["a", "root.a", "root", 1, 1, 0.7, 1.0, 0.7, 1.0, 50, 2.0, 16384, 16],
+          ["default", "root.default", "root", 1, 1, 0.3, 0.4, 0.3, 0.4, 100, 1.0, 6144, 6]]
+
+
+def _full(active2: int = 1, queues: list[list[Any]] = QUEUES) -> dict[str, Any]:
+    req = doc("request-full.json")
+    req["queues"] = queues
+    for row in req["apps"]:
+        row.append(active2 if row[0] == APP2 else 1)
+    return req
+
+
+def _mirror(req: dict[str, Any]) -> Mirror:
+    m = Mirror()
+    m.apply(parse_request(json.dumps(req)))
+    return m
+
+
+def test_the_tree_and_an_inactive_app_reach_the_snapshot_and_follow_the_deltas() -> None:
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(_full(0))
+    m = _mirror(_full(0))
+    snap = m.snapshot(0)
+    assert list(snap.queues) == ["root", "a", "default"]
+    assert snap.queues["default"] == Queue("default", "root.default", "root", True, True, 0.3, 0.4, 0.3, 0.4, 100,
+                                           1.0, Resources(6144, 6))
+    assert snap.queues["root"].parent is None and snap.queues["a"].user_limit_factor == 2.0
+    assert snap.inactive == frozenset({APP2})
+    # a delta without `queues` keeps the tree; the app's row again with 1 activates it
+    delta = doc("request-delta.json")
+    delta["apps"] = [row + [1] for row in delta.get("apps", []) if row[0] == APP2] or \
+        [[APP2, "default", "bob", "YARN", "DistributedShell", ["yarnctl.iterations=3"], 1700000001000, 1]]
+    m.apply(parse_request(json.dumps(delta)))
+    snap = m.snapshot(1)
+    assert snap.inactive == frozenset() and list(snap.queues) == ["root", "a", "default"]
+
+
+def test_a_malformed_queue_row_names_its_index_and_shape() -> None:
+    req = _full()
+    req["queues"] = [QUEUES[0], ["a", "root.a", "root", 1, 1, 1.7, 1.0, 0.7, 1.0, 50, 2.0, 16384, 16]]
+    with pytest.raises(WireError, match=r"^queues\[1\]: expected \[name, path, parent path, leaf 0/1"):
+        parse_request(json.dumps(req))
+
+
+def test_the_engine_hides_an_inactive_app_and_refuses_what_would_reach_it() -> None:
+    roomy = [*QUEUES[:2], ["default", "root.default", "root", 1, 1, 0.3, 1.0, 0.3, 1.0, 100, 1.0, 16384, 16]]
+    node = "n2:45454"
+
+    def only_app2_asks(active2: int) -> dict[str, Any]:
+        req = _full(active2, roomy)
+        req["asks"] = [row for row in req["asks"] if row[0] == APP2]  # its AM
+        return req
+
+    active = Engine(make_policy("fifo")).decide(_mirror(only_app2_asks(1)).snapshot(0), node)
+    assert [a.app_id for a in active.accepted.assignments] == [APP2]  # the control: active, its AM is placed
+    snap = _mirror(only_app2_asks(0)).snapshot(0)
+    result = Engine(make_policy("fifo")).decide(snap, node)
+    assert result.rejected == () and result.accepted.assignments == ()
+    refused = validate(snap, Decision((Assignment(APP2, 0, node, 1),)), node)
+    assert [r.code for r in refused.rejected] == [RejectCode.AM_LIMIT]
+    assert "not yet activated" in refused.rejected[0].reason
+
+
+def test_past_the_queue_maximum_is_refused_unless_a_kill_in_the_same_decision_makes_room() -> None:
+    req = _full()
+    req["asks"] = [[APP1, 20, 1024, 1, 8, 1, []]]  # app1 (queue default: 6,144 MB at most) wants eight more maps
+    snap = _mirror(req).snapshot(0)
+    held = snap.queue_allocated["default"].memory_mb  # 3,072 MB of the fixture's containers
+    room = (6144 - held) // 1024
+    node = "n2:45454"
+    over = validate(snap, Decision((Assignment(APP1, 20, node, room + 1),)), node)
+    assert [r.code for r in over.rejected] == [RejectCode.QUEUE_MAX]
+    assert "past its maximum 6144 MB" in over.rejected[0].reason
+    assert validate(snap, Decision((Assignment(APP1, 20, node, room),)), node).rejected == ()
+    freed = snap.containers[C1].resource.memory_mb // 1024  # the AM's 2 GB, killed first, as the shim does
+    ok = validate(snap, Decision((Assignment(APP1, 20, node, room + freed),), kills=(Kill(C1),)), node)
+    assert ok.rejected == ()
