@@ -1,5 +1,7 @@
 package io.yarnctl.shim;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -17,6 +19,7 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
@@ -117,6 +120,38 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
   public synchronized void updateNodeResource(RMNode nm, ResourceOption resourceOption) {
     super.updateNodeResource(nm, resourceOption);
     core.nodeSized(nm.getNodeID(), resourceOption.getResource());
+  }
+
+  /**
+   * {@code rmadmin -refreshQueues}: CapacityScheduler's own refresh, which keeps the old tree if the new one
+   * is invalid, after parsing capacity-scheduler.xml first; then full state, so Python gets the new tree.
+   * CapacityScheduler parses the file lazily, after it has replaced its configuration and outside its own
+   * rollback: a malformed file would escape as a bare RuntimeException and stay its configuration
+   * (docs/design/queues.md, section 1, note b).
+   */
+  @Override
+  public synchronized void reinitialize(Configuration conf, RMContext rmContext) throws IOException {
+    try {
+      Configuration probe = new Configuration(conf);
+      InputStream in = rmContext.getConfigurationProvider()
+          .getConfigurationInputStream(probe, YarnConfiguration.CS_CONFIGURATION_FILE);
+      if (in != null) {
+        probe.addResource(in);
+        probe.size();  // parses every resource now
+      }
+    } catch (Exception e) {  // the parser's RuntimeException, the provider's IOException or YarnException
+      throw new IOException("Failed to re-init queues", e);
+    }
+    super.reinitialize(conf, rmContext);
+    core.encoder().markFull();
+  }
+
+  /** {@code yarn application -movetoqueue}: CapacityScheduler's move (ACLs, limits, usage), then the app's row again. */
+  @Override
+  public synchronized String moveApplication(ApplicationId appId, String targetQueueName) throws YarnException {
+    String moved = super.moveApplication(appId, targetQueueName);
+    core.encoder().appAdded(appId);
+    return moved;
   }
 
   /** The largest container an app may ask for: see {@link Allocations#maximumAllocation}. */
