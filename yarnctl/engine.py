@@ -24,7 +24,7 @@ from yarnctl.model import (
     Resources,
     ZERO,
 )
-from yarnctl.policies import am_limit
+from yarnctl.policies import am_limit, queue_limit
 from yarnctl.policies.contract import Estimator, Policy, Tunable, is_tunable
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
             capacity[r.node_id] = r.capacity
             resizes.append(r)
 
-    queue_used = _queue_usage(snap) if snap.queues and decision.assignments else {}
+    queue_used = queue_limit.usage(snap) if snap.queues and decision.assignments else {}
     kills, killed = [], set()
     for k in decision.kills:
         c = snap.containers.get(k.container_id)
@@ -99,7 +99,7 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
             cap, u = node_state(c.node_id)
             used[c.node_id] = u - c.resource
             if queue_used and (app := snap.apps.get(c.app_id)) is not None:
-                for path in _queue_paths(snap, app.queue, queue_used):  # the shim kills before it assigns
+                for path in queue_limit.paths(snap, app.queue, queue_used):  # the shim kills before it assigns
                     queue_used[path] = queue_used[path] - c.resource
             kills.append(k)
 
@@ -116,10 +116,10 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
             if not after.fits_in(cap):
                 problem = (RejectCode.NO_FIT, f"{a.count} x {req.capability} for {a.app_id} would exceed node "
                                               f"{a.node_id}: {u} of {cap} allocated")
-            elif snap.queues and (over := queue_over(snap, queue_used, a.app_id, more)) is not None:
+            elif snap.queues and (over := queue_limit.over(snap, queue_used, a.app_id, more)) is not None:
                 problem = RejectCode.QUEUE_MAX, over
             else:
-                for path in _queue_paths(snap, snap.apps[a.app_id].queue, queue_used):
+                for path in queue_limit.paths(snap, snap.apps[a.app_id].queue, queue_used):
                     queue_used[path] = queue_used[path] + more
                 used[a.node_id] = after
                 granted[(a.app_id, a.priority)] = granted.get((a.app_id, a.priority), 0) + a.count
@@ -166,40 +166,6 @@ def _assignment_problem(
                 f"{total} containers for {a.app_id} priority {a.priority}, only {req.count} requested")
     if not req.relax_locality and not _locality_allows(snap, a):
         return RejectCode.LOCALITY, f"{a.app_id} priority {a.priority} does not relax locality to {a.node_id}"
-    return None
-
-
-def _queue_usage(snap: ClusterSnapshot) -> dict[str, Resources]:
-    """What each queue of the tree holds, by path: a parent holds what its leaves do."""
-    used = {q.path: ZERO for q in snap.queues.values()}
-    for q in snap.queues.values():
-        if q.leaf and (held := snap.queue_allocated.get(q.name)) is not None:
-            for path in _queue_paths(snap, q.name, used):
-                used[path] = used[path] + held
-    return used
-
-
-def _queue_paths(snap: ClusterSnapshot, queue: str, used: Mapping[str, Resources]) -> list[str]:
-    """The path of leaf `queue` and its ancestors' (none for a queue not in the tree)."""
-    leaf = snap.queues.get(queue)
-    if leaf is None:
-        return []
-    parts = leaf.path.split(".")
-    return [p for i in range(len(parts), 0, -1) if (p := ".".join(parts[:i])) in used]
-
-
-def queue_over(snap: ClusterSnapshot, used: Mapping[str, Resources], app_id: AppId, more: Resources) -> str | None:
-    """Why `more` for `app_id` would take its queue or an ancestor past its maximum capacity, or None.
-
-    Memory only: the shim compares with the scheduler's calculator and has the last word (DefaultResourceCalculator,
-    CapacityScheduler's default, compares memory alone too).
-    """
-    by_path = {q.path: q for q in snap.queues.values()}
-    for path in _queue_paths(snap, snap.apps[app_id].queue, used):
-        q, after = by_path[path], used[path] + more
-        if after.memory_mb > q.max_resources.memory_mb:
-            return (f"{more} for {app_id} would take queue {path} to {after.memory_mb} MB, past its maximum "
-                    f"{q.max_resources.memory_mb} MB ({q.abs_max_capacity:.0%} of the cluster)")
     return None
 
 
@@ -274,7 +240,7 @@ class Engine:
         if snap.inactive:
             held = held | snap.inactive  # the scheduler's own AM limit (CapacityScheduler's activation)
         try:
-            decision = self.policy.decide(am_limit.without(snap, held), node_id)
+            decision = self.policy.decide(queue_limit.within(am_limit.without(snap, held)), node_id)
         except Exception:  # a policy bug must not stop the scheduler; it is logged and counted
             self.stats["policy_errors"] += 1
             log.exception("policy %s failed on node %s; deciding nothing", self.policy.name, node_id)

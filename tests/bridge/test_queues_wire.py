@@ -18,7 +18,7 @@ from yarnctl.bridge.mirror import Mirror
 from yarnctl.bridge.wire import WireError, parse_request
 from yarnctl.engine import Engine, validate
 from yarnctl.model import Assignment, Decision, Kill, Queue, RejectCode, Resources
-from yarnctl.policies import make_policy
+from yarnctl.policies import make_policy, queue_limit
 
 # root; a (70%, up to 100%); b (30%, up to 40%: 6,144 MB of the fixture's 16 GB in whole GBs)
 QUEUES = [["root", "root", "", 0, 1, 1.0, 1.0, 1.0, 1.0, 100, 1.0, 16384, 16],
@@ -98,3 +98,19 @@ def test_past_the_queue_maximum_is_refused_unless_a_kill_in_the_same_decision_ma
     freed = snap.containers[C1].resource.memory_mb // 1024  # the AM's 2 GB, killed first, as the shim does
     ok = validate(snap, Decision((Assignment(APP1, 20, node, room + freed),), kills=(Kill(C1),)), node)
     assert ok.rejected == ()
+
+
+def test_policies_see_asks_capped_at_their_queues_room_so_a_queue_blind_one_is_not_refused() -> None:
+    req = _full()
+    # app1 (queue default: 6,144 MB at most, 3,072 held) wants eight 1 GB maps and a 4 GB reduce
+    req["asks"] = [[APP1, 10, 4096, 1, 1, 1, []], [APP1, 20, 1024, 1, 8, 1, [["n2", 8, 1]]]]
+    snap = _mirror(req).snapshot(0)
+    seen = queue_limit.within(snap)
+    assert [(r.priority, r.resource_name, r.count) for r in seen.asks[APP1]] == [(20, "*", 3), (20, "n2", 8)]
+    assert snap.asks[APP1][0].count == 1  # the real snapshot keeps the real asks
+    result = Engine(make_policy("fifo")).decide(snap, "n2:45454")
+    assert result.rejected == ()
+    assert [(a.app_id, a.priority, a.count) for a in result.accepted.assignments] == [(APP1, 20, 3)]
+    # without the cap fifo asks for what fits the node, and the validator refuses the whole row
+    blind = validate(snap, make_policy("fifo").decide(snap, "n2:45454"), "n2:45454")
+    assert {r.code for r in blind.rejected} == {RejectCode.QUEUE_MAX}

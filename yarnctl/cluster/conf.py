@@ -29,6 +29,9 @@ NATIVE_SCHEDULERS = {
     "fair": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
 }
 SHIM_SCHEDULER = "io.yarnctl.shim.YarnctlScheduler"
+# the scheduler the shim extends: FifoScheduler (the default), or CapacityScheduler with the operator's queue
+# tree, ACLs and queue metrics from capacity-scheduler.xml (docs/design/queues.md)
+SHIM_HOSTS = {"fifo": SHIM_SCHEDULER, "capacity": "io.yarnctl.shim.YarnctlCapacityScheduler"}
 
 # every container JVM YARN lets us configure (MR AM and tasks) gets these; see docker/bin/yarnctl-daemon
 CONTAINER_JAVA_OPTS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "
@@ -183,6 +186,8 @@ class ClusterConf:
     jhs_host: str | None = None
     nm_host: str | None = None   # the NodeManager's own host name (its conf dir only)
     yarn_site: Mapping[str, str] = field(default_factory=dict)  # set in every conf dir's yarn-site.xml
+    shim_on: str = "fifo"  # the shim's host scheduler (SHIM_HOSTS)
+    capacity_site: Mapping[str, str] = field(default_factory=dict)  # set in capacity-scheduler.xml
     # the file system jobs use (fs.defaultFS) and the dir on it holding MapReduce staging and job history
     # (default: `dir`); HDFS (hdfs-site.xml) serves it in docker only, the local cluster stays on file:///
     default_fs: str = "file:///"
@@ -195,7 +200,10 @@ class ClusterConf:
     @property
     def scheduler_class(self) -> str:
         if self.native is None:
-            return SHIM_SCHEDULER
+            try:
+                return SHIM_HOSTS[self.shim_on]
+            except KeyError:
+                raise ClusterError(f"unknown shim host {self.shim_on!r}; valid: {', '.join(SHIM_HOSTS)}") from None
         try:
             return NATIVE_SCHEDULERS[self.native]
         except KeyError:
@@ -237,9 +245,12 @@ def render_conf_dir(templates: Path, out: Path, conf: ClusterConf, nm: NodeManag
             text = merge(text, render(_read(frag), values, str(frag)))
         if nm is None and name == "yarn-site.xml" and conf.native is None:
             frag = templates / "yarn-site.shim.xml"
-            text = set_values(merge(text, _read(frag)), conf.shim)
+            text = set_values(merge(text, _read(frag)),
+                              {"yarn.resourcemanager.scheduler.class": conf.scheduler_class, **conf.shim})
         if name == "yarn-site.xml" and conf.yarn_site:
             text = set_values(text, conf.yarn_site)
+        if name == "capacity-scheduler.xml" and conf.capacity_site:
+            text = set_values(text, conf.capacity_site)
         (out / name).write_text(text)
     return out
 

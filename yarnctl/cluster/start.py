@@ -19,7 +19,7 @@ from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
 from yarnctl.cluster.conf import (
-    NATIVE_SCHEDULERS, RM_ADDRESS_KEYS, ClusterConf, NodeManagerConf, ha_site, recovery_site, render_conf_dir,
+    NATIVE_SCHEDULERS, RM_ADDRESS_KEYS, SHIM_HOSTS, ClusterConf, NodeManagerConf, ha_site, recovery_site, render_conf_dir,
 )
 from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
 from yarnctl.cluster.info import (
@@ -58,19 +58,23 @@ class Startup:
            nm_memory_mb: int = 4096, nm_vcores: int = 4, deadline_ms: int | None = None,
            token_file: Path | None = None, heartbeat_ms: int = 1000, serve_args: Sequence[str] = (),
            timeout_s: float = 180.0, recovery: bool = False, ha: bool = False,
-           yarn_site: Mapping[str, str] | None = None) -> ClusterInfo:
+           yarn_site: Mapping[str, str] | None = None, shim_on: str = "fifo",
+           capacity_site: Mapping[str, str] | None = None) -> ClusterInfo:
         """Start the policy server (shim on), the RM and `nodes` NMs; return once every NM is RUNNING.
 
         `native` (fifo|capacity|fair) runs a stock scheduler and no policy server; otherwise the shim
         runs `policy`. `recovery` turns on work-preserving RM restart (see `restart_rm`). `ha` starts
         ZooKeeper and two RMs (rm1, rm2), each with its own policy server, that elect the active one
         and share their state there (see `failover`). `yarn_site` properties go into every conf dir
-        last. On any failure everything started so far is stopped and ClusterError names the log to read.
+        last, `capacity_site` ones into capacity-scheduler.xml. `shim_on` is the scheduler the shim
+        extends: fifo, or capacity (the queue tree of capacity-scheduler.xml). On any failure everything started so far is stopped and ClusterError names the log to read.
         """
         if nodes < 1:
             raise ClusterError(f"--nodes must be at least 1, got {nodes}")
         if native is not None and native not in NATIVE_SCHEDULERS:
             raise ClusterError(f"unknown native scheduler {native!r}; valid: {', '.join(NATIVE_SCHEDULERS)}")
+        if shim_on not in SHIM_HOSTS:
+            raise ClusterError(f"unknown shim host {shim_on!r}; valid: {', '.join(SHIM_HOSTS)}")
         if native is None and not policy:
             raise ClusterError("give a policy for the shim (--policy) or a stock scheduler (--native)")
         if nm_memory_mb < 1024 or nm_vcores < 1:
@@ -104,7 +108,8 @@ class Startup:
                            rm_scheduler_port=rm_ports["scheduler"], rm_tracker_port=rm_ports["tracker"],
                            rm_admin_port=rm_ports["admin"], rm_webapp_port=rm_ports["webapp"],
                            nm_memory_mb=nm_memory_mb, nm_vcores=nm_vcores, nm_heartbeat_ms=heartbeat_ms,
-                           native=native, shim=shim_values if shim else {}, jhs_port=jhs_ports["jhs"],
+                           native=native, shim=shim_values if shim else {}, shim_on=shim_on,
+                           capacity_site=dict(capacity_site or {}), jhs_port=jhs_ports["jhs"],
                            jhs_webapp_port=jhs_ports["webapp"], jhs_admin_port=jhs_ports["admin"],
                            yarn_site={**(ha_site(host, zk_port, {"rm1": rm_ports, "rm2": rm2_ports}) if ha
                                          else recovery_site(self.dir) if recovery else {}), **(yarn_site or {})})
