@@ -2,8 +2,10 @@
 
 One real Hadoop 2.7.7 cluster for the module, policy fifo, two 4 GB NodeManagers, and this
 capacity-scheduler.xml: `a` 70% (up to 100%), `b` 30% (up to 50%: 4 GB), `c` STOPPED; nobody may
-submit at the root, anyone to `a` and `c`, only alice to `b` (`yarn.acl.enable` true). Every
-submission goes through Hadoop's own clients; what they print is CapacityScheduler's own wording.
+submit at the root, anyone to `a` and `c`, only alice and carol to `b` (`yarn.acl.enable` true).
+Every submission goes through Hadoop's own clients; what they print is CapacityScheduler's own
+wording. Each user submits once: on file:// a second job of one user finds the staging directory its
+first created, owned by the real (root) user, and MapReduce's ownership check refuses it.
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ TREE = {CS + "root.queues": "a,b,c", CS + "root.a.capacity": "70", CS + "root.b.
         CS + "root.b.maximum-capacity": "50", CS + "root.c.capacity": "0", CS + "root.c.state": "STOPPED",
         CS + "maximum-am-resource-percent": "0.5",
         CS + "root.acl_submit_applications": " ", CS + "root.acl_administer_queue": " ",
-        CS + "root.a.acl_submit_applications": "*", CS + "root.b.acl_submit_applications": "alice",
+        CS + "root.a.acl_submit_applications": "*", CS + "root.b.acl_submit_applications": "alice,carol",
         CS + "root.c.acl_submit_applications": "*"}
 QUEUE_CLI = "org.apache.hadoop.yarn.client.cli.QueueCLI"
 MAPRED_QUEUE = "org.apache.hadoop.mapred.JobQueueClient"
 RMADMIN = "org.apache.hadoop.yarn.client.cli.RMAdminCLI"
-APPLICATION = "org.apache.hadoop.yarn.client.cli.ApplicationCLI"
+APPLICATION = "org.apache.hadoop.yarn.client.cli.ApplicationCLI"  # `yarn application`: the title goes first
 MEMORY = ["-Dyarn.app.mapreduce.am.resource.mb=1024", "-Dmapreduce.map.memory.mb=1024",
           "-Dmapreduce.reduce.memory.mb=1024", "-Dmapreduce.map.java.opts=-Xmx256m",
           "-Dmapreduce.reduce.java.opts=-Xmx256m"]
@@ -118,7 +120,10 @@ def test_a_job_stays_within_its_queue_and_every_view_shows_the_tree(cluster: Loc
     assert trees and ["b", "root.b", "root", 1, 1, 0.3, 0.5, 0.3, 0.5, 100, 1.0, 4096] == trees[-1][2][:12]
     status = json.loads((cluster.info().dir / "serve-status.json").read_text())
     assert status["assigned"] >= 8
-    m = _queue_metrics(cluster, "b")
+    deadline = time.monotonic() + 60
+    while (m := _queue_metrics(cluster, "b"))["AllocatedMB"] or m["AppsRunning"]:  # the AM's container ends last
+        assert time.monotonic() < deadline, m
+        time.sleep(0.5)
     assert (m["AppsCompleted"], m["AppsRunning"], m["AllocatedMB"]) == (1, 0, 0)
     assert m["AggregateContainersAllocated"] >= 8
 
@@ -158,7 +163,7 @@ def test_moving_then_killing_an_app_moves_then_releases_its_queue_usage(cluster:
     client = subprocess.Popen(
         cluster.client_command(["-Dmapreduce.job.queuename=b", *MEMORY, "-m", "1", "-r", "0", "-mt", "120000"],
                                "sleep"),
-        env={**cluster.client_env(), "HADOOP_USER_NAME": "alice"}, cwd=cluster.info().dir, text=True,
+        env={**cluster.client_env(), "HADOOP_USER_NAME": "carol"}, cwd=cluster.info().dir, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
@@ -166,14 +171,14 @@ def test_moving_then_killing_an_app_moves_then_releases_its_queue_usage(cluster:
             assert time.monotonic() < deadline, "the job never ran in b"
             time.sleep(0.5)
         [app] = [a["id"] for a in _get(cluster, "/ws/v1/cluster/apps?states=RUNNING")["apps"]["app"]]
-        moved = _run(cluster, APPLICATION, ["-movetoqueue", app, "-queue", "a"])
+        moved = _run(cluster, APPLICATION, ["application", "-movetoqueue", app, "-queue", "a"])
         assert moved.returncode == 0, moved.stderr[-2000:]
         tree = _queues(cluster)
         assert tree["b"]["resourcesUsed"]["memory"] == 0 and tree["a"]["resourcesUsed"]["memory"] >= 2048
         reqs = _requests(cluster)
         assert [row[1] for r in reqs for row in r.get("apps", []) if row[0] == app][-1] == "a"
 
-        killed = _run(cluster, APPLICATION, ["-kill", app])
+        killed = _run(cluster, APPLICATION, ["application", "-kill", app])
         assert killed.returncode == 0, killed.stderr[-2000:]
         deadline = time.monotonic() + 60
         while _queues(cluster)["a"]["resourcesUsed"]["memory"] > 0:
