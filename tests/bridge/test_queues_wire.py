@@ -114,3 +114,14 @@ def test_policies_see_asks_capped_at_their_queues_room_so_a_queue_blind_one_is_n
     # without the cap fifo asks for what fits the node, and the validator refuses the whole row
     blind = validate(snap, make_policy("fifo").decide(snap, "n2:45454"), "n2:45454")
     assert {r.code for r in blind.rejected} == {RejectCode.QUEUE_MAX}
+
+
+def test_the_capacity_policy_takes_its_queues_from_the_tree_unless_its_parameters_name_them() -> None:
+    from yarnctl.policies.capacity import Capacity, CapacityConfig, CapacityQueue
+
+    snap = _mirror(_full()).snapshot(0)
+    confs = Capacity()._queue_confs(snap)
+    assert confs["default"] == CapacityQueue(30.0, 40.0, 1.0, 100.0)
+    assert confs["a"] == CapacityQueue(70.0, 100.0, 2.0, 50.0)
+    overridden = Capacity(CapacityConfig(queues={"default": CapacityQueue(50.0, 60.0)}))._queue_confs(snap)
+    assert overridden["default"] == CapacityQueue(50.0, 60.0) and overridden["a"] == confs["a"]

@@ -42,7 +42,11 @@ class CapacityQueue:
 
 @dataclass(frozen=True, slots=True)
 class CapacityConfig:
-    """CapacityScheduler parameters; unlisted queues share what listed ones leave, equally."""
+    """CapacityScheduler parameters; unlisted queues share what listed ones leave, equally.
+
+    Under a scheduler with queues the leaves of its tree (`ClusterSnapshot.queues`) are listed first, with
+    their absolute capacities, maximum capacities and user limits; `queues` here overrides them by name.
+    """
 
     queues: Mapping[str, CapacityQueue] = field(default_factory=lambda: MappingProxyType({}))
     max_am_resource_percent: float = 0.1  # yarn.scheduler.capacity.maximum-am-resource-percent
@@ -63,7 +67,12 @@ class Capacity(PolicyBase):
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
 
     def _queue_confs(self, snap: ClusterSnapshot) -> dict[str, CapacityQueue]:
-        confs = dict(self.config.queues)
+        # the scheduler's own tree when it has one (the shim on CapacityScheduler), its leaves' absolute
+        # shares; queues named in the parameters override it
+        confs = {q.name: CapacityQueue(100.0 * q.abs_capacity, 100.0 * q.abs_max_capacity, q.user_limit_factor,
+                                       float(q.user_limit_percent))
+                 for q in snap.queues.values() if q.leaf} if snap.queues else {}
+        confs.update(self.config.queues)
         unlisted = sorted({a.queue for a in snap.apps.values()} - set(confs))
         if unlisted:
             left = max(0.0, 100.0 - sum(q.capacity for q in confs.values()))
