@@ -125,3 +125,23 @@ def test_the_capacity_policy_takes_its_queues_from_the_tree_unless_its_parameter
     assert confs["a"] == CapacityQueue(70.0, 100.0, 2.0, 50.0)
     overridden = Capacity(CapacityConfig(queues={"default": CapacityQueue(50.0, 60.0)}))._queue_confs(snap)
     assert overridden["default"] == CapacityQueue(50.0, 60.0) and overridden["a"] == confs["a"]
+
+
+def test_the_exporter_shows_each_queue_held_and_its_maximum() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from yarnctl.bridge.service import PolicyService
+    from yarnctl.metrics import ServeCollector
+
+    service = PolicyService(make_policy("fifo"))
+    service.decide(json.dumps(_full()))
+    registry = CollectorRegistry()
+    registry.register(ServeCollector(service))
+    lines = dict(line.rsplit(" ", 1) for line in generate_latest(registry).decode().splitlines()
+                 if line.startswith("yarnctl_queue_"))
+    # app1's 2 GB AM and 1 GB map, in default: the last decided snapshot, before its own answer lands
+    assert float(lines['yarnctl_queue_allocated_bytes{queue="default"}']) == 3 << 30
+    assert float(lines['yarnctl_queue_allocated_bytes{queue="a"}']) == 0
+    assert float(lines['yarnctl_queue_max_bytes{queue="default"}']) == 6144 << 20
+    assert float(lines['yarnctl_queue_max_bytes{queue="a"}']) == 16384 << 20
+    assert 'yarnctl_queue_max_bytes{queue="root"}' not in lines  # leaves only

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -134,6 +135,9 @@ def test_a_job_stays_within_its_queue_and_every_view_shows_the_tree(cluster: Loc
     tree = _queues(cluster)
     assert sorted(tree) == ["a", "b", "c"] and tree["c"]["state"] == "STOPPED"
     assert (tree["a"]["capacity"], tree["b"]["maxCapacity"]) == (70.0, 50.0)
+    screen = subprocess.run([sys.executable, "-m", "yarnctl.cli.main", "status", "--rm", cluster.info().rm_url],
+                            text=True, capture_output=True, timeout=60).stdout
+    assert re.search(r"^\s+b\s+30%\s+\S+\s+50%", screen, re.M), screen  # `yarnctl status`: under root, 30% up to 50%
 
 
 def _write_tree(lc: LocalCluster, values: dict[str, str]) -> None:

@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 import yarnctl
 from yarnctl.bridge.service import BUCKETS_US
-from yarnctl.model import Locality, RejectCode
+from yarnctl.model import ZERO, Locality, RejectCode
 
 if TYPE_CHECKING:
     from yarnctl.bridge.service import PolicyService
@@ -34,6 +34,8 @@ METRIC_NAMES: tuple[str, ...] = (
     "yarnctl_bridge_last_call_age_seconds", "yarnctl_bridge_up", "yarnctl_cluster_capacity_bytes",
     "yarnctl_cluster_allocated_bytes", "yarnctl_cluster_capacity_vcores", "yarnctl_cluster_allocated_vcores",
     "yarnctl_nodes", "yarnctl_apps", "yarnctl_pending_containers", "yarnctl_policy_tune_errors_total",
+    # per queue: what its apps hold, and (under a scheduler with queues) the most it may hold
+    "yarnctl_queue_allocated_bytes", "yarnctl_queue_max_bytes",
     # with a control loop (serve --rm)
     "yarnctl_control_loop_stale", "yarnctl_control_loop_age_seconds", "yarnctl_control_loop_polls_total",
     "yarnctl_control_loop_duration_seconds", "yarnctl_cluster_used_bytes", "yarnctl_cluster_used_vcores",
@@ -178,6 +180,10 @@ class ServeCollector(Collector):
         }
         apps = GaugeMetricFamily("yarnctl_apps", "Apps holding containers (running) or only asking (pending).",
                                  labels=["state"])
+        queue_held = GaugeMetricFamily("yarnctl_queue_allocated_bytes", "Memory the apps of a queue hold.",
+                                       labels=["queue"])
+        queue_max = GaugeMetricFamily("yarnctl_queue_max_bytes", "Memory a queue may hold at most: its maximum "
+                                      "capacity, or the cluster's without a queue tree.", labels=["queue"])
         if snap is not None:
             mem = vcores = 0
             for node in snap.nodes.values():
@@ -194,8 +200,16 @@ class ServeCollector(Collector):
             pending = sum(1 for a in snap.apps if a not in snap.app_allocated and a in snap.asks)
             apps.add_metric(["running"], running)
             apps.add_metric(["pending"], pending)
+            # the scheduler's leaves, or without a tree (FifoScheduler) its one queue, plus what apps name
+            leaves = {q.name: q.max_resources for q in snap.queues.values() if q.leaf} or {"default": snap.capacity}
+            for q in sorted(set(leaves) | set(snap.queue_allocated) | {a.queue for a in snap.apps.values()}):
+                queue_held.add_metric([q], snap.queue_allocated.get(q, ZERO).memory_mb * MIB)
+                # a queue outside the tree (FifoScheduler's) may take the whole cluster
+                queue_max.add_metric([q], leaves.get(q, snap.capacity).memory_mb * MIB)
         yield from fams.values()
         yield apps
+        yield queue_held
+        yield queue_max
 
 
 def _tuning_key(key: str) -> tuple[str, dict[str, str]] | None:
