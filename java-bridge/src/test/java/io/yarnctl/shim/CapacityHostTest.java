@@ -44,6 +44,17 @@ public class CapacityHostTest {
     }
   }
 
+  /** Leaves a (70%) and b (30%, up to 40%) under root, with this maximum-am-resource-percent. */
+  private static Configuration twoQueues(String amPercent) {
+    Configuration conf = ShimHarness.conf();
+    conf.set("yarn.scheduler.capacity.root.queues", "a,b");
+    conf.set("yarn.scheduler.capacity.root.a.capacity", "70");
+    conf.set("yarn.scheduler.capacity.root.b.capacity", "30");
+    conf.set("yarn.scheduler.capacity.root.b.maximum-capacity", "40");
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", amPercent);
+    return conf;
+  }
+
   private static void assertRefused(Configuration conf, String property) throws Exception {
     try {
       ShimHarness.startCapacity(null, conf).stop();
@@ -105,12 +116,7 @@ public class CapacityHostTest {
 
   @Test
   public void whenPythonFailsCapacitySchedulersOwnPassDecidesWithinTheQueueLimits() throws Exception {
-    Configuration conf = ShimHarness.conf();
-    conf.set("yarn.scheduler.capacity.root.queues", "a,b");
-    conf.set("yarn.scheduler.capacity.root.a.capacity", "70");
-    conf.set("yarn.scheduler.capacity.root.b.capacity", "30");
-    conf.set("yarn.scheduler.capacity.root.b.maximum-capacity", "40");
-    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
+    Configuration conf = twoQueues("1.0");
     final int[] calls = {0};
     h = ShimHarness.startCapacity(new PolicyService() {
       @Override
@@ -220,12 +226,7 @@ public class CapacityHostTest {
 
   @Test
   public void aDecisionTakingAQueuePastItsMaximumIsRefusedAsQueueMax() throws Exception {
-    Configuration conf = ShimHarness.conf();
-    conf.set("yarn.scheduler.capacity.root.queues", "a,b");
-    conf.set("yarn.scheduler.capacity.root.a.capacity", "70");
-    conf.set("yarn.scheduler.capacity.root.b.capacity", "30");
-    conf.set("yarn.scheduler.capacity.root.b.maximum-capacity", "40");
-    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
+    Configuration conf = twoQueues("1.0");
     final int[] count = {7};
     ScriptedPolicy policy = new ScriptedPolicy();
     policy.next = new ScriptedPolicy.Answer() {
@@ -256,15 +257,10 @@ public class CapacityHostTest {
 
   @Test
   public void theWireCarriesTheQueueTreeAndEachAppsActivation() throws Exception {
-    Configuration conf = ShimHarness.conf();
-    conf.set("yarn.scheduler.capacity.root.queues", "a,b");
-    conf.set("yarn.scheduler.capacity.root.a.capacity", "70");
-    conf.set("yarn.scheduler.capacity.root.b.capacity", "30");
-    conf.set("yarn.scheduler.capacity.root.b.maximum-capacity", "40");
+    Configuration conf = twoQueues("0.1");
     conf.set("yarn.scheduler.capacity.root.b.state", "STOPPED");
     conf.set("yarn.scheduler.capacity.root.a.minimum-user-limit-percent", "50");
     conf.set("yarn.scheduler.capacity.root.a.user-limit-factor", "2");
-    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.1");
     ScriptedPolicy policy = new ScriptedPolicy();
     h = ShimHarness.startCapacity(policy, conf);
     h.addNode("n1", 1, "/r1", 8192, 8);
