@@ -60,6 +60,10 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.state = ClusterState(self.min_alloc)
         for nd in self.nodes:
             self.state.put_node(nd.id, nd.rack, nd.capacity, nd.capacity)
+        if spec.queues:
+            # the tree's maximums are of the cluster as it starts, as CapacityScheduler computes them until a node
+            # joins or leaves (a policy's resizes do not change them)
+            self.state.set_queues(spec.queues)
         self.registered = self.state.capacity  # what utilisation is measured against; resizes change the store's
         self.physical = sum((nd.physical for nd in self.nodes), Resources(0, 0))
         self.jobs: dict[str, _Job] = {}

@@ -6,10 +6,11 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from yarnctl.model import MAP_PRIORITY, REDUCE_PRIORITY, Resources
+from yarnctl.model import MAP_PRIORITY, REDUCE_PRIORITY, Queue, Resources
 from yarnctl.sim import mr_am, spark_am
 from yarnctl.sim.workload.distributions import distribution
 from yarnctl.sim.workload.reader import Reader, show as _show
+from yarnctl.sim.workload.queues import QueueSpec, TreeError, tree
 from yarnctl.sim.workload.spark import spark_stages
 from yarnctl.sim.workload.types import (
     DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Startup, Usage, Workload, normalize,
@@ -66,6 +67,8 @@ class Parser:
             paths.extend(f"generate[{i}] (job {j.id})" for j in generated)
         if not jobs:
             raise r.fail("jobs", "the workload has no jobs (give `jobs` or `generate`)")
+        if cluster.queues:
+            self.check_queues(jobs, paths, cluster.queues)
         seen: dict[str, str] = {}
         for j, p in zip(jobs, paths):
             if j.id in seen:
@@ -82,11 +85,21 @@ class Parser:
             origin=r.source,
         )
 
+    def check_queues(self, jobs: list[JobSpec], paths: list[str], queues: tuple[Queue, ...]) -> None:
+        """Every job names a RUNNING leaf of the tree, or the workload is refused as CapacityScheduler refuses."""
+        by_name = {q.name: q for q in queues}
+        for j, p in zip(jobs, paths):
+            q = by_name.get(j.queue)
+            why = ("is not in cluster.queues" if q is None else "is not a leaf queue" if not q.leaf
+                   else "is STOPPED" if not q.running else None)
+            if why:
+                raise self.r.fail(p, f"job {j.id} names queue {j.queue!r}, which {why}")
+
     def cluster(self, raw: Any) -> ClusterSpec:
         r = self.r
         c = r.mapping(raw, "cluster")
         r.keys(c, "cluster", {"nodes", "racks", "node", "physical", "heartbeat_s", "min_allocation", "groups",
-                              "startup"})
+                              "startup", "queues"})
         heartbeat = r.number(c.get("heartbeat_s", 1.0), "cluster.heartbeat_s", strict=True)
         min_alloc = (r.resources(c["min_allocation"], "cluster.min_allocation")
                      if "min_allocation" in c else Resources(1024, 1))
@@ -120,7 +133,35 @@ class Parser:
             for _ in range(count):
                 i = len(nodes)
                 nodes.append(NodeSpec(f"n{i + 1:04d}", rack or f"r{i % racks + 1:02d}", cap, phys))
-        return ClusterSpec(tuple(nodes), heartbeat, min_alloc, self.startup(c.get("startup")))
+        capacity = sum((n.capacity for n in nodes), Resources(0, 0))
+        return ClusterSpec(tuple(nodes), heartbeat, min_alloc, self.startup(c.get("startup")),
+                           self.queues(c.get("queues"), capacity, min_alloc))
+
+    def queues(self, raw: Any, capacity: Resources, min_alloc: Resources) -> tuple[Queue, ...]:
+        if raw is None:
+            return ()
+        r = self.r
+        if not isinstance(raw, list) or not raw:
+            raise r.fail("cluster.queues", f"expected a non-empty list of queues, got {_show(raw)}")
+        specs = []
+        for i, q in enumerate(raw):
+            p = f"cluster.queues[{i}]"
+            q = r.mapping(q, p)
+            r.keys(q, p, {"path", "capacity", "max_capacity", "state", "user_limit_percent", "user_limit_factor"})
+            for k in ("path", "capacity"):
+                if k not in q:
+                    raise r.fail(f"{p}.{k}", "missing")
+            state = r.string(q.get("state", "RUNNING"), f"{p}.state").upper()
+            if state not in ("RUNNING", "STOPPED"):
+                raise r.fail(f"{p}.state", f"expected RUNNING or STOPPED, got {_show(state)}")
+            specs.append(QueueSpec(r.string(q["path"], f"{p}.path"), r.number(q["capacity"], f"{p}.capacity"),
+                                   r.number(q.get("max_capacity", 100.0), f"{p}.max_capacity"), state == "RUNNING",
+                                   r.integer(q.get("user_limit_percent", 100), f"{p}.user_limit_percent"),
+                                   r.number(q.get("user_limit_factor", 1.0), f"{p}.user_limit_factor")))
+        try:
+            return tree(specs, capacity, min_alloc)
+        except TreeError as e:
+            raise r.fail(e.where, e.problem) from None
 
     def startup(self, raw: Any) -> Startup:
         if raw is None:

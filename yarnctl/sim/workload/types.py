@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from yarnctl.sim.mr_am import MRAMConfig
 from yarnctl.sim.spark_am import SparkConfig
-from yarnctl.model import Resources
+from yarnctl.model import Queue, Resources
 
 DEFAULT_AM = Resources(1536, 1)  # yarn.app.mapreduce.am.resource.mb / .cpu-vcores
 
@@ -48,6 +48,7 @@ class ClusterSpec:
     heartbeat_s: float = 1.0
     min_allocation: Resources = Resources(1024, 1)
     startup: Startup = Startup()
+    queues: tuple[Queue, ...] = ()  # the scheduler's queue tree (cluster.queues; none: no tree, as FifoScheduler)
 
 
 @dataclass(frozen=True, slots=True)

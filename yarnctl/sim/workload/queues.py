@@ -1,0 +1,91 @@
+"""A workload's queue tree (`cluster.queues`), checked as CapacityScheduler checks capacity-scheduler.xml.
+
+Each entry names a queue by its path under `root` with its capacity and maximum capacity in percent
+of its parent (CapacityScheduler's `capacity`, `maximum-capacity`), and optionally `state`
+(RUNNING/STOPPED), `user_limit_percent` and `user_limit_factor`. Parents are the entries other
+entries sit under; the siblings under each parent must add up to 100% (0.05% slack, as
+ParentQueue.setChildQueues allows). The simulator then gives policies the same `ClusterSnapshot.queues`
+the shim on CapacityScheduler sends, so a simulated run and a live one share one tree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from yarnctl.model import Queue, Resources
+
+SUM_SLACK = 0.05  # percent: CapacitySchedulerConfiguration.getNonLabeledQueueCapacity's tolerance
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSpec:
+    """One declared queue: shares in percent of its parent."""
+
+    path: str
+    capacity: float
+    max_capacity: float = 100.0
+    running: bool = True
+    user_limit_percent: int = 100
+    user_limit_factor: float = 1.0
+
+
+class TreeError(ValueError):
+    """A queue tree CapacityScheduler would refuse; `where` names the entry."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.where, self.problem = where, problem
+        super().__init__(f"{where}: {problem}")
+
+
+def tree(specs: Sequence[QueueSpec], capacity: Resources, min_allocation: Resources) -> tuple[Queue, ...]:
+    """The tree of `specs` (root first, then by path) on a cluster of `capacity`, or TreeError."""
+    by_path = {"root": QueueSpec("root", 100.0)}
+    for i, s in enumerate(specs):
+        where = f"cluster.queues[{i}]"
+        parent, _, name = s.path.rpartition(".")
+        if not s.path.startswith("root.") or not name:
+            raise TreeError(where, f"expected a path under root such as root.a, got {s.path!r}")
+        if s.path in by_path:
+            raise TreeError(where, f"{s.path} is declared twice")
+        if not 0 <= s.capacity <= 100 or not 0 < s.max_capacity <= 100 or s.max_capacity < s.capacity:
+            raise TreeError(where, f"capacity {s.capacity:g} and max_capacity {s.max_capacity:g} must satisfy "
+                                   "0 <= capacity <= max_capacity <= 100 (percent of the parent)")
+        by_path[s.path] = s
+    names: dict[str, str] = {}
+    children: dict[str, list[QueueSpec]] = {}
+    for i, s in enumerate(specs):
+        parent, _, name = s.path.rpartition(".")
+        if parent not in by_path:
+            raise TreeError(f"cluster.queues[{i}]", f"its parent {parent} is not declared")
+        if name in names:  # Hadoop 2.7 keys every queue by its short name
+            raise TreeError(f"cluster.queues[{i}]", f"queue name {name!r} is also {names[name]}")
+        names[name] = s.path
+        children.setdefault(parent, []).append(s)
+    for parent, kids in children.items():
+        total = sum(k.capacity for k in kids)
+        if abs(total - 100.0) > SUM_SLACK:
+            raise TreeError("cluster.queues", f"the capacities under {parent} add up to {total:g}%, not 100%")
+    out: list[Queue] = []
+    for path in sorted(by_path, key=lambda p: (p != "root", p)):
+        s = by_path[path]
+        abs_cap = abs_max = 1.0
+        prefix = ""
+        for part in path.split(".")[1:]:
+            prefix = f"{prefix}.{part}" if prefix else f"root.{part}"
+            q = by_path[prefix]
+            abs_cap *= q.capacity / 100.0
+            abs_max *= q.max_capacity / 100.0
+        out.append(Queue(path.rpartition(".")[2], path, path.rpartition(".")[0] or None, path not in children, s.running,
+                         s.capacity / 100.0, s.max_capacity / 100.0, abs_cap, abs_max, s.user_limit_percent,
+                         s.user_limit_factor, max_resources(capacity, abs_max, min_allocation)))
+    return tuple(out)
+
+
+def max_resources(capacity: Resources, share: float, min_allocation: Resources) -> Resources:
+    """`share` of `capacity` rounded down to whole minimum allocations, as Resources.multiplyAndNormalizeDown."""
+    def down(x: int, step: int) -> int:
+        v = math.floor(x * share + 1e-9)
+        return v - v % step if step > 0 else v
+    return Resources(down(capacity.memory_mb, min_allocation.memory_mb), down(capacity.vcores, min_allocation.vcores))
