@@ -53,6 +53,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         lc.down()
 
 
+@pytest.fixture(scope="module")
+def stock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Stock CapacityScheduler on the same tree: what the shim's messages must equal."""
+    lc = LocalCluster(tmp_path_factory.mktemp("queues-stock") / "c")
+    lc.up(native="capacity", nodes=1, capacity_site=TREE, yarn_site={"yarn.acl.enable": "true"})
+    try:
+        yield lc
+    finally:
+        lc.down()
+
+
 def _run(lc: LocalCluster, main: str, args: list[str], user: str = "root",
          timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**lc.client_env(), "HADOOP_USER_NAME": user}
@@ -90,11 +101,23 @@ def _requests(lc: LocalCluster) -> list[dict[str, Any]]:
     ("b", "bob", r"User bob cannot submit applications to queue root\.b"),
 ], ids=["unknown-queue", "parent-queue", "stopped-queue", "no-submit-acl"])
 def test_a_submission_capacity_scheduler_refuses_fails_with_its_own_message(
-        cluster: LocalCluster, queue: str, user: str, message: str) -> None:
-    p = _run(cluster, "sleep", [f"-Dmapreduce.job.queuename={queue}", *MEMORY, "-m", "1", "-r", "0", "-mt", "100"],
-             user=user, timeout=120)
-    assert p.returncode != 0
-    assert re.search(message, p.stderr), p.stderr[-2000:]
+        cluster: LocalCluster, stock: LocalCluster, queue: str, user: str, message: str) -> None:
+    said = []
+    for lc in (cluster, stock):
+        p = _run(lc, "sleep", [f"-Dmapreduce.job.queuename={queue}", *MEMORY, "-m", "1", "-r", "0", "-mt", "100"],
+                 user=user, timeout=120)
+        m = re.search(message, p.stderr)
+        assert p.returncode != 0 and m, p.stderr[-2000:]
+        said.append(re.sub(r"application_\d+_\d+", "APP", p.stderr[m.start():].splitlines()[0]))
+    assert said[0] == said[1]  # word for word what stock CapacityScheduler says
+
+
+def test_yarn_queue_status_shows_what_stock_capacity_scheduler_shows(cluster: LocalCluster,
+                                                                      stock: LocalCluster) -> None:
+    shown = [[line for line in _run(lc, QUEUE_CLI, ["-status", q]).stdout.splitlines() if " : " in line]
+             for lc in (cluster, stock) for q in ("a", "b", "c")]
+    assert shown[:3] == shown[3:] and len(shown[0]) >= 6, shown  # name, state, capacities, labels
+    assert "\tMaximum Capacity : 50.0%" in shown[1] and "\tState : STOPPED" in shown[2]
 
 
 def test_a_job_stays_within_its_queue_and_every_view_shows_the_tree(cluster: LocalCluster) -> None:
@@ -127,6 +150,15 @@ def test_a_job_stays_within_its_queue_and_every_view_shows_the_tree(cluster: Loc
         time.sleep(0.5)
     assert (m["AppsCompleted"], m["AppsRunning"], m["AllocatedMB"]) == (1, 0, 0)
     assert m["AggregateContainersAllocated"] >= 8
+
+    # and a job in the other leaf
+    small = _run(cluster, "sleep", ["-Dmapreduce.job.queuename=a", *MEMORY, "-m", "1", "-r", "0", "-mt", "500"])
+    assert small.returncode == 0, small.stderr[-2000:]
+    assert cluster.wait_app(app_ids(small.stderr)[-1], timeout_s=60).queue == "a"
+    deadline = time.monotonic() + 60
+    while _queue_metrics(cluster, "a")["AppsCompleted"] < 1:
+        assert time.monotonic() < deadline, _queue_metrics(cluster, "a")
+        time.sleep(0.5)
 
     q = _run(cluster, QUEUE_CLI, ["-status", "b"])
     assert q.returncode == 0 and "Maximum Capacity : 50.0%" in q.stdout and "State : RUNNING" in q.stdout, q.stdout
