@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from yarnctl.model import (
@@ -22,7 +22,6 @@ from yarnctl.model import (
     RejectCode,
     Ask,
     Resources,
-    ZERO,
 )
 from yarnctl.policies import am_limit, queue_limit
 from yarnctl.policies.contract import Estimator, Policy, Tunable, is_tunable

@@ -145,3 +145,15 @@ def test_the_exporter_shows_each_queue_held_and_its_maximum() -> None:
     assert float(lines['yarnctl_queue_max_bytes{queue="default"}']) == 6144 << 20
     assert float(lines['yarnctl_queue_max_bytes{queue="a"}']) == 16384 << 20
     assert 'yarnctl_queue_max_bytes{queue="root"}' not in lines  # leaves only
+
+
+def test_user_limits_capacity_scheduler_does_not_check_are_accepted_and_leaves_win_a_shared_name() -> None:
+    req = _full()
+    # parent root.x and leaf root.z.x share a name (Hadoop 2.7 keeps only leaf names unique); odd user limits
+    req["queues"] = [QUEUES[0], ["x", "root.x", "root", 0, 1, 0.5, 1.0, 0.5, 1.0, 100, 1.0, 16384, 16],
+                     ["y", "root.x.y", "root.x", 1, 1, 1.0, 1.0, 0.5, 1.0, 150, 0.0, 16384, 16],
+                     ["z", "root.z", "root", 0, 1, 0.5, 1.0, 0.5, 1.0, 100, 1.0, 16384, 16],
+                     ["x", "root.z.x", "root.z", 1, 1, 1.0, 1.0, 0.5, 1.0, 100, 1.0, 16384, 16]]
+    snap = _mirror(req).snapshot(0)
+    assert snap.queues["y"].user_limit_percent == 150 and snap.queues["y"].user_limit_factor == 0.0
+    assert snap.queues["x"].path == "root.z.x" and snap.queues["x"].leaf

@@ -12,7 +12,7 @@ import pytest
 
 from yarnctl.engine import Engine
 from yarnctl.errors import WorkloadError
-from yarnctl.model import ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.model import ClusterSnapshot, Decision, NodeId, NodeResize, Resources
 from yarnctl.policies.fifo import Fifo
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import parse_workload
@@ -39,11 +39,11 @@ class _Watching(Fifo):
         return super().decide(snap, node_id)
 
 
-def _peak_b(text: str) -> tuple[int, int]:
+def _peak_b(text: str) -> int:
     policy = _Watching()
     result = SimCluster(parse_workload(text, "tree.yaml"), Engine(policy, max_am_share=1.0)).run()
     assert {j.id for j in result.jobs if j.finish_s is not None} == {"big", "small"}
-    return policy.peak_b, sum(1 for j in result.jobs)
+    return policy.peak_b
 
 
 def test_the_tree_reaches_the_snapshot_with_capacity_schedulers_numbers() -> None:
@@ -55,8 +55,8 @@ def test_the_tree_reaches_the_snapshot_with_capacity_schedulers_numbers() -> Non
 
 
 def test_a_queue_never_holds_more_than_its_maximum_in_the_simulator() -> None:
-    capped, _ = _peak_b(CLUSTER + TREE + JOBS)
-    free, _ = _peak_b(CLUSTER + JOBS)  # the same jobs and queue names, no tree: nothing caps b
+    capped = _peak_b(CLUSTER + TREE + JOBS)
+    free = _peak_b(CLUSTER + JOBS)  # the same jobs and queue names, no tree: nothing caps b
     print(f"queue b's peak: {capped} MB with the tree, {free} MB without")
     assert 0 < capped <= 6144 < free
 
@@ -82,3 +82,28 @@ def test_a_job_naming_a_queue_capacity_scheduler_would_refuse_is_refused(queue: 
     tree = TREE.replace("capacity: 30, max_capacity: 40}", "capacity: 30}\n    - {path: root.c, capacity: 0, state: STOPPED}")
     with pytest.raises(WorkloadError, match=f"jobs\\[0\\].id: job big names queue '{queue}', which {why}"):
         parse_workload(CLUSTER + tree + JOBS.replace("queue: b", f"queue: {queue}"), "tree.yaml")
+
+
+class _Shrinking(Fifo):
+    """FIFO that halves the first node it hears from, once, and records queue b's maximum afterwards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.resized = False
+        self.b_max: set[int] = set()
+
+    resizes_nodes = True
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
+        self.b_max.add(snap.queues["b"].max_resources.memory_mb)
+        if not self.resized:
+            self.resized = True
+            return Decision(resizes=(NodeResize(node_id, Resources(4096, 8)),))
+        return super().decide(snap, node_id)
+
+
+def test_a_resize_moves_every_maximum_as_capacity_scheduler_recomputes_them() -> None:
+    policy = _Shrinking()
+    SimCluster(parse_workload(CLUSTER + TREE + JOBS, "tree.yaml"), Engine(policy, max_am_share=1.0)).run()
+    # 40% of 16 GB, then of 12 GB (4,915 MB: 4,096 in whole GBs)
+    assert policy.b_max == {6144, 4096}

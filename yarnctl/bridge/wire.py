@@ -169,14 +169,16 @@ def _app(r: Any) -> AppRow:
 
 
 def _share(x: Any) -> bool:
+    """A fraction of a parent or of the cluster, 0..1."""
     return type(x) in (int, float) and 0 <= x <= 1
 
 
 def _queue(r: Any) -> QueueRow:
+    # CapacityScheduler 2.7.7 checks neither user limit, so any non-negative value is the operator's to give
     name, path, parent, leaf, running, cap, max_cap, abs_cap, abs_max, ul, ulf, max_mb, max_vc = r
     if not (is_id(name) and is_id(path) and type(parent) is str and flag(leaf) and flag(running)
-            and all(_share(x) for x in (cap, max_cap, abs_cap, abs_max)) and _nat(ul) and ul <= 100
-            and type(ulf) in (int, float) and ulf > 0 and _nat(max_mb) and _nat(max_vc)):
+            and all(_share(x) for x in (cap, max_cap, abs_cap, abs_max)) and _nat(ul)
+            and type(ulf) in (int, float) and ulf >= 0 and _nat(max_mb) and _nat(max_vc)):
         raise ValueError
     return QueueRow(name, path, parent, leaf == 1, running == 1, float(cap), float(max_cap), float(abs_cap),
                     float(abs_max), ul, float(ulf), max_mb, max_vc)

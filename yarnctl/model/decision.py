@@ -57,7 +57,7 @@ class RejectCode(str, Enum):
     BLACKLISTED = "blacklisted"              # a node the application blacklisted (the shim alone knows)
     WRONG_NODE = "wrong-node"                # a node other than the heartbeating one (the shim cannot express it)
     AM_LIMIT = "am-limit"                    # an AM beyond the AM-share limit; in the shim on CS, an app not yet active
-    QUEUE_MAX = "queue-max"                  # a queue or an ancestor past its maximum capacity (the shim on CS alone)
+    QUEUE_MAX = "queue-max"                  # a queue or an ancestor past its maximum capacity (a scheduler with queues)
 
 
 _EMPTY: Mapping[AppId, str] = MappingProxyType({})

@@ -23,6 +23,7 @@ from yarnctl.sim.parts import ProgressFn
 from yarnctl.sim.physics import NodePhysics, _Container, _Node
 from yarnctl.sim.records import ContainerRecord, JobRecord, SimRun
 from yarnctl.sim.workload import Workload
+from yarnctl.sim.workload.queues import rescaled
 from yarnctl.state import ClusterState
 
 __all__ = ["MAX_AM_FAILURES", "MAX_TASK_FAILURES", "TUNE_INTERVAL_S", "ContainerRecord", "JobRecord", "ProgressFn",
@@ -61,8 +62,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         for nd in self.nodes:
             self.state.put_node(nd.id, nd.rack, nd.capacity, nd.capacity)
         if spec.queues:
-            # the tree's maximums are of the cluster as it starts, as CapacityScheduler computes them until a node
-            # joins or leaves (a policy's resizes do not change them)
             self.state.set_queues(spec.queues)
         self.registered = self.state.capacity  # what utilisation is measured against; resizes change the store's
         self.physical = sum((nd.physical for nd in self.nodes), Resources(0, 0))
@@ -208,6 +207,9 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             node.capacity = r.capacity
             self.state.resize_node(node.id, r.capacity)
             self.version += 1
+        if d.resizes and self.w.cluster.queues:
+            # a resize changes the cluster's size, and CapacityScheduler every queue's maximum with it
+            self.state.set_queues(rescaled(self.w.cluster.queues, self.state.capacity, self.min_alloc))
         for kl in d.kills:
             c = self._find(kl.container_id)
             if c is not None:

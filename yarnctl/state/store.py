@@ -185,7 +185,9 @@ class ClusterState:
 
     def set_queues(self, queues: Iterable[Queue]) -> None:
         """The scheduler's whole queue tree, replacing the one before (none: a scheduler without queues)."""
-        self._queues = MappingProxyType({q.name: q for q in queues})
+        # apps name leaves by short name, and only leaves' names are unique in Hadoop 2.7: a parent sharing one
+        # gives way (the shim still checks that parent's maximum)
+        self._queues = MappingProxyType({q.name: q for q in sorted(queues, key=lambda q: q.leaf)})
         self.version += 1
 
     def set_active(self, app_id: AppId, active: bool) -> None:

@@ -138,6 +138,7 @@ class Parser:
                            self.queues(c.get("queues"), capacity, min_alloc))
 
     def queues(self, raw: Any, capacity: Resources, min_alloc: Resources) -> tuple[Queue, ...]:
+        """`cluster.queues` as the tree CapacityScheduler would build from it, or a failure naming the entry."""
         if raw is None:
             return ()
         r = self.r

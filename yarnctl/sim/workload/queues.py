@@ -10,7 +10,8 @@ the shim on CapacityScheduler sends, so a simulated run and a live one share one
 
 from __future__ import annotations
 
-import math
+import dataclasses
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -70,22 +71,35 @@ def tree(specs: Sequence[QueueSpec], capacity: Resources, min_allocation: Resour
     out: list[Queue] = []
     for path in sorted(by_path, key=lambda p: (p != "root", p)):
         s = by_path[path]
+        # CapacityScheduler keeps shares as floats (32-bit) and multiplies them down the path
         abs_cap = abs_max = 1.0
         prefix = ""
         for part in path.split(".")[1:]:
             prefix = f"{prefix}.{part}" if prefix else f"root.{part}"
             q = by_path[prefix]
-            abs_cap *= q.capacity / 100.0
-            abs_max *= q.max_capacity / 100.0
-        out.append(Queue(path.rpartition(".")[2], path, path.rpartition(".")[0] or None, path not in children, s.running,
-                         s.capacity / 100.0, s.max_capacity / 100.0, abs_cap, abs_max, s.user_limit_percent,
-                         s.user_limit_factor, max_resources(capacity, abs_max, min_allocation)))
+            abs_cap = _f32(abs_cap * _f32(_f32(q.capacity) / 100))
+            abs_max = _f32(abs_max * _f32(_f32(q.max_capacity) / 100))
+        out.append(Queue(path.rpartition(".")[2], path, path.rpartition(".")[0] or None, path not in children,
+                         s.running, round(s.capacity / 100.0, 6), round(s.max_capacity / 100.0, 6),
+                         round(abs_cap, 6), round(abs_max, 6), s.user_limit_percent, s.user_limit_factor,
+                         max_resources(capacity, abs_max, min_allocation)))
     return tuple(out)
 
 
+def rescaled(queues: Sequence[Queue], capacity: Resources, min_allocation: Resources) -> tuple[Queue, ...]:
+    """`queues` on a cluster of `capacity`: CapacityScheduler recomputes every maximum when the cluster's size changes."""
+    return tuple(dataclasses.replace(q, max_resources=max_resources(capacity, _f32(q.abs_max_capacity),
+                                                                    min_allocation)) for q in queues)
+
+
+def _f32(x: float) -> float:
+    """`x` as a Java float holds it."""
+    return float(struct.unpack("f", struct.pack("f", x))[0])
+
+
 def max_resources(capacity: Resources, share: float, min_allocation: Resources) -> Resources:
-    """`share` of `capacity` rounded down to whole minimum allocations, as Resources.multiplyAndNormalizeDown."""
+    """`share` of `capacity` in whole minimum allocations, as Resources.multiplyAndNormalizeDown (int x float in float)."""
     def down(x: int, step: int) -> int:
-        v = math.floor(x * share + 1e-9)
+        v = int(_f32(x * _f32(share)))
         return v - v % step if step > 0 else v
     return Resources(down(capacity.memory_mb, min_allocation.memory_mb), down(capacity.vcores, min_allocation.vcores))

@@ -141,10 +141,14 @@ final class DecisionApplier {
     }
     Priority p = Priority.newInstance((int) a.priority);
     int before = res.allocated.size();
-    placeRow(a, node, attempt, p, row, res);
-    // after the attempt's lock: a CapacityScheduler host books through its queues, whose locks come first
-    for (int i = before; i < res.allocated.size(); i++) {
-      scheduler.accountContainer(res.allocated.get(i));
+    try {
+      placeRow(a, node, attempt, p, row, res);
+    } finally {
+      // after the attempt's lock: a CapacityScheduler host books through its queues, whose locks come first;
+      // and whatever was placed before a failure is booked too, or its release would drive usage negative
+      for (int i = before; i < res.allocated.size(); i++) {
+        scheduler.accountContainer(res.allocated.get(i));
+      }
     }
   }
 
@@ -173,6 +177,8 @@ final class DecisionApplier {
         res.reject("no-fit", row);
         return;
       }
+      // Reads queue state under the attempt's lock (app -> queue, the reverse of CapacityScheduler's order):
+      // safe because every queue -> app path in 2.7.7 also holds the scheduler lock, which we hold.
       if (!scheduler.withinQueueMax(attempt, Resources.multiply(cap, (int) a.count))) {
         res.reject("queue-max", row);
         return;

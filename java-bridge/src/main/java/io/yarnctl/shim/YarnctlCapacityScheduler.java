@@ -44,8 +44,8 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  * limits and QueueMetrics are CapacityScheduler's own, node heartbeats are decided by the Python
  * policy, and whatever Python does not decide is CapacityScheduler's own pass.
  *
- * <p>Not yet the scheduler yarnctl ships (that is {@link YarnctlScheduler}, on FifoScheduler): the
- * wire does not carry queues yet, so a policy cannot respect their limits.
+ * <p>Opt-in: {@link YarnctlScheduler}, on FifoScheduler, is the default until Hadoop's CapacityScheduler
+ * tests have run against this one (docs/design/queues.md, steps 7-8).
  */
 public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimHost {
 
