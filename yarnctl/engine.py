@@ -110,8 +110,8 @@ def validate(snap: ClusterSnapshot, decision: Decision, node_id: NodeId | None =
             cap, u = node_state(a.node_id)
             req = _any_request(snap, a)
             assert req is not None  # _assignment_problem found it
-            after = u + req.capability * a.count
             more = req.capability * a.count
+            after = u + more
             if not after.fits_in(cap):
                 problem = (RejectCode.NO_FIT, f"{a.count} x {req.capability} for {a.app_id} would exceed node "
                                               f"{a.node_id}: {u} of {cap} allocated")
