@@ -28,6 +28,7 @@ from yarnctl.sim.workload import Startup
 SUITE = ("fid-wide", "fid-mixed", "fid-reduce", "fid-big", "fid-examples")
 SCHEDULERS = ("native-fifo", "native-capacity", "native-fair", "fifo", "dress")
 CALIBRATION = "native-fifo"  # the runs the start-up costs are fitted on: the scheduler with the fewest choices
+FITTED = Startup(8.0, 6.0, 0.5)  # the last fit on this machine (docs/fidelity.md), for replays run without one
 # the grid the fit searches: AM start-up, a task's launch cost, and its growth per container starting beside it
 GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
 GRID_LAUNCH_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)

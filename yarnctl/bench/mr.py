@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from yarnctl.bench.collect import AppRecord, missing, record
+from yarnctl.bench.shares import RmSampler
 from yarnctl.bench.spec import PROGRAMS, TAG_PREFIX, BenchJob, BenchSpec, TextInput
 from yarnctl.cluster.local import TERMINAL_STATES, LocalCluster, app_ids
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import AppInfo, HistoryServer, HttpSettings, ResourceManager
+from yarnctl.sim.workload.queues import site_properties
 
 # each client starts this long before its slot and sets its job up at once; only the submission waits
 # for the slot (io.yarnctl.bench.AtTime, TimedYarnRunner). Set-up took up to 16 s on a loaded 2-core
@@ -42,13 +44,18 @@ class MrRun:
     capacity_mb: int
     capacity_vcores: int
     wall_s: float
+    # a spec with a queue tree: each leaf's (allocated, pending) MB once a second (yarnctl/bench/shares.py)
+    queue_samples: tuple[tuple[int, dict[str, tuple[int, int]]], ...] = ()
 
 
 def run_doc(spec: BenchSpec, done: MrRun, history: Path) -> dict[str, Any]:
     """One run as bench.json keeps it: label, spec, capacity, wall time, records and its history dir."""
-    return {"label": done.label, "spec": spec.name, "capacity_mb": done.capacity_mb,
-            "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
-            "records": [r.to_json() for r in done.records], "history": str(history)}
+    doc = {"label": done.label, "spec": spec.name, "capacity_mb": done.capacity_mb,
+           "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
+           "records": [r.to_json() for r in done.records], "history": str(history)}
+    if done.queue_samples:
+        doc["queue_samples"] = [[t, {q: list(v) for q, v in row.items()}] for t, row in done.queue_samples]
+    return doc
 
 
 def scheduler_of(label: str) -> tuple[str | None, str | None]:
@@ -90,13 +97,23 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
     lc = LocalCluster(cluster_dir)
     started = time.monotonic()
     say(f"{label}: starting a local cluster ({spec.nodes} x {spec.nm_memory_mb} MB / {spec.nm_vcores} vcores)")
+    # a spec's queue tree goes into capacity-scheduler.xml, and the shim then extends CapacityScheduler
     info = lc.up(nodes=spec.nodes, policy=policy, native=native, nm_memory_mb=spec.nm_memory_mb,
-                 nm_vcores=spec.nm_vcores, serve_args=serve_args)
+                 nm_vcores=spec.nm_vcores, serve_args=serve_args, shim_on="capacity" if spec.queues else "fifo",
+                 capacity_site=site_properties(spec.queues) if spec.queues else None)
     try:
         work.mkdir(parents=True, exist_ok=True)
         for inp in spec.inputs:
             write_text(inp, work)
-        records = _submit_and_wait(lc, spec, label, work, timeout_s, say)
+        sampler = RmSampler(lc.rm(_PROBE)).start() if spec.queues else None
+        try:
+            records = _submit_and_wait(lc, spec, label, work, timeout_s, say)
+        finally:
+            samples = tuple(sampler.stop()) if sampler else ()
+            if sampler:
+                sampler.rm.close()
+        if sampler:
+            say(f"{label}: sampled the queues {len(samples)} times ({sampler.errors} polls failed)")
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
         if policy is not None:
@@ -105,7 +122,7 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
     finally:
         lc.down()
     return MrRun(label, tuple(records), spec.nodes * info.nm_memory_mb, spec.nodes * info.nm_vcores,
-                 time.monotonic() - started)
+                 time.monotonic() - started, samples)
 
 
 def _submit_and_wait(lc: LocalCluster, spec: BenchSpec, label: str, work: Path, timeout_s: float,
@@ -192,8 +209,8 @@ def _app(rm: ResourceManager, app_id: str) -> AppInfo | None:
         return None
 
 
-def check_labels(labels: Sequence[str]) -> None:
-    """Refuse unknown schedulers before any cluster starts."""
+def check_labels(labels: Sequence[str], spec: BenchSpec | None = None) -> None:
+    """Refuse unknown schedulers, and stock ones a spec's queue tree means nothing to, before any cluster starts."""
     from yarnctl.cluster.conf import NATIVE_SCHEDULERS
     from yarnctl.policies import REGISTRY
 
@@ -205,3 +222,6 @@ def check_labels(labels: Sequence[str]) -> None:
         if policy is not None and policy not in REGISTRY:
             raise ClusterError(f"unknown policy {policy!r}; valid: {', '.join(sorted(REGISTRY))} or "
                                + ", ".join(NATIVE_PREFIX + n for n in NATIVE_SCHEDULERS))
+        if spec is not None and spec.queues and native not in (None, "capacity"):
+            raise ClusterError(f"{label}: bench {spec.name} declares cluster.queues, a CapacityScheduler tree; run it "
+                               f"under {NATIVE_PREFIX}capacity or a policy (the shim on CapacityScheduler)")

@@ -21,6 +21,7 @@ from yarnctl.bench.spec import BenchJob, BenchSpec
 from yarnctl.errors import ClusterError
 from yarnctl.sim.workload import Startup, Workload
 from yarnctl.sim.workload.parse import Parser
+from yarnctl.sim.workload.queues import spec_doc
 
 MIN_TASK_S = 0.5  # a replayed task never runs shorter than this, whatever the fit took off it
 _SLEEP_FLAGS = {"-m": "maps", "-r": "reduces", "-mt": "map_ms", "-rt": "reduce_ms"}
@@ -44,6 +45,7 @@ class ReplayJob:
     slowstart: float
     maps: Stage
     reduces: Stage | None
+    queue: str = ""  # the queue it was submitted to ("": the cluster's default)
 
 
 @cache
@@ -110,7 +112,8 @@ def replay_jobs(spec: BenchSpec, records: Sequence[Mapping[str, Any]], jobs_hist
         out.append(ReplayJob(job.id, (int(r["submit_ms"]) - t0) / 1000.0,
                              int(conf["yarn.app.mapreduce.am.resource.mb"]),
                              float(conf["mapreduce.job.reduce.slowstart.completedmaps"]),
-                             *_stages(job, conf, jobs_history.get(job_id_of(str(r.get("app_id", "")))), launch_s)))
+                             *_stages(job, conf, jobs_history.get(job_id_of(str(r.get("app_id", "")))), launch_s),
+                             job.queue))
     return out
 
 
@@ -148,12 +151,16 @@ def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup:
                              "maps": stage(j.maps)}
         if j.reduces is not None:
             d["reduces"] = stage(j.reduces)
+        if j.queue:
+            d["queue"] = j.queue
         out_jobs.append(d)
     min_mb = 128  # yarn.scheduler.minimum-allocation-mb of the local cluster (hadoop-conf/yarn-site.xml)
-    return {"name": name, "description": f"{spec.name} as the real cluster received it",
-            "cluster": {"nodes": spec.nodes, "node": {"memory_mb": spec.nm_memory_mb, "vcores": spec.nm_vcores},
-                        "heartbeat_s": 1.0, "min_allocation": {"memory_mb": min_mb, "vcores": 1},
-                        "startup": startup_doc(startup)},
+    cluster: dict[str, Any] = {"nodes": spec.nodes, "node": {"memory_mb": spec.nm_memory_mb, "vcores": spec.nm_vcores},
+                               "heartbeat_s": 1.0, "min_allocation": {"memory_mb": min_mb, "vcores": 1},
+                               "startup": startup_doc(startup)}
+    if spec.queues:
+        cluster["queues"] = [spec_doc(q) for q in spec.queues]
+    return {"name": name, "description": f"{spec.name} as the real cluster received it", "cluster": cluster,
             "defaults": {"user": "root", "queue": "default"}, "jobs": out_jobs}
 
 

@@ -10,7 +10,10 @@ from typing import Any
 import yaml
 
 from yarnctl.errors import WorkloadError
+from yarnctl.model import Resources
 from yarnctl.sim.workload import Reader
+from yarnctl.sim.workload.parse import queue_specs
+from yarnctl.sim.workload.queues import QueueSpec, TreeError, tree
 
 # program -> (client alias of LocalCluster.client_command, example name given to the driver or None)
 PROGRAMS: dict[str, tuple[str, str | None]] = {
@@ -58,6 +61,8 @@ class BenchSpec:
     nm_vcores: int
     inputs: tuple[TextInput, ...]
     jobs: tuple[BenchJob, ...]
+    # the queue tree written to capacity-scheduler.xml (`cluster.queues`, as in a workload); none: the site's own
+    queues: tuple[QueueSpec, ...] = ()
 
 
 _TOP = {"name", "description", "cluster", "schedule", "inputs", "jobs"}
@@ -96,10 +101,15 @@ def parse_spec(doc: Any, source: str, default_name: str, seed: int = 0) -> Bench
     top = r.mapping(doc, "")
     r.keys(top, "", _TOP)
     cl = r.mapping(top.get("cluster", {}), "cluster")
-    r.keys(cl, "cluster", {"nodes", "nm_memory_mb", "nm_vcores"})
+    r.keys(cl, "cluster", {"nodes", "nm_memory_mb", "nm_vcores", "queues"})
     nodes = r.integer(cl.get("nodes", 2), "cluster.nodes")
     mem = r.integer(cl.get("nm_memory_mb", 8192), "cluster.nm_memory_mb", minimum=1024)
     vcores = r.integer(cl.get("nm_vcores", 8), "cluster.nm_vcores")
+    queues = tuple(queue_specs(r, cl["queues"])) if "queues" in cl else ()
+    try:
+        leaves = {q.name: q for q in tree(queues, Resources(nodes * mem, nodes * vcores), Resources(128, 1)) if q.leaf}
+    except TreeError as e:
+        raise r.fail(e.where, e.problem) from None
     inputs = []
     for i, raw in enumerate(top.get("inputs") or []):
         p = f"inputs[{i}]"
@@ -129,11 +139,14 @@ def parse_spec(doc: Any, source: str, default_name: str, seed: int = 0) -> Bench
         if not isinstance(args, list):
             raise r.fail(f"{p}.args", "expected a list of command-line arguments")
         submit = r.number(m["submit_s"], f"{p}.submit_s") if "submit_s" in m else offsets[i]
-        jobs.append(BenchJob(job_id, program, tuple(str(a) for a in args), submit,
-                             str(m.get("user", "")), str(m.get("queue", ""))))
+        queue = str(m.get("queue", ""))
+        if queues and (queue not in leaves or not leaves[queue].running):
+            raise r.fail(f"{p}.queue", f"job {job_id} names queue {queue!r}; cluster.queues' running leaves are "
+                                       + ", ".join(sorted(n for n, q in leaves.items() if q.running)))
+        jobs.append(BenchJob(job_id, program, tuple(str(a) for a in args), submit, str(m.get("user", "")), queue))
     jobs.sort(key=lambda j: (j.submit_s, j.id))
     return BenchSpec(str(top.get("name", default_name)), str(top.get("description", "")), nodes, mem, vcores,
-                     tuple(inputs), tuple(jobs))
+                     tuple(inputs), tuple(jobs), queues)
 
 
 def _schedule(r: Reader, raw: Any, n: int, seed: int) -> list[float]:

@@ -111,13 +111,19 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
     labels = [s.strip() for s in args.scheduler.split(",") if s.strip()]
     if not labels or len(set(labels)) != len(labels):
         raise ConfigError("--scheduler: give distinct schedulers, e.g. native-capacity,dress")
-    mr.check_labels(labels)
+    mr.check_labels(labels, spec)
     root = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
     runs = []
     for label in labels:
         work = (args.out or root) / "work" / label
         done = mr.run(spec, label, root, work, serve_args=args.serve_arg, timeout_s=args.timeout, say=_say)
-        runs.append(mr.run_doc(spec, done, work / "history"))
+        doc = mr.run_doc(spec, done, work / "history")
+        if spec.queues:
+            from yarnctl.bench.fidelity import FITTED
+            from yarnctl.bench.shares import compare
+
+            doc["queue_shares"] = [row.to_json() for row in compare(doc, spec, FITTED)]
+        runs.append(doc)
     return runs
 
 
@@ -219,6 +225,8 @@ def _report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> int:
         output.print_summary(results, 0.0, measured=True)
         if len({tuple(j.id for j in r.jobs) for r in results}) == 1:  # the per-job table lines runs up by position
             output.print_jobs(results)
+        if any(r.get("queue_shares") for r in runs):
+            output.print_queue_shares(runs)
     if args.out:
         from yarnctl.sim.report import write_results_csv
 

@@ -104,6 +104,25 @@ def print_jobs(results: Sequence[PolicyResult]) -> None:
     out.print(t)
 
 
+def print_queue_shares(runs: Sequence[dict[str, Any]]) -> None:
+    """Each queue's share of the cluster while every queue had demand: configured, measured and simulated."""
+    t = Table(title="queue shares of memory while every queue had demand (real: sampled from the RM's REST API; "
+                    "sim: the same jobs replayed in the simulator; sim-real in points; busy s: real/sim)")
+    for col in ("scheduler", "queue", "configured", "real", "sim", "sim-real", "busy s"):
+        t.add_column(col, justify="left" if col in ("scheduler", "queue") else "right", no_wrap=True)
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    for run in runs:
+        for row in run.get("queue_shares") or []:
+            real, sim = row["real"], row["simulated"]
+            diff = f"{100 * (sim - real):+.1f}" if real is not None and sim is not None else "-"
+            t.add_row(str(run["label"]), row["queue"], pct(row["configured"]), pct(real), pct(sim), diff,
+                      f"{row['real_busy_s']:.0f}/{row['simulated_busy_s']:.0f}")
+    out.print(t)
+
+
 def print_written(paths: Sequence[Path]) -> None:
     """The files a run wrote: named relative to their common directory when they share one."""
     parents = {p.parent for p in paths}

@@ -12,7 +12,7 @@ from functools import partial
 
 from yarnctl.fairness.comparators import drf_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, serve_fairly
+from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, TreeWeights, serve_fairly
 from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
@@ -27,6 +27,7 @@ class Drf(PolicyBase):
 
     def __init__(self, config: FairConfig = FairConfig()) -> None:
         self.config = config
+        self.weights = TreeWeights(config)  # under a queue tree, its leaves' capacities are the queue weights
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
         self.keys = AppKeys()
         self.order = FairOrder()  # each queue's apps in order, kept across heartbeats
@@ -34,4 +35,4 @@ class Drf(PolicyBase):
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """One container (or more with assign_multiple) for the app with the least dominant share."""
         key = partial(drf_key, cluster=snap.capacity)
-        return serve_fairly(snap, node_id, self.config, key, self.reserved, self.keys, self.order)
+        return serve_fairly(snap, node_id, self.weights.of(snap), key, self.reserved, self.keys, self.order)

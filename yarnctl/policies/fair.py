@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from yarnctl.fairness.comparators import fair_share_key
 from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, serve_fairly
+from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, TreeWeights, serve_fairly
 from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
@@ -23,10 +23,12 @@ class Fair(PolicyBase):
 
     def __init__(self, config: FairConfig = FairConfig()) -> None:
         self.config = config
+        self.weights = TreeWeights(config)  # under a queue tree, its leaves' capacities are the queue weights
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
         self.keys = AppKeys()
         self.order = FairOrder()  # each queue's apps in order, kept across heartbeats
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """One container (or more with assign_multiple) for the most under-served app."""
-        return serve_fairly(snap, node_id, self.config, fair_share_key, self.reserved, self.keys, self.order)
+        config = self.weights.of(snap)
+        return serve_fairly(snap, node_id, config, fair_share_key, self.reserved, self.keys, self.order)

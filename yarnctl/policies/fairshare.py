@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from yarnctl.fairness.comparators import SortKey
 from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Journal, NodeId,
-                           Resources)
+                           Queue, Resources)
 from yarnctl.policies.base import OpenAsk
+from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.reservations import Reservations, fulfil
 
 KeyFn = Callable[[Resources, Resources, Resources, float, float, str], SortKey]
@@ -34,7 +35,7 @@ class QueueConf:
 
 @dataclass(frozen=True, slots=True)
 class FairConfig:
-    """Fair/DRF parameters; defaults are Hadoop 2.7's."""
+    """Fair/DRF parameters; defaults are Hadoop 2.7's (under a queue tree, a leaf weighs its capacity: TreeWeights)."""
 
     assign_multiple: bool = False  # yarn.scheduler.fair.assignmultiple
     max_assign: int = -1  # yarn.scheduler.fair.max.assign (-1: no limit when assign_multiple)
@@ -42,6 +43,25 @@ class FairConfig:
     # FairScheduler always reserves; off by default until the paper reproductions are re-measured with it
     reservations: bool = False
     queues: Mapping[str, QueueConf] = field(default_factory=lambda: MappingProxyType({}))
+
+
+class TreeWeights:
+    """A FairConfig under the scheduler's queue tree: each leaf weighs its absolute capacity, `queues` override by name."""
+
+    def __init__(self, config: FairConfig) -> None:
+        self.config = config
+        self._tree: Mapping[str, Queue] | None = None  # the store keeps one mapping until the tree changes
+        self._merged = config
+
+    def of(self, snap: ClusterSnapshot) -> FairConfig:
+        """The config to schedule `snap` with."""
+        if not snap.queues:
+            return self.config
+        if snap.queues is not self._tree:
+            merged = {q: QueueConf(weight=w) for q, w in leaf_weights(snap.queues).items()}
+            merged.update(self.config.queues)
+            self._tree, self._merged = snap.queues, replace(self.config, queues=MappingProxyType(merged))
+        return self._merged
 
 
 class AppKeys:

@@ -29,8 +29,9 @@ from yarnctl.fairness.accounting import QUEUE, QueueTracker, Standing
 from yarnctl.fairness.comparators import SortKey
 from yarnctl.fairness.shares import add, asset_share, dominant_share, vector
 from yarnctl.fairness.windows import Window
-from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Observation, Resources
+from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Observation, Queue, Resources
 from yarnctl.policies.base import fill_app
+from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.contract import PolicyBase
 
 
@@ -39,7 +40,8 @@ class LongTermConfig:
     """Parameters of the long-term policies; the defaults are the paper's pure long-term fairness."""
 
     entity: str = QUEUE  # who is the paper's "user": queue (YARN fairness, MRYARN Sec. 6) or user
-    weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))  # K_i, default 1
+    # K_i: 1 by default, or under a queue tree each leaf's absolute capacity in percent
+    weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     window: str = "tumbling"  # Sec. 6: tumbling or sliding
     window_s: float = math.inf  # L_t / L_s: inf = pure long-term, 0 = memoryless
     timeout_s: float = -1.0  # Sec. 6.1 t_timeout; negative: the window length (the paper's default)
@@ -67,6 +69,7 @@ class LongTermPolicy(PolicyBase):
         except ValueError as e:
             raise ConfigError(f"policy {self.name}: {e}") from None
         self.config = config
+        self._tree: Mapping[str, Queue] | None = None  # the scheduler's tree the weights were last taken from
         self.timeout_s = config.timeout_s if config.timeout_s >= 0 else config.window_s
         # accumulated resources grow with time alone, so the same state may rank differently later
         self.time_dependent = config.window_s > 0
@@ -86,8 +89,15 @@ class LongTermPolicy(PolicyBase):
             out.setdefault(self.tracker.entity_of(app), []).append(app)
         return out
 
+    def _tree_weights(self, snap: ClusterSnapshot) -> None:
+        """Under a queue tree, each leaf queue's K_i is its absolute capacity in percent; `weights` override by name."""
+        if snap.queues and snap.queues is not self._tree and self.tracker.entity == QUEUE:
+            self._tree = snap.queues
+            self.tracker.weights = {**leaf_weights(snap.queues), **self.config.weights}
+
     def order(self, snap: ClusterSnapshot) -> list[App]:
         """AppOrdering: apps with outstanding asks, entity by entity in rank order, oldest app first."""
+        self._tree_weights(snap)
         self.tracker.advance(snap)
         by_entity = self._pending_by_entity(snap)
         ranked = sorted(by_entity, key=lambda n: self._key(self.tracker.standing(n, snap.now_s),
@@ -96,6 +106,7 @@ class LongTermPolicy(PolicyBase):
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """Alg. 1 on `node_id`: one container at a time to the entity ranked first, re-ranking after each."""
+        self._tree_weights(snap)
         t, now = self.tracker, snap.now_s
         t.advance(snap)
         node = snap.nodes[node_id]

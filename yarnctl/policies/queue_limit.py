@@ -16,7 +16,12 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from yarnctl.model import ANY, ZERO, Ask, AppId, ClusterSnapshot, Resources
+from yarnctl.model import ANY, ZERO, Ask, AppId, ClusterSnapshot, Queue, Resources
+
+
+def leaf_weights(queues: Mapping[str, Queue]) -> dict[str, float]:
+    """Each leaf's absolute capacity in percent: the weight a fair-share policy gives it under the tree."""
+    return {q.name: 100.0 * q.abs_capacity for q in queues.values() if q.leaf}
 
 
 def usage(snap: ClusterSnapshot) -> dict[str, Resources]:

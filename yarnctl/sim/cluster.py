@@ -17,11 +17,11 @@ from yarnctl.engine import Engine
 from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, ClusterSnapshot, ContainerKind, Decision, Resources
 from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task
 from yarnctl.sim.jvmstart import JvmStarts, _Pool
-from yarnctl.sim.kernel import AM, HEARTBEAT, SUBMIT, TICK_DIGITS, TUNE, Kernel
+from yarnctl.sim.kernel import AM, HEARTBEAT, SAMPLE, SUBMIT, TICK_DIGITS, TUNE, Kernel
 from yarnctl.sim.observe import Observations
 from yarnctl.sim.parts import ProgressFn
 from yarnctl.sim.physics import NodePhysics, _Container, _Node
-from yarnctl.sim.records import ContainerRecord, JobRecord, SimRun
+from yarnctl.sim.records import ContainerRecord, JobRecord, QueueSample, SimRun
 from yarnctl.sim.workload import Workload
 from yarnctl.sim.workload.queues import rescaled
 from yarnctl.state import ClusterState
@@ -36,12 +36,15 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
 
     def __init__(self, workload: Workload, engine: Engine, *, skip_idle: bool = True,
                  max_time_s: float = math.inf, progress: ProgressFn | None = None,
-                 tune_interval_s: float = TUNE_INTERVAL_S) -> None:
+                 tune_interval_s: float = TUNE_INTERVAL_S, sample_queues_s: float = 0.0) -> None:
         self.w = workload
         self.engine = engine
         self.tunable = engine.tunable
         self.tune_interval_s = tune_interval_s
         self.tuning: list[tuple[float, dict[str, float]]] = []
+        # every `sample_queues_s` (0: never), each leaf queue's allocated and pending MB, as a real run samples the RM
+        self.sample_queues_s = sample_queues_s if workload.cluster.queues else 0.0
+        self.queue_samples: list[QueueSample] = []
         # a time-dependent policy (long-term accounting) learns from every heartbeat it is asked, as it
         # is live: skipping idle ones would change what it knows, so it is asked at every one
         self.time_dependent = engine.policy.time_dependent
@@ -105,6 +108,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             # arrivals on round seconds (a bench every 5 s) from each landing just before a tick, which
             # showed a tunable policy only the newest job's AM pending at every tick
             self.k.schedule(self.tune_interval_s / 2, TUNE, self._tune)
+        if self.sample_queues_s > 0:
+            self.k.schedule(0.0, SAMPLE, self._sample_queues)
         self.k.run(self.max_time_s)
         for node in self.nodes:
             # containers that finished after the last job ended (a failed job's) are still reported
@@ -127,7 +132,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if self.progress:
             self.progress(self.tasks_done, self.tasks_total, self.k.now)
         return SimRun(self.w, self.engine.policy.name, self.job_records, self.records, self.usage,
-                      self.registered, self.physical, self.k.now, self.stats, stuck, self.tuning)
+                      self.registered, self.physical, self.k.now, self.stats, stuck, self.tuning, self.queue_samples)
 
     def snapshot(self) -> ClusterSnapshot:
         """A read-only copy of the state the RM would hand a policy now."""

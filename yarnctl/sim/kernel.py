@@ -14,7 +14,7 @@ TICK_DIGITS = 6
 # then the control loop's tick, then heartbeats, so a heartbeat at time t sees every container that
 # finished at t (and every job submitted at t, and δ tuned at t). Distinct priorities keep the
 # order independent of insertion order.
-SUBMIT, END, AM, TUNE, HEARTBEAT = 0, 1, 2, 3, 4
+SUBMIT, END, AM, TUNE, HEARTBEAT, SAMPLE = 0, 1, 2, 3, 4, 5
 
 
 class Kernel:

@@ -6,7 +6,7 @@ A part of SimCluster: the same `Observation` type the live control loop builds, 
 from __future__ import annotations
 
 from yarnctl.model import ANY, AppUsage, ContainerLoad, NodeLoad, Observation, Resources
-from yarnctl.sim.kernel import TUNE
+from yarnctl.sim.kernel import SAMPLE, TUNE
 from yarnctl.sim.parts import SimParts
 
 
@@ -53,3 +53,15 @@ class Observations(SimParts):
             self.tuning.append((self.k.now, self.engine.tuning()))
         if self.k.pending():  # something else will happen; alone, ticks would keep a stalled run alive
             self.k.schedule(self.k.now + self.tune_interval_s, TUNE, self._tune)
+
+    def _sample_queues(self) -> None:
+        """Each leaf queue's allocated and pending (ANY asks) memory now, then again one interval later."""
+        snap = self.snapshot()
+        out = {q.name: [snap.queue_allocated[q.name].memory_mb if q.name in snap.queue_allocated else 0, 0]
+               for q in snap.queues.values() if q.leaf}
+        for app in snap.apps.values():
+            if app.queue in out:
+                out[app.queue][1] += sum(r.capability.memory_mb * r.count for r in snap.any_asks(app.id))
+        self.queue_samples.append((self.k.now, {q: (a, p) for q, (a, p) in out.items()}))
+        if self.jobs_left and self.k.pending():
+            self.k.schedule(self.k.now + self.sample_queues_s, SAMPLE, self._sample_queues)

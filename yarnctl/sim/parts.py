@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from yarnctl.sim.jvmstart import _Pool
     from yarnctl.sim.kernel import Kernel
     from yarnctl.sim.physics import _Container, _Node
-    from yarnctl.sim.records import JobRecord
+    from yarnctl.sim.records import JobRecord, QueueSample
     from yarnctl.sim.workload import Startup
     from yarnctl.state import ClusterState
 
@@ -41,6 +41,8 @@ class SimParts:
         tune_interval_s: float
         time_dependent: bool
         tuning: list[tuple[float, dict[str, float]]]
+        sample_queues_s: float
+        queue_samples: list[QueueSample]
         stats: dict[str, float]
         progress: ProgressFn | None
         version: int

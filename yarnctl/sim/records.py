@@ -46,6 +46,10 @@ class JobRecord:
     state: str = "succeeded"  # succeeded | failed | running | pending
 
 
+# (t, leaf queue -> (allocated MB, pending MB)): what a real run samples from the RM (yarnctl/bench/shares.py)
+QueueSample = tuple[float, dict[str, tuple[int, int]]]
+
+
 @dataclass
 class SimRun:
     """Everything one simulation produced, for the reports."""
@@ -63,6 +67,7 @@ class SimRun:
     stuck: bool = False
     # (t, values) each time a tunable policy's tuning values changed
     tuning: list[tuple[float, dict[str, float]]] = field(default_factory=list)
+    queue_samples: list[QueueSample] = field(default_factory=list)  # SimCluster(sample_queues_s=...)
 
     def fingerprint(self) -> str:
         """A hash of every container's and job's record: equal runs made the same decisions, in effect."""

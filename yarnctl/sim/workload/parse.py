@@ -141,28 +141,11 @@ class Parser:
         """`cluster.queues` as the tree CapacityScheduler would build from it, or a failure naming the entry."""
         if raw is None:
             return ()
-        r = self.r
-        if not isinstance(raw, list) or not raw:
-            raise r.fail("cluster.queues", f"expected a non-empty list of queues, got {_show(raw)}")
-        specs = []
-        for i, q in enumerate(raw):
-            p = f"cluster.queues[{i}]"
-            q = r.mapping(q, p)
-            r.keys(q, p, {"path", "capacity", "max_capacity", "state", "user_limit_percent", "user_limit_factor"})
-            for k in ("path", "capacity"):
-                if k not in q:
-                    raise r.fail(f"{p}.{k}", "missing")
-            state = r.string(q.get("state", "RUNNING"), f"{p}.state").upper()
-            if state not in ("RUNNING", "STOPPED"):
-                raise r.fail(f"{p}.state", f"expected RUNNING or STOPPED, got {_show(state)}")
-            specs.append(QueueSpec(r.string(q["path"], f"{p}.path"), r.number(q["capacity"], f"{p}.capacity"),
-                                   r.number(q.get("max_capacity", 100.0), f"{p}.max_capacity"), state == "RUNNING",
-                                   r.integer(q.get("user_limit_percent", 100), f"{p}.user_limit_percent"),
-                                   r.number(q.get("user_limit_factor", 1.0), f"{p}.user_limit_factor")))
+        specs = queue_specs(self.r, raw)
         try:
             return tree(specs, capacity, min_alloc)
         except TreeError as e:
-            raise r.fail(e.where, e.problem) from None
+            raise self.r.fail(e.where, e.problem) from None
 
     def startup(self, raw: Any) -> Startup:
         if raw is None:
@@ -439,3 +422,25 @@ class Parser:
             return next_arrival
         draw = distribution(r, a, path)
         return lambda rng, t: t + draw(rng)
+
+
+def queue_specs(r: Reader, raw: Any) -> list[QueueSpec]:
+    """The entries of a `cluster.queues` list, each field checked (the tree itself is `queues.tree`'s to check)."""
+    if not isinstance(raw, list) or not raw:
+        raise r.fail("cluster.queues", f"expected a non-empty list of queues, got {_show(raw)}")
+    specs = []
+    for i, q in enumerate(raw):
+        p = f"cluster.queues[{i}]"
+        q = r.mapping(q, p)
+        r.keys(q, p, {"path", "capacity", "max_capacity", "state", "user_limit_percent", "user_limit_factor"})
+        for k in ("path", "capacity"):
+            if k not in q:
+                raise r.fail(f"{p}.{k}", "missing")
+        state = r.string(q.get("state", "RUNNING"), f"{p}.state").upper()
+        if state not in ("RUNNING", "STOPPED"):
+            raise r.fail(f"{p}.state", f"expected RUNNING or STOPPED, got {_show(state)}")
+        specs.append(QueueSpec(r.string(q["path"], f"{p}.path"), r.number(q["capacity"], f"{p}.capacity"),
+                               r.number(q.get("max_capacity", 100.0), f"{p}.max_capacity"), state == "RUNNING",
+                               r.integer(q.get("user_limit_percent", 100), f"{p}.user_limit_percent"),
+                               r.number(q.get("user_limit_factor", 1.0), f"{p}.user_limit_factor")))
+    return specs

@@ -92,6 +92,31 @@ def rescaled(queues: Sequence[Queue], capacity: Resources, min_allocation: Resou
                                                                     min_allocation)) for q in queues)
 
 
+def site_properties(specs: Sequence[QueueSpec]) -> dict[str, str]:
+    """The capacity-scheduler.xml properties that declare `specs` (what `yarnctl cluster up` writes for a bench)."""
+    prefix = "yarn.scheduler.capacity."
+    children: dict[str, list[str]] = {}
+    out: dict[str, str] = {}
+    for s in specs:
+        parent, _, name = s.path.rpartition(".")
+        children.setdefault(parent, []).append(name)
+        out.update({f"{prefix}{s.path}.capacity": f"{s.capacity:g}",
+                    f"{prefix}{s.path}.maximum-capacity": f"{s.max_capacity:g}",
+                    f"{prefix}{s.path}.state": "RUNNING" if s.running else "STOPPED",
+                    f"{prefix}{s.path}.minimum-user-limit-percent": str(s.user_limit_percent),
+                    f"{prefix}{s.path}.user-limit-factor": f"{s.user_limit_factor:g}"})
+    for parent, names in children.items():
+        out[f"{prefix}{parent}.queues"] = ",".join(names)
+    return out
+
+
+def spec_doc(s: QueueSpec) -> dict[str, object]:
+    """One `cluster.queues` entry as a workload file writes it."""
+    return {"path": s.path, "capacity": s.capacity, "max_capacity": s.max_capacity,
+            "state": "RUNNING" if s.running else "STOPPED", "user_limit_percent": s.user_limit_percent,
+            "user_limit_factor": s.user_limit_factor}
+
+
 def _f32(x: float) -> float:
     """`x` as a Java float holds it."""
     return float(struct.unpack("f", struct.pack("f", x))[0])
