@@ -22,6 +22,10 @@ CASES = [
     ("twice", ["--scheduler", "fifo,fifo"], "lists a scheduler twice"),
     ("bad-size", ["--nm-vcores", "0"], "--nm-vcores 0: expected a positive integer"),
     ("container-too-big", ["--container-mb", "8192"], "fit on no node"),
+    ("tree-missing", ["--scheduler", "capacity", "--capacity-scheduler", "/nonexistent/cs.xml"],
+     "--capacity-scheduler /nonexistent/cs.xml: cannot read: No such file or directory"),
+    ("tree-under-fifo", ["--scheduler", "native-fifo", "--capacity-scheduler", "/nonexistent/cs.xml"],
+     "native-fifo: --capacity-scheduler gives a CapacityScheduler queue tree; run native-capacity or a policy"),
 ]
 
 
@@ -44,3 +48,13 @@ def test_no_java_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     monkeypatch.delenv("JAVA_HOME", raising=False)
     rc, err = _run([], capsys)
     assert rc == 2 and "no java on PATH" in err and "\n" not in err
+
+
+@pytest.mark.parametrize(("text", "message"), [("<configuration", "not XML"),
+                                               ("<configuration/>", "not a capacity-scheduler.xml")])
+def test_a_tree_file_that_is_not_one_is_one_line(text: str, message: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "cs.xml"
+    f.write_text(text)
+    rc, err = _run(["--scheduler", "capacity", "--capacity-scheduler", str(f)], capsys)
+    assert rc == 2 and err.startswith(f"error: --capacity-scheduler {f}: {message}") and "\n" not in err, err

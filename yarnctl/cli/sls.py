@@ -47,6 +47,10 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--nm-vcores", type=int, default=4, help="vcores of each simulated node (default 4)")
     s.add_argument("--container-mb", type=int, default=1024, help="memory of every container (default 1024)")
     s.add_argument("--container-vcores", type=int, default=1, help="vcores of every container (default 1)")
+    s.add_argument("--capacity-scheduler", type=Path, metavar="FILE",
+                   help="a capacity-scheduler.xml whose queue tree the RM runs (the trace's job.queue.name must name "
+                        "its leaves): native-capacity reads it, a policy runs on the shim on CapacityScheduler and "
+                        "sees the tree; maximum-am-resource-percent is 1.0 unless the file sets it")
     s.add_argument("--work-dir", type=Path, metavar="DIR",
                    help="where each run's conf, SLS output and logs go (default: OUT/work, else ~/.yarnctl/sls)")
     s.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
@@ -65,6 +69,24 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _capacity_site(path: Path) -> str:
+    """The text of a capacity-scheduler.xml, or one line saying why it is not one."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        text = path.read_text()
+        root = ET.fromstring(text)
+    except OSError as e:
+        raise ConfigError(f"--capacity-scheduler {path}: cannot read: {e.strerror or e}") from None
+    except ET.ParseError as e:
+        raise ConfigError(f"--capacity-scheduler {path}: not XML ({e})") from None
+    if root.tag != "configuration" or not any(p.findtext("name", "") == "yarn.scheduler.capacity.root.queues"
+                                              for p in root.iter("property")):
+        raise ConfigError(f"--capacity-scheduler {path}: not a capacity-scheduler.xml (a <configuration> setting "
+                          "yarn.scheduler.capacity.root.queues)")
+    return text
+
+
 def _cmd_sls(args: argparse.Namespace) -> int:
     from yarnctl.cluster.local import find_java_home
     from yarnctl.model import Resources
@@ -74,7 +96,8 @@ def _cmd_sls(args: argparse.Namespace) -> int:
     from yarnctl.sls.run import check_labels, run_once
 
     labels = [x.strip() for x in args.scheduler.split(",") if x.strip()]
-    check_labels(labels)
+    check_labels(labels, queues=args.capacity_scheduler is not None)
+    capacity_site = _capacity_site(args.capacity_scheduler) if args.capacity_scheduler else None
     for name, v in (("--nm-memory-mb", args.nm_memory_mb), ("--nm-vcores", args.nm_vcores),
                     ("--container-mb", args.container_mb), ("--container-vcores", args.container_vcores)):
         if v < 1:
@@ -101,7 +124,8 @@ def _cmd_sls(args: argparse.Namespace) -> int:
     for label in labels:
         info = run_once(trace, label, work_root / label, nodes_file=args.nodes, nm_memory_mb=args.nm_memory_mb,
                         nm_vcores=args.nm_vcores, container_memory_mb=args.container_mb,
-                        container_vcores=args.container_vcores, serve_args=args.serve_arg, timeout_s=timeout, say=_say)
+                        container_vcores=args.container_vcores, serve_args=args.serve_arg, timeout_s=timeout,
+                        capacity_site=capacity_site, say=_say)
         r = rep.sls_result(info, jobs, nodes * args.nm_memory_mb, nodes * args.nm_vcores)
         _say(f"{label}: {'stopped' if info.timed_out else 'done'} after {info.wall_s:.0f} s "
              f"({len(r.jobs) - r.failed} of {len(r.jobs)} jobs finished); files in {info.files.work}")

@@ -7,13 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from yarnctl.cluster.conf import NATIVE_SCHEDULERS, SHIM_SCHEDULER
+from yarnctl.cluster.conf import NATIVE_SCHEDULERS, SHIM_HOSTS, SHIM_SCHEDULER, properties, set_values
 
 # SLSRunner maps an SLS trace's `am.type` to this simulator class through sls-runner.xml
 MR_AM_SIMULATOR = "org.apache.hadoop.yarn.sls.appmaster.MRAMSimulator"
 # ResourceSchedulerWrapper picks its metrics class by the wrapped scheduler's class name, and knows
 # only the three stock ones; the shim is a FifoScheduler, so FIFO's metrics class fits it
 FIFO_METRICS = "org.apache.hadoop.yarn.sls.scheduler.FifoSchedulerMetrics"
+CAPACITY_METRICS = "org.apache.hadoop.yarn.sls.scheduler.CapacitySchedulerMetrics"  # the CapacityScheduler host's
+AM_PERCENT = "yarn.scheduler.capacity.maximum-am-resource-percent"
 # SLSWebApp reads these with getResource(..).getFile() in its initializer: without them on the
 # classpath (as files, not in a jar) the wrapper's metrics, jobruntime.csv and realtimetrack.json are lost
 WEB_TEMPLATES = ("simulate.info.html.template", "simulate.html.template", "track.html.template")
@@ -22,7 +24,7 @@ _CAPACITY_XML = {
     "yarn.scheduler.capacity.root.queues": "default",
     "yarn.scheduler.capacity.root.default.capacity": "100",
     "yarn.scheduler.capacity.root.default.maximum-capacity": "100",
-    "yarn.scheduler.capacity.maximum-am-resource-percent": "1.0",  # SLS AMs are unmanaged but still counted
+    AM_PERCENT: "1.0",  # SLS AMs are unmanaged but still counted
 }
 _LOG4J = """\
 # log4j for one SLS run: the RM's INFO log (container allocations with millisecond UTC times,
@@ -53,11 +55,21 @@ class SlsConf:
     timer_window: int = 100_000          # SLS timer window: large enough to hold every call of the run
     record_interval_ms: int = 100        # SLS CSV metrics interval: 10 rows per 1 s sample (see outputs.py)
     shim: Mapping[str, str] = field(default_factory=dict)  # yarnctl.shim.* when the shim runs
+    capacity_site: str | None = None  # an operator's capacity-scheduler.xml (its queue tree); None: one queue
 
 
-def scheduler_class(native: str | None) -> str:
-    """The RM scheduler class: a stock one by short name (fifo, capacity, fair) or the shim."""
-    return NATIVE_SCHEDULERS[native] if native else SHIM_SCHEDULER
+def scheduler_class(native: str | None, shim_on: str = "fifo") -> str:
+    """The RM scheduler class: a stock one by short name (fifo, capacity, fair) or the shim on its host."""
+    return NATIVE_SCHEDULERS[native] if native else SHIM_HOSTS[shim_on]
+
+
+def capacity_xml(c: SlsConf) -> str:
+    """capacity-scheduler.xml: the operator's, its AM share 100% unless it sets one (SLS AMs count), or one queue."""
+    if c.capacity_site is None:
+        return site_xml(_CAPACITY_XML)
+    if AM_PERCENT in properties(c.capacity_site):
+        return c.capacity_site
+    return set_values(c.capacity_site, {AM_PERCENT: "1.0"})
 
 
 def site_xml(props: Mapping[str, str]) -> str:
@@ -86,8 +98,8 @@ def yarn_site(c: SlsConf) -> dict[str, str]:
         "yarn.sls.metrics.timer.window.size": str(c.timer_window),
         "yarn.sls.metrics.record.interval.ms": str(c.record_interval_ms),
     }
-    if c.scheduler_class == SHIM_SCHEDULER:
-        props[SHIM_SCHEDULER] = FIFO_METRICS
+    if c.scheduler_class in SHIM_HOSTS.values():
+        props[c.scheduler_class] = FIFO_METRICS if c.scheduler_class == SHIM_SCHEDULER else CAPACITY_METRICS
         props.update(c.shim)
     return props
 
@@ -113,7 +125,7 @@ def write_conf_dir(d: Path, c: SlsConf) -> Path:
     # trace hosts (node1, ...) do not resolve; with use_ip the RM fails creating container tokens
     (d / "core-site.xml").write_text(site_xml({"hadoop.security.token.service.use_ip": "false"}))
     (d / "sls-runner.xml").write_text(site_xml(sls_runner(c)))
-    (d / "capacity-scheduler.xml").write_text(site_xml(_CAPACITY_XML))
+    (d / "capacity-scheduler.xml").write_text(capacity_xml(c))
     (d / "log4j.properties").write_text(_LOG4J)
     for name in WEB_TEMPLATES:  # SLS's web UI is not used: placeholders satisfy its initializer
         (d / name).write_text("<html><body>yarnctl sls: the SLS web UI is not shipped</body></html>\n")

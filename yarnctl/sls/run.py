@@ -63,8 +63,8 @@ def scheduler_of(label: str) -> tuple[str | None, str | None]:
     return (label[len(NATIVE_PREFIX):], None) if label.startswith(NATIVE_PREFIX) else (None, label)
 
 
-def check_labels(labels: Sequence[str]) -> None:
-    """Refuse unknown schedulers and policies before anything starts."""
+def check_labels(labels: Sequence[str], queues: bool = False) -> None:
+    """Refuse unknown schedulers and policies, and stock ones a queue tree means nothing to, before anything starts."""
     from yarnctl.cluster.conf import NATIVE_SCHEDULERS
     from yarnctl.policies import REGISTRY
 
@@ -79,6 +79,9 @@ def check_labels(labels: Sequence[str]) -> None:
             raise ClusterError(f"unknown stock scheduler {label!r}; valid: {natives}")
         if policy is not None and policy not in REGISTRY:
             raise ClusterError(f"unknown policy {policy!r}; valid: {natives} or a policy: {', '.join(sorted(REGISTRY))}")
+        if queues and native not in (None, "capacity"):
+            raise ClusterError(f"{label}: --capacity-scheduler gives a CapacityScheduler queue tree; run "
+                               f"{NATIVE_PREFIX}capacity or a policy (the shim on CapacityScheduler)")
 
 
 def resolve_jars(root: Path | None = None, say: Say | None = None) -> tuple[list[str], Path]:
@@ -90,8 +93,12 @@ def resolve_jars(root: Path | None = None, say: Say | None = None) -> tuple[list
 def run_once(trace: Path, label: str, work: Path, *, nodes_file: Path | None = None, nm_memory_mb: int = 4096,
              nm_vcores: int = 4, container_memory_mb: int = 1024, container_vcores: int = 1,
              serve_args: Sequence[str] = (), timeout_s: float = 600.0, timer_window: int = 100_000,
-             say: Say = lambda s: None) -> SlsRunInfo:
-    """Run SLSRunner on `trace` under `label` in `work` (emptied first); ClusterError naming the log on failure."""
+             capacity_site: str | None = None, say: Say = lambda s: None) -> SlsRunInfo:
+    """Run SLSRunner on `trace` under `label` in `work` (emptied first); ClusterError naming the log on failure.
+
+    `capacity_site` (a capacity-scheduler.xml's text) gives the RM a queue tree: stock CapacityScheduler
+    reads it, and the shim then runs on CapacityScheduler, so its policy sees the tree.
+    """
     native, policy = scheduler_of(label)
     jars, _ = resolve_jars(say=say)
     shim_jar = cp.ensure_shim_jar(progress=say) if policy else None
@@ -105,8 +112,9 @@ def run_once(trace: Path, label: str, work: Path, *, nodes_file: Path | None = N
     token = work / "bridge.token"
     shim = {"yarnctl.shim.enabled": "true", "yarnctl.shim.address": "127.0.0.1",
             "yarnctl.shim.port": str(ports[6]), "yarnctl.shim.token-file": str(token)} if policy else {}
-    conf = SlsConf(scheduler_class(native), rm_ports, ports[5], nm_memory_mb, nm_vcores, container_memory_mb,
-                   container_vcores, timer_window=timer_window, shim=shim)
+    conf = SlsConf(scheduler_class(native, "capacity" if capacity_site is not None else "fifo"), rm_ports, ports[5],
+                   nm_memory_mb, nm_vcores, container_memory_mb, container_vcores, timer_window=timer_window, shim=shim,
+                   capacity_site=capacity_site)
     files = SlsRunFiles(work, write_conf_dir(work / "conf", conf), work / "output", work / "sls.log",
                         work / "serve.log" if policy else None, work / "serve-status.json" if policy else None)
     files.output.mkdir()
