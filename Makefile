@@ -57,12 +57,16 @@ bench-shim: $(STAMP) java
 	$(BIN)/python -m yarnctl.bridge.shimbench
 
 # Hadoop 2.7.7's own ResourceManager tests (java-bridge/hadoop-tests) under stock FifoScheduler, then under the
-# shim (vcore-aware, no Python), compared class by class (docs/bridge.md); make test runs the memory-only
+# shim (vcore-aware, no Python), compared class by class, then CapacityScheduler's classes under stock CS and the
+# shim on CapacityScheduler (docs/bridge.md); make test runs the memory-only
 # shim with Python deciding and in native fallback (tests/integration/test_hadoop_rm_tests.py)
 hadoop-tests: java
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=stock
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=shim
 	python3 java-bridge/hadoop-tests/compare-reports.py
+	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=stock -Dsuite=capacity
+	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=shim -Dsuite=capacity
+	python3 java-bridge/hadoop-tests/compare-reports.py --suite capacity
 
 # an hour of mixed jobs on a local cluster, Python SIGKILLed every 5 min and each NodeManager restarted once;
 # the RM's threads, fds, sockets and heap and serve's RSS must not grow (docs/bridge.md, "Soak"; not in `make test`)

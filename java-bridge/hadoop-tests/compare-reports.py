@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Compares the stock and shim runs of java-bridge/hadoop-tests.
 
-    python3 java-bridge/hadoop-tests/compare-reports.py [target dir]
+    python3 java-bridge/hadoop-tests/compare-reports.py [target dir] [--suite capacity]
 
-Reads target/surefire-reports-{stock,shim}/TEST-*.xml and prints, per test class, tests run / failures /
+Reads target/surefire-reports-{stock,shim}/TEST-*.xml (with --suite capacity, the CapacityScheduler classes'
+run: surefire-reports-{stock,shim}-cs) and prints, per test class, tests run / failures /
 errors / skipped / seconds in each mode, then every test that passes in stock but not in shim with its
 first message line and top frame, then the tests that fail in both modes, and per mode how many RMs
 were created with which scheduler ("Using Scheduler:" lines) and how many times the shim reported
@@ -15,7 +16,9 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-TARGET = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "target")
+_ARGS = [a for a in sys.argv[1:] if a not in ("--suite", "capacity", "fifo")]
+SUFFIX = "-cs" if "capacity" in sys.argv[1:] else ""
+TARGET = _ARGS[0] if _ARGS else os.path.join(os.path.dirname(os.path.abspath(__file__)), "target")
 MODES = ("stock", "shim")
 PREFIX = "org.apache.hadoop.yarn.server.resourcemanager."
 
@@ -26,7 +29,7 @@ def short(cls):
 
 def load(mode):
     classes, cases = {}, {}
-    for path in sorted(glob.glob(os.path.join(TARGET, "surefire-reports-" + mode, "TEST-*.xml"))):
+    for path in sorted(glob.glob(os.path.join(TARGET, "surefire-reports-" + mode + SUFFIX, "TEST-*.xml"))):
         suite = ET.parse(path).getroot()
         name = suite.get("name")
         classes[name] = tuple(int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")) + (
@@ -51,7 +54,7 @@ def load(mode):
 
 def schedulers(mode):
     used, fallback = {}, 0
-    for path in glob.glob(os.path.join(TARGET, "surefire-reports-" + mode, "*-output.txt")):
+    for path in glob.glob(os.path.join(TARGET, "surefire-reports-" + mode + SUFFIX, "*-output.txt")):
         with open(path, errors="replace") as f:
             for line in f:
                 m = re.search(r"Using Scheduler: (\S+)", line)

@@ -169,6 +169,11 @@ final class DecisionApplier {
         res.reject("blacklisted", row);
         return;
       }
+      // node labels (the CapacityScheduler host): an ask goes only to a node of its partition
+      if (!scheduler.labelsAllow(node, any)) {
+        res.reject("locality", row);
+        return;
+      }
       Resource cap = any.getCapability();
       Resource avail = node.getAvailableResource();
       // count <= outstanding <= Integer.MAX_VALUE, so these products cannot overflow a long.

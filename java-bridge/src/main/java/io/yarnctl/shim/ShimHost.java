@@ -8,6 +8,7 @@ import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
@@ -87,6 +88,14 @@ interface ShimHost {
    * capacity (a scheduler without queues has no such limit); refused with {@code queue-max}.
    */
   default boolean withinQueueMax(FiCaSchedulerApp attempt, Resource total) {
+    return true;
+  }
+
+  /**
+   * Whether {@code node}'s partition serves {@code any}'s node label expression (a scheduler without node labels
+   * has one partition); refused with {@code locality}.
+   */
+  default boolean labelsAllow(FiCaSchedulerNode node, ResourceRequest any) {
     return true;
   }
 

@@ -28,6 +28,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceLimits;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CSQueue;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
@@ -64,10 +65,6 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
       // its scheduling thread allocates on every node without a heartbeat, bypassing the policy
       throw new IllegalArgumentException("yarnctl shim: " + CapacitySchedulerConfiguration.SCHEDULE_ASYNCHRONOUSLY_ENABLE
           + " is true; the shim decides on node heartbeats only, set it to false");
-    }
-    if (conf.getBoolean(YarnConfiguration.NODE_LABELS_ENABLED, YarnConfiguration.DEFAULT_NODE_LABELS_ENABLED)) {
-      throw new IllegalArgumentException("yarnctl shim: " + YarnConfiguration.NODE_LABELS_ENABLED
-          + " is true; policies see no node labels, set it to false");
     }
     core.init(conf);
     if (core.config().memoryOnly) {
@@ -133,7 +130,9 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
   public synchronized void reinitialize(Configuration conf, RMContext rmContext) throws IOException {
     try {
       Configuration probe = new Configuration(conf);
-      InputStream in = rmContext.getConfigurationProvider()
+      // the scheduler's own context, as CapacityScheduler.loadCapacitySchedulerConfiguration reads it (Hadoop's
+      // TestQueueMappings passes null)
+      InputStream in = getRMContext().getConfigurationProvider()
           .getConfigurationInputStream(probe, YarnConfiguration.CS_CONFIGURATION_FILE);
       if (in != null) {
         probe.addResource(in);
@@ -143,6 +142,9 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
       throw new IOException("Failed to re-init queues", e);
     }
     super.reinitialize(conf, rmContext);
+    // the refreshed file may change the cluster's maximum allocation (Hadoop's
+    // TestCapacityScheduler#testRefreshQueuesMaxAllocationCSLarger)
+    core.allocations().configure(getConfiguration());
     core.encoder().markFull();
   }
 
@@ -336,6 +338,12 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
   }
 
   /** Every fallback is CapacityScheduler's own pass, which keeps the queues' limits. */
+  @Override
+  public boolean labelsAllow(FiCaSchedulerNode node, ResourceRequest any) {
+    // LeafQueue.assignContainer's check: no expression goes to unlabelled nodes only, X to nodes labelled X
+    return SchedulerUtils.checkNodeLabelExpression(node.getLabels(), any.getNodeLabelExpression());
+  }
+
   @Override
   public boolean fallsBackToOwnPass() {
     return true;

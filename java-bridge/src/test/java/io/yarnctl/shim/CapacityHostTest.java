@@ -1,5 +1,7 @@
 package io.yarnctl.shim;
 
+import java.util.Collections;
+
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
@@ -76,10 +78,27 @@ public class CapacityHostTest {
   }
 
   @Test
-  public void nodeLabelsAreRefusedBecausePoliciesSeeNone() throws Exception {
+  public void withNodeLabelsAnAskGoesOnlyToANodeOfItsPartition() throws Exception {
     Configuration conf = ShimHarness.conf();
-    conf.setBoolean(YarnConfiguration.NODE_LABELS_ENABLED, true);
-    assertRefused(conf, YarnConfiguration.NODE_LABELS_ENABLED);
+    conf.setBoolean(YarnConfiguration.NODE_LABELS_ENABLED, true);  // as Hadoop's own CapacityScheduler tests run
+    ScriptedPolicy policy = new ScriptedPolicy();
+    policy.next = new ScriptedPolicy.Answer() {
+      @Override
+      public String answer(JsonNode request) {
+        return assign(request, "application_1700000000000_0001", 1, 1);
+      }
+    };
+    h = ShimHarness.startCapacity(policy, conf);
+    h.addNode("n1", 1, "/r1", 8192, 8);
+    h.addNode("n2", 1, "/r1", 8192, 8);
+    h.schedulerNode("n1:1").updateLabels(Collections.singleton("gpu"));
+    ApplicationAttemptId a = h.addApp("default", 1700000000000L, 1, "bob", "MAPREDUCE", "a", 1L, null);
+    h.ask(a, 1, 1024, 1, 2, true);  // no label expression: the default partition, unlabelled nodes only
+    h.heartbeat("n1:1");
+    assertEquals(0, h.schedulerNode("n1:1").getNumContainers());
+    assertEquals("locality=1", h.cs.metrics().getRejectedByReason());
+    h.heartbeat("n2:1");
+    assertEquals(1, h.schedulerNode("n2:1").getNumContainers());
   }
 
   @Test

@@ -121,6 +121,21 @@ public class QueueRefreshTest {
   }
 
   @Test
+  public void aRefreshRaisingTheMaximumAllocationRaisesTheShimsToo() throws Exception {
+    assertEquals(8192, h.cs.getMaximumResourceCapability().getMemory());
+    write("<configuration>\n"
+        + "  <property><name>yarn.scheduler.capacity.root.queues</name><value>default</value></property>\n"
+        + "  <property><name>yarn.scheduler.capacity.root.default.capacity</name><value>100</value></property>\n"
+        + "  <property><name>yarn.scheduler.maximum-allocation-mb</name><value>16384</value></property>\n"
+        + "</configuration>\n");
+    h.cs.reinitialize(h.ctx.getYarnConfiguration(), h.ctx);
+    // a node that large makes it the cap whether or not the RM is still in its scheduling wait (before the
+    // fix the shim kept the maximum it read at start: 8192)
+    h.addNode("n3", 1, "/r1", 16384, 8);
+    assertEquals(16384, h.cs.getMaximumResourceCapability().getMemory());
+  }
+
+  @Test
   public void capacitiesThatDoNotAddUpKeepTheOldTree() throws Exception {
     writeTree("root.queues", "default,b", "root.default.capacity", "60", "root.b.capacity", "30");
     refreshFails("60 + 30");

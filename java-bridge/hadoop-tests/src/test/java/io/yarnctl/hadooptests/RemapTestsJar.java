@@ -30,7 +30,10 @@ import org.objectweb.asm.commons.Remapper;
  * {@code stock} mode. Nothing else is renamed: not FifoScheduler$1, not TestFifoScheduler, not
  * FifoSchedulerInfo.
  *
- * <p>Arguments: {@code <stock|shim> <output dir> [--keep=resource ...] [--shim-classes=dir]}. The jar is the jar on
+ * With {@code --suite=capacity} the one class is {@code ...scheduler.capacity.CapacityScheduler}, rewritten to
+ * {@code io.yarnctl.shim.YarnctlCapacityScheduler} (CapacityScheduler$N untouched).
+ *
+ * <p>Arguments: {@code <stock|shim> <output dir> [--keep=resource ...] [--shim-classes=dir] [--suite=fifo|capacity]}. The jar is the jar on
  * this program's class path that holds {@code org/apache/hadoop/yarn/server/resourcemanager/MockRM.class}
  * (exec:java runs it with the project's test class path). Class files are always (re)written, so
  * switching modes without {@code clean} is safe; the --keep resources (our yarn-site.xml) are never
@@ -40,18 +43,28 @@ public final class RemapTestsJar {
 
   static final String FROM = "org/apache/hadoop/yarn/server/resourcemanager/scheduler/fifo/FifoScheduler";
   static final String TO = "io/yarnctl/shim/YarnctlScheduler";
+  // --suite=capacity: the CapacityScheduler classes' run, against the shim on CapacityScheduler
+  static final String CS_FROM = "org/apache/hadoop/yarn/server/resourcemanager/scheduler/capacity/CapacityScheduler";
+  static final String CS_TO = "io/yarnctl/shim/YarnctlCapacityScheduler";
   private static final String MARKER = "org/apache/hadoop/yarn/server/resourcemanager/MockRM.class";
 
   private RemapTestsJar() {
   }
 
-  /** Maps exactly FROM (internal name, and its dotted form in String constants) to TO. */
+  /** Maps exactly one internal name (and its dotted form in String constants) to another. */
   static final class OneClass extends Remapper {
-    private final String from = FROM;
-    private final String to = TO;
-    private final String fromDotted = FROM.replace('/', '.');
-    private final String toDotted = TO.replace('/', '.');
+    private final String from;
+    private final String to;
+    private final String fromDotted;
+    private final String toDotted;
     int hits;
+
+    OneClass(String from, String to) {
+      this.from = from;
+      this.to = to;
+      this.fromDotted = from.replace('/', '.');
+      this.toDotted = to.replace('/', '.');
+    }
 
     @Override
     public String map(String internalName) {
@@ -85,9 +98,17 @@ public final class RemapTestsJar {
     File out = new File(args[1]);
     Set<String> keep = new HashSet<>();
     File shimClasses = null;
+    String from = FROM;
+    String to = TO;
     for (String a : Arrays.asList(args).subList(2, args.length)) {
       if (a.startsWith("--keep=")) {
         keep.add(a.substring("--keep=".length()));
+      } else if (a.equals("--suite=capacity")) {
+        from = CS_FROM;
+        to = CS_TO;
+      } else if (a.equals("--suite=fifo")) {
+        from = FROM;
+        to = TO;
       } else if (a.startsWith("--shim-classes=")) {
         shimClasses = new File(a.substring("--shim-classes=".length()));
       } else {
@@ -96,7 +117,7 @@ public final class RemapTestsJar {
     }
     if (shim) {
       // fail before a long run rather than in every test
-      File c = new File(shimClasses, TO + ".class");
+      File c = new File(shimClasses, to + ".class");
       if (shimClasses == null || !c.isFile()) {
         throw new IllegalStateException("shim mode runs the shim from " + shimClasses + " but " + c
             + " is missing: build it first (mvn -q -B -f java-bridge compile) or set -Dshim.classes=...");
@@ -140,7 +161,7 @@ public final class RemapTestsJar {
             ClassReader cr = new ClassReader(bytes);
             // no COMPUTE_FRAMES: the existing frames are remapped as they are (no class loading needed)
             ClassWriter cw = new ClassWriter(0);
-            OneClass m = new OneClass();
+            OneClass m = new OneClass(from, to);
             cr.accept(new ClassRemapper(cw, m), 0);
             if (m.hits > 0) {
               bytes = cw.toByteArray();
@@ -157,7 +178,7 @@ public final class RemapTestsJar {
     }
     System.out.println("[RemapTestsJar] mode=" + args[0] + " jar=" + jar + " -> " + out + ": " + classes
         + " classes, " + resources + " resources, kept " + keep + "; " + remapped.size()
-        + " classes rewritten " + FROM.replace('/', '.') + " -> " + TO.replace('/', '.'));
+        + " classes rewritten " + from.replace('/', '.') + " -> " + to.replace('/', '.'));
     for (String r : remapped) {
       System.out.println("[RemapTestsJar]   rewritten: " + r);
     }

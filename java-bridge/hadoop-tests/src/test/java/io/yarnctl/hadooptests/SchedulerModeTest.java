@@ -40,7 +40,17 @@ public class SchedulerModeTest {
     return m;
   }
 
+  private static final String CS = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler";
+  private static final String SHIM_CS = "io.yarnctl.shim.YarnctlCapacityScheduler";
+
+  private static boolean capacitySuite() {
+    return "capacity".equals(System.getProperty("yarnctl.hadooptests.suite", "fifo"));
+  }
+
   private static String expected() {
+    if (capacitySuite()) {
+      return mode().equals("shim") ? SHIM_CS : CS;
+    }
     return mode().equals("shim") ? SHIM : FIFO;
   }
 
@@ -91,9 +101,23 @@ public class SchedulerModeTest {
   @Test
   public void hadoopTestClassesAreTheExtractedCopies() throws Exception {
     for (String c : new String[] {"org.apache.hadoop.yarn.server.resourcemanager.MockRM",
-        "org.apache.hadoop.yarn.server.resourcemanager.TestFifoScheduler"}) {
+        "org.apache.hadoop.yarn.server.resourcemanager.TestFifoScheduler",
+        "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.TestCapacityScheduler"}) {
       URL where = Class.forName(c).getProtectionDomain().getCodeSource().getLocation();
       assertTrue(c + " loaded from " + where, where.getPath().endsWith("/target/test-classes/"));
+    }
+    if (capacitySuite()) {
+      // TestCapacityScheduler.checkQueueCapacities(CapacityScheduler, ...): its parameter is rewritten in shim mode only
+      Class<?> t = Class.forName("org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.TestCapacityScheduler");
+      Class<?> param = null;
+      for (java.lang.reflect.Method m : t.getDeclaredMethods()) {
+        if (m.getName().equals("checkQueueCapacities")) {
+          param = m.getParameterTypes()[0];
+        }
+      }
+      assertNotNull(param);
+      assertEquals(expected(), param.getName());
+      return;
     }
     // an anonymous FifoScheduler subclass in Hadoop's tests: its super class is rewritten in shim mode only
     Class<?> anon = Class.forName(
