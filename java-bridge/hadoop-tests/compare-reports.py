@@ -10,15 +10,19 @@ first message line and top frame, then the tests that fail in both modes, and pe
 were created with which scheduler ("Using Scheduler:" lines) and how many times the shim reported
 having no token (its fallback mode).
 """
+import argparse
 import glob
 import os
 import re
 import sys
 import xml.etree.ElementTree as ET
 
-_ARGS = [a for a in sys.argv[1:] if a not in ("--suite", "capacity", "fifo")]
-SUFFIX = "-cs" if "capacity" in sys.argv[1:] else ""
-TARGET = _ARGS[0] if _ARGS else os.path.join(os.path.dirname(os.path.abspath(__file__)), "target")
+_P = argparse.ArgumentParser(description="Compare the stock and shim runs of java-bridge/hadoop-tests.")
+_P.add_argument("target", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "target"))
+_P.add_argument("--suite", choices=("fifo", "capacity"), default="fifo")
+_ARGS = _P.parse_args()
+SUFFIX = "-cs" if _ARGS.suite == "capacity" else ""
+TARGET = _ARGS.target
 MODES = ("stock", "shim")
 PREFIX = "org.apache.hadoop.yarn.server.resourcemanager."
 

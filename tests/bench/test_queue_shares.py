@@ -80,6 +80,21 @@ def test_the_sampler_thread_counts_failed_polls_and_keeps_going() -> None:
     assert sampler.errors >= 2
 
 
+def test_an_unexpected_error_in_a_poll_is_counted_not_fatal() -> None:
+    """A fake RM (fault injection) whose scheduler page breaks the parser: the thread goes on polling."""
+
+    class Broken:
+        def scheduler(self) -> None:
+            raise ValueError("PendingMB is null")
+
+    sampler = RmSampler(Broken(), interval_s=0.05).start()  # type: ignore[arg-type]
+    import time
+
+    time.sleep(0.3)
+    assert sampler.stop() == []
+    assert sampler.errors >= 2 and sampler.last_error == "ValueError: PendingMB is null"
+
+
 def test_samples_from_bench_json_start_at_zero() -> None:
     assert from_json([[5000, {"a": [1, 2]}], [6500, {"a": [3, 4]}]]) == [(0.0, {"a": (1, 2)}), (1.5, {"a": (3, 4)})]
 

@@ -50,11 +50,12 @@ def test_no_java_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     assert rc == 2 and "no java on PATH" in err and "\n" not in err
 
 
-@pytest.mark.parametrize(("text", "message"), [("<configuration", "not XML"),
-                                               ("<configuration/>", "not a capacity-scheduler.xml")])
-def test_a_tree_file_that_is_not_one_is_one_line(text: str, message: str, tmp_path: Path,
+@pytest.mark.parametrize(("text", "message"), [(b"<configuration", "not XML"),
+                                               (b"<configuration/>", "not a capacity-scheduler.xml"),
+                                               (b"\xff\xfe<configuration/>", "not a text file (not UTF-8)")])
+def test_a_tree_file_that_is_not_one_is_one_line(text: bytes, message: str, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "cs.xml"
-    f.write_text(text)
+    f.write_bytes(text)
     rc, err = _run(["--scheduler", "capacity", "--capacity-scheduler", str(f)], capsys)
     assert rc == 2 and err.startswith(f"error: --capacity-scheduler {f}: {message}") and "\n" not in err, err

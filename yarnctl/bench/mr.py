@@ -113,7 +113,8 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
             if sampler:
                 sampler.rm.close()
         if sampler:
-            say(f"{label}: sampled the queues {len(samples)} times ({sampler.errors} polls failed)")
+            say(f"{label}: sampled the queues {len(samples)} times ({sampler.errors} polls failed"
+                + (f"; the last: {sampler.last_error}" if sampler.errors else "") + ")")
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
         if policy is not None:

@@ -88,6 +88,7 @@ class RmSampler:
         self.interval_s = interval_s
         self.samples: list[tuple[int, dict[str, tuple[int, int]]]] = []  # (epoch ms, row)
         self.errors = 0
+        self.last_error = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="queue-sampler", daemon=True)
 
@@ -107,8 +108,10 @@ class RmSampler:
             at = time.time()
             try:
                 self.samples.append((int(at * 1000), sample_rm(self.rm)))
-            except RMError:
-                self.errors += 1  # a missed poll: busy_shares weights the sample before it by at most two steps
+            except Exception as e:  # RMError is the expected kind; a thread that died would end the sampling unseen
+                # a missed poll: busy_shares weights the sample before it by at most two steps
+                self.errors += 1
+                self.last_error = f"{type(e).__name__}: {e}"
             self._stop.wait(max(0.0, self.interval_s - (time.time() - at)))
 
 

@@ -121,8 +121,13 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
         if spec.queues:
             from yarnctl.bench.fidelity import FITTED
             from yarnctl.bench.shares import compare
+            from yarnctl.errors import YarnctlError
 
-            doc["queue_shares"] = [row.to_json() for row in compare(doc, spec, FITTED)]
+            try:
+                doc["queue_shares"] = [row.to_json() for row in compare(doc, spec, FITTED)]
+            except YarnctlError as e:  # the run itself is kept: bench.json and the report still carry it
+                doc["queue_shares_error"] = str(e)
+                _say(f"{label}: no queue shares: {e}")
         runs.append(doc)
     return runs
 

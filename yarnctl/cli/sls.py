@@ -78,6 +78,8 @@ def _capacity_site(path: Path) -> str:
         root = ET.fromstring(text)
     except OSError as e:
         raise ConfigError(f"--capacity-scheduler {path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"--capacity-scheduler {path}: not a text file (not UTF-8)") from None
     except ET.ParseError as e:
         raise ConfigError(f"--capacity-scheduler {path}: not XML ({e})") from None
     if root.tag != "configuration" or not any(p.findtext("name", "") == "yarn.scheduler.capacity.root.queues"

@@ -46,7 +46,11 @@ class FairConfig:
 
 
 class TreeWeights:
-    """A FairConfig under the scheduler's queue tree: each leaf weighs its absolute capacity, `queues` override by name."""
+    """A FairConfig under the scheduler's queue tree: each leaf weighs its absolute capacity in percent.
+
+    A queue named in the parameters' `queues` replaces its tree entry whole (weight 1 unless it gives one),
+    so under a tree give weights on the same percent scale, e.g. `{a: {weight: 70, min_share: ...}}`.
+    """
 
     def __init__(self, config: FairConfig) -> None:
         self.config = config

@@ -40,7 +40,8 @@ class LongTermConfig:
     """Parameters of the long-term policies; the defaults are the paper's pure long-term fairness."""
 
     entity: str = QUEUE  # who is the paper's "user": queue (YARN fairness, MRYARN Sec. 6) or user
-    # K_i: 1 by default, or under a queue tree each leaf's absolute capacity in percent
+    # K_i: 1 by default; under a queue tree each leaf's absolute capacity in percent, and a weight given here
+    # replaces its leaf's (give it on the same percent scale)
     weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     window: str = "tumbling"  # Sec. 6: tumbling or sliding
     window_s: float = math.inf  # L_t / L_s: inf = pure long-term, 0 = memoryless

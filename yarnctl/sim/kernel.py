@@ -13,8 +13,10 @@ TICK_DIGITS = 6
 # Priorities of events at the same instant: arrivals, then task ends, then the AMs' own checks,
 # then the control loop's tick, then heartbeats, so a heartbeat at time t sees every container that
 # finished at t (and every job submitted at t, and δ tuned at t). Distinct priorities keep the
-# order independent of insertion order.
+# order independent of insertion order. Queue samples (SimCluster(sample_queues_s=...)) come last: they
+# only read the state every other event left.
 SUBMIT, END, AM, TUNE, HEARTBEAT, SAMPLE = 0, 1, 2, 3, 4, 5
+PERIODIC = (TUNE, SAMPLE)  # events that reschedule themselves: alone, they would keep a stalled run alive
 
 
 class Kernel:
@@ -37,6 +39,10 @@ class Kernel:
     def pending(self) -> int:
         """Number of events still queued."""
         return len(self._heap)
+
+    def busy(self, periodic: tuple[int, ...] = ()) -> bool:
+        """Whether an event of a kind not in `periodic` is queued (usually the first one looked at)."""
+        return any(e[1] not in periodic for e in self._heap)
 
     def step(self) -> bool:
         """Run the next event; False when there is none."""

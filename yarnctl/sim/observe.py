@@ -6,7 +6,7 @@ A part of SimCluster: the same `Observation` type the live control loop builds, 
 from __future__ import annotations
 
 from yarnctl.model import ANY, AppUsage, ContainerLoad, NodeLoad, Observation, Resources
-from yarnctl.sim.kernel import SAMPLE, TUNE
+from yarnctl.sim.kernel import PERIODIC, SAMPLE, TUNE
 from yarnctl.sim.parts import SimParts
 
 
@@ -51,7 +51,7 @@ class Observations(SimParts):
             self._wake_all()
         if changed or not self.tuning:
             self.tuning.append((self.k.now, self.engine.tuning()))
-        if self.k.pending():  # something else will happen; alone, ticks would keep a stalled run alive
+        if self.k.busy(PERIODIC):  # something else will happen; alone, ticks would keep a stalled run alive
             self.k.schedule(self.k.now + self.tune_interval_s, TUNE, self._tune)
 
     def _sample_queues(self) -> None:
@@ -63,5 +63,5 @@ class Observations(SimParts):
             if app.queue in out:
                 out[app.queue][1] += sum(r.capability.memory_mb * r.count for r in snap.any_asks(app.id))
         self.queue_samples.append((self.k.now, {q: (a, p) for q, (a, p) in out.items()}))
-        if self.jobs_left and self.k.pending():
+        if self.jobs_left and self.k.busy(PERIODIC):
             self.k.schedule(self.k.now + self.sample_queues_s, SAMPLE, self._sample_queues)

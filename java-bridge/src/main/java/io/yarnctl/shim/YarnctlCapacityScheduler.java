@@ -337,13 +337,13 @@ public class YarnctlCapacityScheduler extends CapacityScheduler implements ShimH
         q.getAbsoluteMaximumCapacity(), getMinimumResourceCapability());
   }
 
-  /** Every fallback is CapacityScheduler's own pass, which keeps the queues' limits. */
+  /** LeafQueue.assignContainer's label check: no expression goes to unlabelled nodes only, X to nodes labelled X. */
   @Override
   public boolean labelsAllow(FiCaSchedulerNode node, ResourceRequest any) {
-    // LeafQueue.assignContainer's check: no expression goes to unlabelled nodes only, X to nodes labelled X
     return SchedulerUtils.checkNodeLabelExpression(node.getLabels(), any.getNodeLabelExpression());
   }
 
+  /** Every fallback is CapacityScheduler's own pass, which keeps the queues' limits. */
   @Override
   public boolean fallsBackToOwnPass() {
     return true;
