@@ -22,6 +22,7 @@ from yarnctl.bench.jhist import JobHistory
 from yarnctl.bench.replay import histories, replay_jobs, to_workload, workload_doc
 from yarnctl.bench.spec import BenchSpec, load_spec
 from yarnctl.errors import ClusterError
+from yarnctl.sim.records import SimRun
 from yarnctl.sim.report import PolicyResult
 from yarnctl.sim.workload import Startup
 
@@ -123,17 +124,24 @@ def real_times(run: RealRun) -> dict[str, JobTimes]:
     return out
 
 
-def simulate_run(run: RealRun, startup: Startup) -> PolicyResult:
-    """Replay one real run in the simulator under its scheduler's counterpart."""
+def replay(run: RealRun, startup: Startup, sample_queues_s: float = 0.0) -> SimRun:
+    """Replay one real run in the simulator under its scheduler's counterpart (sampling its queues if asked)."""
     from yarnctl.engine import Engine
     from yarnctl.policies import make_policy
     from yarnctl.sim.cluster import SimCluster
-    from yarnctl.sim.report import summarize
 
     jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s)
     workload = to_workload(workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup), f"{run.mix}/{run.label}")
     policy, params, am_share = counterpart(run.label)
-    return summarize(SimCluster(workload, Engine(make_policy(policy, params), max_am_share=am_share)).run())
+    engine = Engine(make_policy(policy, params), max_am_share=am_share)
+    return SimCluster(workload, engine, sample_queues_s=sample_queues_s).run()
+
+
+def simulate_run(run: RealRun, startup: Startup) -> PolicyResult:
+    """Replay one real run in the simulator under its scheduler's counterpart, summarized."""
+    from yarnctl.sim.report import summarize
+
+    return summarize(replay(run, startup))
 
 
 def sim_times(result: PolicyResult) -> dict[str, JobTimes]:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from yarnctl.errors import RMError
 from yarnctl.rm import QueueInfo, ResourceManager
+from yarnctl.sim.records import QueueSample
 
 if TYPE_CHECKING:
     from yarnctl.bench.spec import BenchSpec
     from yarnctl.sim.workload import Startup
 
-# (seconds, leaf queue -> (allocated MB, pending MB)), as yarnctl.sim.records.QueueSample
-Sample = tuple[float, Mapping[str, tuple[int, int]]]
+Sample = QueueSample  # (seconds, leaf queue -> (allocated MB, pending MB)), the simulator's and a real run's
 QUEUE_METRICS = "Hadoop:service=ResourceManager,name=QueueMetrics,*"
 
 
@@ -144,12 +144,9 @@ def compare(run: Mapping[str, Any], spec: BenchSpec, startup: Startup) -> list[S
     """The busy-period shares of one `bench mr` run (its bench.json entry) against its replay in the simulator."""
     from pathlib import Path
 
-    from yarnctl.bench.fidelity import counterpart
-    from yarnctl.bench.replay import histories, replay_jobs, to_workload, workload_doc
-    from yarnctl.engine import Engine
+    from yarnctl.bench.fidelity import RealRun, replay
+    from yarnctl.bench.replay import histories
     from yarnctl.model import Resources
-    from yarnctl.policies import make_policy
-    from yarnctl.sim.cluster import SimCluster
     from yarnctl.sim.workload.queues import tree
 
     label = str(run["label"])
@@ -158,11 +155,8 @@ def compare(run: Mapping[str, Any], spec: BenchSpec, startup: Startup) -> list[S
                                                        Resources(128, 1)) if q.leaf}
     used = sorted({j.queue for j in spec.jobs if j.queue})
     real = busy_shares(from_json(run.get("queue_samples") or []), cap_mb, used)
-    jobs = replay_jobs(spec, run["records"], histories(Path(str(run.get("history") or "/nonexistent"))),
-                       startup.launch_s)
-    workload = to_workload(workload_doc(f"{spec.name}-{label}", spec, jobs, startup), f"{spec.name}/{label}")
-    policy, params, am_share = counterpart(label)
-    sim = SimCluster(workload, Engine(make_policy(policy, params), max_am_share=am_share), sample_queues_s=1.0).run()
-    simulated = busy_shares(sim.queue_samples, cap_mb, used)
+    real_run = RealRun(spec.name, label, spec, tuple(run["records"]),
+                       histories(Path(str(run.get("history") or "/nonexistent"))))
+    simulated = busy_shares(replay(real_run, startup, sample_queues_s=1.0).queue_samples, cap_mb, used)
     return [ShareRow(label, q, configured[q], real.shares.get(q), simulated.shares.get(q), real.busy_s,
                      simulated.busy_s) for q in used]
