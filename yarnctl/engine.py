@@ -23,8 +23,9 @@ from yarnctl.model import (
     Ask,
     Resources,
 )
-from yarnctl.policies import am_limit, queue_limit
+from yarnctl.policies import am_limit, queue_limit, waiting
 from yarnctl.policies.contract import Estimator, Policy, Tunable, is_tunable
+from yarnctl.policies.waiting import Wait, WaitCode
 
 log = logging.getLogger(__name__)
 
@@ -255,3 +256,44 @@ class Engine:
                 self.rejected_by[r.code.value] += 1
                 log.warning("policy %s: rejected %s: %s", self.policy.name, r.item, r.reason)
         return result
+
+    def explain(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait | None:
+        """Why `app_id` got nothing at `node_id`'s heartbeat under `decision` (None: it asks for nothing, or got some).
+
+        The reasons that hold for every policy first (AM limit, queue maximum, placement: `policies/waiting.py`),
+        then the policy's own, on the snapshot it saw.
+        """
+        ask = waiting.head_ask(snap, app_id)
+        if ask is None or app_id not in snap.apps or any(a.app_id == app_id for a in decision.assignments):
+            return None
+        held = am_limit.held_back(snap, self.am_share) | snap.inactive
+        if app_id in held:
+            return _am_limit_wait(snap, app_id, ask, self.am_share)
+        view = queue_limit.within(snap) if snap.queues else snap
+        if (capped := waiting.head_ask(view, app_id)) is None or capped.priority != ask.priority:
+            queue = snap.apps[app_id].queue
+            room = queue_limit.room(snap).get(queue, 0)
+            return waiting.wait(WaitCode.QUEUE_MAX, f"queue {queue} (or one above it) is at its maximum capacity: "
+                                f"{room} MB of room left, its ask is {waiting.size(ask.capability)}",
+                                queue=queue, room_mb=room, ask_mb=ask.capability.memory_mb)
+        placed = waiting.placement(snap, node_id, app_id, ask)
+        if placed is not None:
+            return placed
+        try:
+            return self.policy.why_waiting(am_limit.without(view, held), node_id, app_id, decision)
+        except Exception:  # as in decide: a policy bug must not stop the scheduler
+            log.exception("policy %s failed to say why %s waits", self.policy.name, app_id)
+            return waiting.wait(WaitCode.HELD, f"{self.policy.name} placed nothing on {node_id} (it failed to say why)",
+                                node=node_id)
+
+
+def _am_limit_wait(snap: ClusterSnapshot, app_id: AppId, ask: Ask, am_share: float) -> Wait:
+    if app_id in snap.inactive:
+        queue = snap.apps[app_id].queue
+        return waiting.wait(WaitCode.AM_LIMIT, f"queue {queue} has not activated it: its AMs are at the queue's "
+                            f"maximum-am-resource-percent", queue=queue)
+    limit_mb = int(am_share * snap.capacity.memory_mb)
+    return waiting.wait(WaitCode.AM_LIMIT, f"its AM of {waiting.size(ask.capability)} would take the AMs past their "
+                        f"share: AMs hold {snap.am_allocated.memory_mb} MB of the {limit_mb} MB allowed "
+                        f"({am_share:.0%} of the cluster)", am_mb=ask.capability.memory_mb,
+                        am_held_mb=snap.am_allocated.memory_mb, limit_mb=limit_mb, share=am_share)

@@ -165,6 +165,11 @@ BAD_INPUT = [
     ("policy-listed-twice", ["-w", "haste-fig1", "-p", "fifo,fifo"], {}, ["twice"]),
     ("am-share-out-of-range", ["-w", "haste-fig1", "-p", "fifo", "--max-am-share", "1.5"], {}, ["--max-am-share 1.5"]),
     ("no-policy", ["-w", "haste-fig1", "-p", ","], {}, ["at least one policy"]),
+    ("explain-unknown-job", ["-w", "haste-fig1", "-p", "fifo", "--explain", "nope"], {},
+     ["--explain: no job 'nope' in workload haste-fig1", "its jobs: "]),
+    ("explain-no-job", ["-w", "haste-fig1", "-p", "fifo", "--explain", ","], {}, ["--explain: give at least one"]),
+    ("explain-negative-last", ["-w", "haste-fig1", "-p", "fifo", "--explain", "job1", "--explain-last", "-1"], {},
+     ["--explain-last: expected a count >= 0"]),
     ("malformed-sls-trace", ["-w", "{dir}/trace.json", "-p", "fifo"], {"trace.json": '{"job.id": \n'},
      ["trace.json: line ", "malformed JSON"]),
 ]
@@ -186,6 +191,19 @@ def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
     assert "makespan" not in out  # no (partial) results on stdout
+
+
+def test_simulate_explain_lists_why_a_job_waited(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "simulate", "-w", "dress-mr20", "-p", "capacity,dress", "--no-jobs",
+                        "--explain", "j10", "--explain-last", "3")
+    assert code == 0
+    assert "why j10 waited under capacity: the last 3 of" in out and "why j10 waited under dress" in out
+    assert "dress-reserve" in out and "no-room" in out
+    code, out, _ = _run(capsys, "simulate", "-w", "dress-mr20", "-p", "dress", "--explain", "j10", "--json")
+    waits = json.loads(out)["waits"]["dress"]
+    assert waits and {w["job"] for w in waits} == {"j10"}
+    assert {"t", "node", "code", "text", "values"} <= set(waits[0])
+    assert any(w["code"] == "dress-reserve" and 0 <= w["values"]["delta"] <= 1 for w in waits)
 
 
 def test_no_command_prints_help_and_returns_2(capsys: pytest.CaptureFixture[str]) -> None:

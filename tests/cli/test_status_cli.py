@@ -103,3 +103,41 @@ def test_rm_from_the_environment(capsys: pytest.CaptureFixture[str], rm: Fixture
 def test_bad_watch_interval(capsys: pytest.CaptureFixture[str], rm: FixtureRM) -> None:
     code, _, err = _status(capsys, "--rm", rm.url, "--watch", "0")
     assert code == 2 and "--watch 0: expected seconds > 0" in err
+
+
+WAITING = {"application_1_0002": [
+    {"at": 1700000000.0, "node": "n1:45454", "code": "behind", "text": "dress served application_1_0001 first", "values": {}},
+    {"at": 1700000000.5, "node": "n2:45454", "code": "dress-reserve",
+     "text": "its category LD may hold 80.0% of the cluster (δ = 0.200) and holds 80.0%; its ask needs 6.2% more",
+     "values": {"delta": 0.2}}]}
+
+
+def test_status_lists_why_the_oldest_pending_apps_wait(capsys: pytest.CaptureFixture[str], rm: FixtureRM,
+                                                       tmp_path: Path) -> None:
+    serve = _write(tmp_path / "s.json", {**SERVE, "waiting": WAITING})
+    code, out, _ = _status(capsys, "--rm", rm.url, "--serve-status", str(serve))
+    assert code == 0 and "WAITING APP" in out
+    assert "application_1_0002  dress-reserve  its category LD may hold 80.0%" in " ".join(out.split("\n"))
+
+
+def test_explain_prints_the_latest_reasons(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    serve = _write(tmp_path / "s.json", {**SERVE, "waiting": WAITING})
+    assert main(["explain", "application_1_0002", "--serve-status", str(serve)]) == 0
+    out = capsys.readouterr().out
+    assert "why application_1_0002 waits under dress" in out
+    assert out.index("behind") < out.index("dress-reserve")  # latest last
+    assert main(["explain", "application_1_0002", "--serve-status", str(serve), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["policy"] == "dress" and [r["code"] for r in doc["waiting"]] == ["behind", "dress-reserve"]
+
+
+def test_explain_an_app_not_waiting_or_no_server(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    serve = _write(tmp_path / "s.json", {**SERVE, "waiting": WAITING})
+    assert main(["explain", "application_9_0009", "--serve-status", str(serve)]) == 1
+    err = capsys.readouterr().err
+    assert "application_9_0009 is not waiting at the policy server's latest look" in err
+    assert "waiting now: application_1_0002" in err
+    old = _write(tmp_path / "old.json", {**SERVE, "waiting": WAITING}, age_s=60)
+    assert main(["explain", "application_1_0002", "--serve-status", str(old)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: no running yarnctl serve at") and "\n" not in err

@@ -17,6 +17,7 @@ import yarnctl
 from yarnctl.bridge.service import BUCKETS_US, PolicyService
 from yarnctl.metrics import METRIC_NAMES, ServeCollector
 from yarnctl.model import ContainerLoad, NodeLoad, Observation, Resources
+from yarnctl.policies.waiting import WaitCode
 from yarnctl.policies import make_policy
 from yarnctl.rm import ShimMetrics
 from yarnctl.rm.observe import LoopState, Reading
@@ -145,8 +146,11 @@ def test_names_follow_the_conventions(service: PolicyService) -> None:
         # no millisecond/megabyte units: base units only
         assert not re.search(r"_(ms|us|mb|mib|kb|millis|micros)(_|$)", f.name), f.name
         for s in f.samples:
-            # bounded label values only: queue names are the operator's (or, under FIFO, what apps name)
-            assert set(s.labels) <= {"policy", "version", "outcome", "state", "le", "queue"}, (s.name, s.labels)
+            # bounded label values only: queue names are the operator's (or, under FIFO, what apps name),
+            # reasons one of WaitCode's
+            assert set(s.labels) <= {"policy", "version", "outcome", "state", "le", "queue", "reason"}, (s.name, s.labels)
+            if "reason" in s.labels:
+                assert s.labels["reason"] in {c.value for c in WaitCode}
     assert "token" not in out.lower()
 
 

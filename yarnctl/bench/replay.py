@@ -169,8 +169,9 @@ def startup_doc(startup: Startup) -> dict[str, Any]:
     doc: dict[str, Any] = {"am_s": startup.am_s, "launch_s": startup.launch_s,
                            "launch_per_concurrent_s": startup.launch_per_concurrent_s}
     if startup.launch_cpu_s:
-        doc.update(launch_cpu_s=startup.launch_cpu_s, launch_cores=startup.launch_cores,
-                   launch_shared=startup.launch_shared)
+        doc.update(launch_cpu_s=startup.launch_cpu_s, launch_cores=startup.launch_cores)
+    if startup.launch_shared:
+        doc.update(launch_shared=True)
     return doc
 
 

@@ -39,10 +39,12 @@ class DecisionLog:
         self._flusher.start()
 
     def write(self, seq: int, node: str, policy: str, outcome: str, us: int, request: str, parsed: bool,
-              response: str, rejected: list[list[str]], why: Mapping[str, str] | None = None) -> None:
+              response: str, rejected: list[list[str]], why: Mapping[str, str] | None = None,
+              waiting: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         """Append one record; `request` is embedded as-is when it is one line of valid JSON.
 
-        `why` is the policy's per-app reasons for what it decided (Decision.reasons), if it gave any.
+        `why` is the policy's per-app reasons for what it decided (Decision.reasons), if it gave any;
+        `waiting` why apps it left waiting got nothing (bridge/waits.py: code, text, values), when explained.
         """
         if not parsed:  # garbage is kept, as a JSON string, so the line stays valid
             req = _ENCODE(request if isinstance(request, str) else repr(request))
@@ -51,6 +53,8 @@ class DecisionLog:
         else:
             req = request
         extra = f',"why":{_ENCODE(dict(why))}' if why else ""
+        if waiting:
+            extra += f',"waiting":{_ENCODE(dict(waiting))}'
         line = (f'{{"t":{time.time_ns() // 1_000_000},"seq":{seq},"node":{_ENCODE(node)},"policy":{_ENCODE(policy)},'
                 f'"outcome":"{outcome}","us":{us},"req":{req},"resp":{response},'
                 f'"rejected":{_ENCODE(rejected) if rejected else "[]"}{extra}}}\n')

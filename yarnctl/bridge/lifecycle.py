@@ -119,6 +119,7 @@ class Serving:
                 "decisions_per_s": round(rate, 2), "tuning": self.service.tuning,
                 "state_file": str(self.state_file) if self.state_file else None,
                 "control_loop": loop_status(self.loop, time.time()) if self.loop else None,
+                "waiting": self.service.waits.as_status(),
                 **self.service.stats.as_dict()}
 
 

@@ -17,6 +17,7 @@ from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
 from yarnctl.bridge.statefile import load_state, locked, save_state
+from yarnctl.bridge.waits import WaitBook
 from yarnctl.bridge.wire import WireError, parse_request
 from yarnctl.engine import Engine
 from yarnctl.policies.contract import Policy, is_stateful
@@ -40,6 +41,7 @@ class ServiceStats:
     resync: int = 0
     errors: int = 0
     policy_errors: int = 0
+    explain_errors: int = 0  # calls whose waiting apps could not be explained (logged; the decision stands)
     # by RejectCode value, as the shim counts them: the engine's own counter, shared
     rejected_by: Mapping[str, int] = field(default_factory=dict)
     assigned: int = 0
@@ -75,7 +77,7 @@ class ServiceStats:
         """Plain JSON-able counters, the histogram as {"le_µs": count} and bucket p50/p99."""
         return {
             "calls": self.calls, "ok": self.ok, "resync": self.resync, "errors": self.errors,
-            "policy_errors": self.policy_errors, "rejected": self.rejected, "rejected_by": dict(self.rejected_by),
+            "policy_errors": self.policy_errors, "explain_errors": self.explain_errors, "rejected": self.rejected, "rejected_by": dict(self.rejected_by),
             "assigned": self.assigned,
             "full_syncs": self.full_syncs, "auth_failures": self.auth_failures,
             "latency_us": {**{str(b): n for b, n in zip(BUCKETS_US, self.latency_us)},
@@ -111,8 +113,10 @@ class PolicyService:
 
     def __init__(self, policy: Policy, decision_log: DecisionLog | None = None,
                  max_request_chars: int = MAX_REQUEST_CHARS, max_am_share: float | None = None,
-                 state_file: Path | None = None) -> None:
+                 state_file: Path | None = None, waits: WaitBook | None = None) -> None:
         self._policy = _Recording(policy)
+        # why the oldest pending apps wait, refreshed beside the decisions (`yarnctl explain`)
+        self.waits = waits if waits is not None else WaitBook()
         self.policy_name: str = policy.name
         self.engine = Engine(self._policy, max_am_share=max_am_share)
         self.mirror = Mirror()
@@ -221,6 +225,7 @@ class PolicyService:
                 self._adopt_newer_state()
             rejected: list[list[str]] = []
             why: dict[str, str] = {}
+            waiting: dict[str, dict[str, Any]] = {}
             try:
                 if len(request) > self.max_request_chars:
                     raise WireError("request", f"{len(request)} characters, over the limit of {self.max_request_chars}")
@@ -229,7 +234,7 @@ class PolicyService:
                 self._last_seq = seq
                 self.mirror.apply(req)
                 self.stats.full_syncs += req.full
-                resp, outcome = self._decide(seq, node, req.t_ms, rejected, why)
+                resp, outcome = self._decide(seq, node, req.t_ms, rejected, why, waiting)
             except MirrorMismatch as e:
                 log.info("call %d from %s: resync: %s", seq, node, e)
                 resp, outcome = encode_resync(seq), "resync"
@@ -253,11 +258,11 @@ class PolicyService:
             self.stats.last_call_s = time.time()
             if self.decision_log is not None:
                 self.decision_log.write(seq, node, self.policy_name, outcome, us, request, parsed, resp, rejected,
-                                        why)
+                                        why, waiting)
             return resp
 
     def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]],
-                why: dict[str, str]) -> tuple[str, str]:
+                why: dict[str, str], waiting: dict[str, dict[str, Any]]) -> tuple[str, str]:
         self._policy.failure = ""
         before = self.engine.stats["policy_errors"]
         snap = self.mirror.snapshot(t_ms / 1000)
@@ -279,6 +284,11 @@ class PolicyService:
             else:
                 rejected.append(["r", item.node_id, r.code.value, r.detail])
         why.update(result.accepted.reasons)
+        try:
+            waiting.update((a, w.as_dict()) for a, w in self.waits.record(self.engine, snap, node, result.accepted).items())
+        except Exception:  # explaining is beside the decision: it must never cost one
+            self.stats.explain_errors += 1
+            log.exception("call %d from %s: explaining the waiting apps failed; the decision stands", seq, node)
         self.stats.assigned += result.accepted.containers()
         self.stats.ok += 1
         return encode_decision(seq, result.accepted), "ok"

@@ -88,6 +88,11 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-am-share", type=float, metavar="FRACTION",
                    help="share of cluster memory AMs may hold, for every policy (default: each policy's own, 0.5 "
                         "for most; 1 = no limit, as Hadoop's FifoScheduler)")
+    s.add_argument("--explain", metavar="JOB[,JOB...]",
+                   help="say why these jobs waited: each decided heartbeat that gave them nothing, with the reason "
+                        "the policy gives (the last --explain-last of them per policy, and all by reason)")
+    s.add_argument("--explain-last", type=int, default=10, metavar="N",
+                   help="with --explain, how many of the latest reasons to list per job and policy (default 10)")
     s.add_argument("--sls-nodes", metavar="FILE", help="SLS node topology JSON for an SLS trace")
     s.add_argument("--sls-container-mb", type=int, default=1024, help="SLS container memory (default 1024)")
     s.add_argument("--sls-container-vcores", type=int, default=1, help="SLS container vcores (default 1)")
@@ -128,23 +133,39 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         **({} if not (args.workload.endswith(".json") or args.sls_nodes) else dict(
             container=Resources(args.sls_container_mb, args.sls_container_vcores),
             node=Resources(args.sls_node_mb, args.sls_node_vcores), topology=args.sls_nodes)))
+    explain = [j.strip() for j in (args.explain or "").split(",") if j.strip()]
+    if args.explain is not None and not explain:
+        raise ConfigError("--explain: give at least one job id")
+    unknown_jobs = sorted(set(explain) - {j.id for j in workload.jobs})
+    if unknown_jobs:
+        ids = [j.id for j in workload.jobs]
+        raise ConfigError(f"--explain: no job {unknown_jobs[0]!r} in workload {workload.name}; its jobs: "
+                          f"{', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
+    if args.explain_last < 0:
+        raise ConfigError(f"--explain-last: expected a count >= 0, got {args.explain_last}")
     if not args.json:
         output.print_header(workload)
     started = time.perf_counter()
     progress = output.ProgressReporter(enabled=sys.stderr.isatty() or args.verbose > 0)
     with progress:
         pairs = simulate(workload, policies, params, max_time_s=args.max_time, progress=progress.for_policy,
-                         max_am_share=args.max_am_share)
+                         max_am_share=args.max_am_share, explain=frozenset(explain))
     results = [r for r, _ in pairs]
     runs = [run for _, run in pairs]
     if args.json:
         from yarnctl.sim.report import to_json
-        _print_json(to_json(workload.name, args.seed, results))
+        doc = to_json(workload.name, args.seed, results)
+        if explain:
+            doc["waits"] = {run.policy: [{"t": w.t, "job": w.job, "node": w.node, **w.wait.as_dict()}
+                                         for w in run.waits] for run in runs}
+        _print_json(doc)
     else:
         output.print_summary(results, time.perf_counter() - started)
         show_jobs = args.jobs if args.jobs is not None else len(workload.jobs) <= 25
         if show_jobs:
             output.print_jobs(results)
+        if explain:
+            output.print_waits(runs, explain, args.explain_last)
     if args.out:
         from yarnctl.sim.report import write_csv
         written = write_csv(args.out, results, runs)

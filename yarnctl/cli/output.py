@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from yarnctl.sim.records import SimRun
 from yarnctl.sim.report import PolicyResult
 from yarnctl.sim.workload import Workload
 
@@ -121,6 +123,23 @@ def print_queue_shares(runs: Sequence[dict[str, Any]]) -> None:
             t.add_row(str(run["label"]), row["queue"], pct(row["configured"]), pct(real), pct(sim), diff,
                       f"{row['real_busy_s']:.0f}/{row['simulated_busy_s']:.0f}")
     out.print(t)
+
+
+def print_waits(runs: Sequence[SimRun], jobs: Sequence[str], last: int) -> None:
+    """Per watched job and policy: the last `last` reasons it got nothing at a heartbeat, and all of them by code."""
+    for job in jobs:
+        for run in runs:
+            waits = [w for w in run.waits if w.job == job]
+            counts = Counter(w.wait.code.value for w in waits)
+            every = ", ".join(f"{code} {n}" for code, n in counts.most_common())
+            title = (f"why {escape(job)} waited under {escape(run.policy)}: the last {min(last, len(waits))} of "
+                     f"{len(waits)} heartbeats that left it waiting" + (f" (all: {every})" if every else ""))
+            t = Table(title=title)
+            for col in ("t (s)", "node", "reason", "in words"):
+                t.add_column(col, justify="right" if col == "t (s)" else "left", no_wrap=col != "in words")
+            for w in waits[-last:] if last > 0 else []:
+                t.add_row(_short(w.t), escape(w.node), w.wait.code.value, escape(w.wait.text))
+            out.print(t)
 
 
 def print_written(paths: Sequence[Path]) -> None:

@@ -80,7 +80,57 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
                    help="redraw every SECONDS (default 2) until Ctrl-C")
     s.add_argument("--json", action="store_true", help="print one JSON object")
-    return {"status": _cmd_status}
+    e = sub.add_parser("explain", help="why a pending application is not getting containers",
+                       description="The reasons the policy gave, at the latest heartbeats, for leaving APP waiting: "
+                                   "each a code and its values in words (queue at its maximum, no node with room, "
+                                   "DRESS reserve full, fair share, AM limit...). The policy server explains the "
+                                   "oldest pending apps twice a second and writes them into its status file.",
+                       epilog=EXPLAIN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0003")
+    e.add_argument("--serve-status", type=Path, metavar="FILE", help="the status file of `yarnctl serve`")
+    e.add_argument("--json", action="store_true", help="print the reasons as JSON")
+    return {"status": _cmd_status, "explain": _cmd_explain}
+
+
+EXPLAIN_EPILOG = """\
+examples:
+  yarnctl explain application_1700000000000_0003
+  yarnctl explain application_1700000000000_0003 --serve-status /var/run/yarnctl/serve-status.json --json
+  yarnctl simulate --workload dress-mr20 --policy dress --explain j10     # the same in the simulator
+
+The status file is the first of: --serve-status, the running local cluster's, ~/.yarnctl/serve-status.json.
+Exit status: 0 with reasons, 1 when APP is not among the apps the server explains (not pending, served at
+its latest look, or beyond the oldest 20), 2 when no server is running.
+"""
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    path = args.serve_status or _local_cluster()[1] or DEFAULT_STATUS_FILE.expanduser()
+    doc, _ = _serve(path)
+    if doc is None or not doc.get("running"):
+        raise ConfigError(f"no running yarnctl serve at {path} (its status file is missing, stopped or older than "
+                          f"{FRESH_S:g} s); give --serve-status FILE")
+    waiting = doc.get("waiting") or {}
+    reasons = waiting.get(args.app)
+    if args.json:
+        json.dump({"app": args.app, "policy": doc.get("policy"), "waiting": reasons or []}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0 if reasons else 1
+    if not reasons:
+        others = ", ".join(sorted(waiting)[:5]) or "none"
+        print(f"{args.app} is not waiting at the policy server's latest look ({doc.get('policy')}: it explains the "
+              f"oldest pending apps that got nothing; waiting now: {others})", file=sys.stderr)
+        return 1
+    from rich.table import Table
+
+    t = Table(title=f"why {args.app} waits under {doc.get('policy')} (latest last)")
+    for col in ("at", "node", "reason", "in words"):
+        t.add_column(col, no_wrap=col != "in words")
+    for r in reasons:
+        t.add_row(time.strftime("%H:%M:%S", time.localtime(float(r.get("at", 0)))), str(r.get("node", "")),
+                  str(r.get("code", "")), str(r.get("text", "")))
+    screen().print(t)
+    return 0
 
 
 def screen() -> Console:
@@ -178,7 +228,11 @@ def render(v: StatusView) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
-    return Group(*_header(v), Text(""), _nodes(v.nodes), Text(""), _queues(v.scheduler), Text(""), _apps(v))
+    parts = [*_header(v), Text(""), _nodes(v.nodes), Text(""), _queues(v.scheduler), Text(""), _apps(v)]
+    waiting = (v.serve or {}).get("waiting") or {}
+    if waiting:
+        parts += [Text(""), _waiting(waiting)]
+    return Group(*parts)
 
 
 def _header(v: StatusView) -> Iterator[Text]:
@@ -284,6 +338,15 @@ def _apps(v: StatusView) -> Table:
                   f"{a.memory_seconds:,}", f"{a.vcore_seconds:,}", _dur(a.elapsed_time_ms / 1000), a.name[:30])
     if not v.apps:
         t.add_row("[dim](no live apps)[/dim]", *[""] * 11)
+    return t
+
+
+def _waiting(waiting: dict[str, Any]) -> Table:
+    """The oldest pending apps and the latest reason the policy gave for each (`yarnctl explain APP` for more)."""
+    t = _table("WAITING APP", "REASON", "IN WORDS")
+    for app, reasons in sorted(waiting.items()):
+        if reasons:
+            t.add_row(app, str(reasons[-1].get("code", "")), str(reasons[-1].get("text", "")))
     return t
 
 

@@ -36,6 +36,8 @@ METRIC_NAMES: tuple[str, ...] = (
     "yarnctl_nodes", "yarnctl_apps", "yarnctl_pending_containers", "yarnctl_policy_tune_errors_total",
     # per queue: what its apps hold, and (under a scheduler with queues) the most it may hold
     "yarnctl_queue_allocated_bytes", "yarnctl_queue_max_bytes",
+    # why the oldest pending apps wait (bridge/waits.py), and calls where explaining them failed
+    "yarnctl_waiting_apps", "yarnctl_explain_errors_total",
     # with a control loop (serve --rm)
     "yarnctl_control_loop_stale", "yarnctl_control_loop_age_seconds", "yarnctl_control_loop_polls_total",
     "yarnctl_control_loop_duration_seconds", "yarnctl_cluster_used_bytes", "yarnctl_cluster_used_vcores",
@@ -79,6 +81,8 @@ class ServeCollector(Collector):
              st.auth_failures),
             ("yarnctl_policy_tune_errors", "Control-loop observations the policy failed to take in.",
              svc.engine.stats["tune_errors"]),
+            ("yarnctl_explain_errors", "Calls whose waiting apps could not be explained (the decision stands).",
+             st.explain_errors),
         ):
             yield CounterMetricFamily(name, doc, value=n)
         rejected = CounterMetricFamily("yarnctl_rejected", "Decision items the engine's validation rejected, by "
@@ -210,6 +214,11 @@ class ServeCollector(Collector):
         yield apps
         yield queue_held
         yield queue_max
+        waiting = GaugeMetricFamily("yarnctl_waiting_apps", "Pending apps the policy server explained (the oldest "
+                                    "ones, `yarnctl explain`), by the reason of their latest wait.", labels=["reason"])
+        for reason, n in sorted(self.service.waits.by_reason().items()):
+            waiting.add_metric([reason], n)
+        yield waiting
 
 
 def _tuning_key(key: str) -> tuple[str, dict[str, str]] | None:

@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import ZERO, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Resources
+from yarnctl.model import ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Node, NodeId, Resources
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 from yarnctl.policies.reservations import Reservations, fulfil, held_for
 
 
@@ -134,7 +135,6 @@ class Capacity(PolicyBase):
 
         for q in sorted(active, key=lambda q: (used_capacity(q), q)):
             conf = confs[q]
-            q_cap = conf.capacity / 100.0
             users = {a.user for a in active[q]}
             for app in active[q]:
                 req = next((r for r in snap.any_asks(app.id)
@@ -144,13 +144,7 @@ class Capacity(PolicyBase):
                 new_q = self._amount(q_used.get(q, ZERO) + req.capability, cluster)
                 if new_q > conf.maximum_capacity / 100.0 + 1e-9:
                     break  # the queue would pass its maximum capacity
-                # LeafQueue.computeUserLimit: an equal split, at least minimum-user-limit-percent,
-                # at most capacity x user-limit-factor
-                current = max(q_cap, self._amount(q_used.get(q, ZERO), cluster) + self._amount(req.capability, cluster))
-                user_limit = min(
-                    max(current / max(len(users), 1), current * conf.minimum_user_limit_percent / 100.0),
-                    q_cap * conf.user_limit_factor,
-                )
+                user_limit = self._user_limit(conf, q_used.get(q, ZERO), req.capability, len(users), cluster)
                 # LeafQueue.canAssignToUser: "a > check, not a >= check", without the current
                 # request, so a user may pass the limit by one container
                 mine = self._amount(user_used.get((q, app.user), ZERO), cluster)
@@ -163,6 +157,46 @@ class Capacity(PolicyBase):
                 if self.config.reservations and self._reserve(snap, node, app, available, taken):
                     return []  # a reservation ends the heartbeat, as nothing to assign does
         return []
+
+    def _user_limit(self, conf: CapacityQueue, q_used: Resources, ask: Resources, users: int,
+                    cluster: Resources) -> float:
+        # LeafQueue.computeUserLimit: an equal split, at least minimum-user-limit-percent, at most capacity x
+        # user-limit-factor
+        q_cap = conf.capacity / 100.0
+        current = max(q_cap, self._amount(q_used, cluster) + self._amount(ask, cluster))
+        return min(max(current / max(users, 1), current * conf.minimum_user_limit_percent / 100.0),
+                   q_cap * conf.user_limit_factor)
+
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """A reserved node, the queue's AM limit, its maximum capacity or the user limit, else PolicyBase's reason."""
+        held = self.reserved.get(node_id) if self.config.reservations else None
+        if held is not None and held[0] != app_id:
+            return wait(WaitCode.RESERVED, f"{node_id} is reserved for {held[0]}'s priority {held[1]} request",
+                        node=node_id, reserved_for=held[0])
+        app, ask = snap.apps[app_id], head_ask(snap, app_id)
+        if ask is None:
+            return super().why_waiting(snap, node_id, app_id, decision)
+        confs = self._queue_confs(snap)
+        q, conf, cluster = app.queue, confs[app.queue], snap.capacity
+        active = self._active_apps(snap, confs).get(q, [])
+        if app not in active:
+            return wait(WaitCode.AM_LIMIT, f"queue {q} has not activated it: its AMs would pass "
+                        f"{self.config.max_am_resource_percent:.0%} of the queue (maximum-am-resource-percent)",
+                        queue=q, max_am_resource_percent=self.config.max_am_resource_percent)
+        q_used = snap.queue_allocated.get(q, ZERO)
+        after = self._amount(q_used + ask.capability, cluster)
+        if after > conf.maximum_capacity / 100.0 + 1e-9:
+            return wait(WaitCode.QUEUE_MAX, f"queue {q} would pass its maximum capacity: {after:.1%} of the cluster "
+                        f"with its ask, maximum {conf.maximum_capacity / 100.0:.1%}", queue=q, after=after,
+                        maximum=conf.maximum_capacity / 100.0)
+        users = {a.user for a in active}
+        limit = self._user_limit(conf, q_used, ask.capability, len(users), cluster)
+        mine = self._amount(snap.user_allocated.get((q, app.user), ZERO), cluster)
+        if mine > limit + 1e-9:
+            return wait(WaitCode.USER_LIMIT, f"user {app.user} holds {mine:.1%} of the cluster in queue {q}, over its "
+                        f"user limit {limit:.1%} ({len(users)} user{'s' if len(users) != 1 else ''} asking)",
+                        user=app.user, queue=q, used=mine, limit=limit)
+        return super().why_waiting(snap, node_id, app_id, decision)
 
     def _reserve(self, snap: ClusterSnapshot, node: Node, app: App, available: Resources,
                  taken: dict[tuple[str, int], int]) -> bool:

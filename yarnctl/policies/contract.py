@@ -1,6 +1,8 @@
 """The policy contract in one place: what a policy is, the optional hooks it may add, its capability flags.
 
-Every policy subclasses `PolicyBase` and implements `decide`. A policy may add hooks, each a
+Every policy subclasses `PolicyBase` and implements `decide`; it says why an application it left
+waiting got nothing (`why_waiting`, `policies/waiting.py`: PolicyBase's generic reason unless the
+policy has a more specific one). A policy may add hooks, each a
 protocol the engine, the simulator and the policy server test for with `isinstance`:
 - `Tunable`: `tune(obs)` and `tuning()`, fed by the control loop (DRESS's δ, usage estimates);
 - `Stateful`: `save_state()` and `load_state(doc)`, kept across restarts (H-MRF's accounting).
@@ -16,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from yarnctl.model import ClusterSnapshot, Decision, NodeId, Observation
+from yarnctl.model import AppId, ClusterSnapshot, Decision, NodeId, Observation
+from yarnctl.policies.waiting import Wait, behind
 
 
 @runtime_checkable
@@ -32,13 +35,22 @@ class Policy(Protocol):
         """The decision for the heartbeat of `node_id`."""
         ...
 
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """Why `app_id`, asking for room that fits `node_id`, got nothing from `decision` (the snapshot it saw)."""
+        ...
+
 
 class PolicyBase:
     """The capability flags' defaults: a policy that learns only from what it is shown and leaves capacities alone."""
 
+    name: str
     time_dependent: bool = False
     resizes_nodes: bool = False
     max_am_share: float = 0.5
+
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """The apps ahead in this policy's order took the node, or it held the room back (`waiting.behind`)."""
+        return behind(snap, node_id, app_id, decision, self.name)
 
 
 @runtime_checkable

@@ -58,6 +58,7 @@ from yarnctl.model import (
 )
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +267,21 @@ class Dress(PolicyBase):
                 continue  # the pool is full for this ask; a smaller one further on may still fit
             return Decision((Assignment(app.id, head.priority, node_id, 1),))
         return Decision()
+
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """Its category's pool is full (δ for SD, 1 − δ for LD), else PolicyBase's reason."""
+        ask = head_ask(snap, app_id)
+        if ask is not None:
+            cat = self.category(app_id)
+            used = self._pool_use(snap)[cat]
+            limit = self.delta if cat is Category.SD else 1.0 - self.delta
+            need = amount(ask.capability, snap.capacity, self.config.measure)
+            if used + need > limit + EPS:
+                return wait(WaitCode.DRESS_RESERVE,
+                            f"its category {cat.name} may hold {limit:.1%} of the cluster (δ = {self.delta:.3f}) and "
+                            f"holds {used:.1%}; its ask needs {need:.1%} more", delta=self.delta,
+                            category=cat.name, used=used, limit=limit, ask_share=need)
+        return super().why_waiting(snap, node_id, app_id, decision)
 
     def _in_pool_order(self, snap: ClusterSnapshot) -> Iterator[tuple[Category, App]]:
         """Pending apps as `decide` serves them: SD's pool, then LD's, each in its order."""

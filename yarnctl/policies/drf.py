@@ -11,11 +11,12 @@ from __future__ import annotations
 from functools import partial
 
 from yarnctl.fairness.comparators import drf_key
-from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, TreeWeights, serve_fairly
+from yarnctl.model import AppId, ClusterSnapshot, Decision, NodeId
+from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, TreeWeights, serve_fairly, why_waiting
 from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.waiting import Wait
 
 
 class Drf(PolicyBase):
@@ -36,3 +37,8 @@ class Drf(PolicyBase):
         """One container (or more with assign_multiple) for the app with the least dominant share."""
         key = partial(drf_key, cluster=snap.capacity)
         return serve_fairly(snap, node_id, self.weights.of(snap), key, self.reserved, self.keys, self.order)
+
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """A reserved node, maxAMShare, or the app served first with a lower dominant share (fairshare.why_waiting)."""
+        return why_waiting(snap, node_id, app_id, decision, self.weights.of(snap), self.reserved, self.name,
+                           lambda r: r.dominant_share(snap.capacity))

@@ -7,11 +7,12 @@ container per heartbeat unless `assign_multiple` (fair/policies/FairSharePolicy.
 from __future__ import annotations
 
 from yarnctl.fairness.comparators import fair_share_key
-from yarnctl.model import ClusterSnapshot, Decision, NodeId
-from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, TreeWeights, serve_fairly
+from yarnctl.model import AppId, ClusterSnapshot, Decision, NodeId
+from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, TreeWeights, serve_fairly, why_waiting
 from yarnctl.policies.reservations import Reservations
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.waiting import Wait
 
 
 class Fair(PolicyBase):
@@ -32,3 +33,8 @@ class Fair(PolicyBase):
         """One container (or more with assign_multiple) for the most under-served app."""
         config = self.weights.of(snap)
         return serve_fairly(snap, node_id, config, fair_share_key, self.reserved, self.keys, self.order)
+
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """A reserved node, maxAMShare, or the app served first holding less memory (fairshare.why_waiting)."""
+        return why_waiting(snap, node_id, app_id, decision, self.weights.of(snap), self.reserved, self.name,
+                           lambda r: r.shares(snap.capacity)[0])

@@ -21,6 +21,7 @@ from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, Clust
 from yarnctl.policies.base import OpenAsk
 from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.reservations import Reservations, fulfil
+from yarnctl.policies.waiting import Wait, WaitCode, behind, head_ask, wait
 
 KeyFn = Callable[[Resources, Resources, Resources, float, float, str], SortKey]
 
@@ -152,6 +153,30 @@ def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key
     if not granted:
         return Decision()
     return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
+
+
+def why_waiting(snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision, config: FairConfig,
+                reserved: Reservations, policy: str, share: Callable[[Resources], float]) -> Wait:
+    """A reserved node, the queue's maxAMShare, or the app served first holding less (`share` of the cluster)."""
+    held = reserved.get(node_id) if config.reservations else None
+    if held is not None and held[0] != app_id:
+        return wait(WaitCode.RESERVED, f"{node_id} is reserved for {held[0]}'s priority {held[1]} request",
+                    node=node_id, reserved_for=held[0])
+    app, ask = snap.apps[app_id], head_ask(snap, app_id)
+    if ask is not None and ask.priority == AM_PRIORITY and not _AmRoom(snap, config).allows(app, ask.capability):
+        return wait(WaitCode.AM_LIMIT, f"queue {app.queue}'s AMs would pass maxAMShare ({config.max_am_share:.0%} "
+                    f"of its fair share)", queue=app.queue, max_am_share=config.max_am_share)
+    served = next((a.app_id for a in decision.assignments if a.app_id != app_id), None)
+    if served is not None and served in snap.apps:
+        mine, theirs = share(snap.allocated(app_id)), share(snap.allocated(served))
+        other = snap.apps[served]
+        weights = ""
+        if other.queue != app.queue:
+            w = {q: config.queues.get(q, QueueConf()).weight for q in (app.queue, other.queue)}
+            weights = f"; queue {app.queue} weighs {w[app.queue]:g}, {other.queue} {w[other.queue]:g}"
+        return wait(WaitCode.FAIR_SHARE, f"{policy} served {served} first: it holds {theirs:.1%} of the cluster, "
+                    f"{app_id} {mine:.1%}{weights}", served=served, share=mine, served_share=theirs)
+    return behind(snap, node_id, app_id, decision, policy)
 
 
 def _queue_key(config: FairConfig, key: KeyFn, q: str, used: Resources, demand: Resources) -> SortKey:

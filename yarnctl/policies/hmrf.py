@@ -29,10 +29,11 @@ from yarnctl.fairness.accounting import QUEUE, QueueTracker, Standing
 from yarnctl.fairness.comparators import SortKey
 from yarnctl.fairness.shares import add, asset_share, dominant_share, vector
 from yarnctl.fairness.windows import Window
-from yarnctl.model import App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Observation, Queue, Resources
+from yarnctl.model import App, AppId, Assignment, ClusterSnapshot, Decision, Node, NodeId, Observation, Queue, Resources
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,24 @@ class LongTermPolicy(PolicyBase):
         if math.isinf(cap) or all(b < cap * s for b, s in zip(st.borrowed, st.share)):
             return False
         return any(u > s for u, s in zip(add(st.alloc, vector(grant)), st.share))
+
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """Its entity borrowed its cap this window, or ranks behind the one served on use over the window."""
+        t, now, ask = self.tracker, snap.now_s, head_ask(snap, app_id)
+        mine = t.entity_of(snap.apps[app_id])
+        st = t.standing(mine, now)
+        window = "unbounded" if math.isinf(self.config.window_s) else f"{self.config.window_s:g} s"
+        if ask is not None and self._over_cap(st, ask.capability):
+            return wait(WaitCode.HMRF_WINDOW, f"{t.entity} {mine} has borrowed its cap ({self.config.borrow_cap_s:g} s "
+                        f"of its share) in this {window} window and its ask would take it past its share",
+                        entity=mine, window_s=self.config.window_s, borrow_cap_s=self.config.borrow_cap_s)
+        served = next((a.app_id for a in decision.assignments if a.app_id != app_id and a.app_id in snap.apps), None)
+        if served is not None and (theirs := t.entity_of(snap.apps[served])) != mine:
+            other = t.standing(theirs, now)
+            return wait(WaitCode.HMRF_WINDOW, f"{self.name} ranks {t.entity} {theirs} ahead of {mine} on use accumulated "
+                        f"over its {window} window (sharing degree β {other.beta:.3f} vs {st.beta:.3f})",
+                        entity=mine, served=theirs, beta=st.beta, served_beta=other.beta, window_s=self.config.window_s)
+        return super().why_waiting(snap, node_id, app_id, decision)
 
     def save_state(self) -> dict[str, Any]:
         """The accounting (accumulated resources, windows, β terms), so `yarnctl serve` restarts remember it."""

@@ -14,14 +14,14 @@ import math
 import time
 
 from yarnctl.engine import Engine
-from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, ClusterSnapshot, ContainerKind, Decision, Resources
+from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, EMPTY_DECISION, ClusterSnapshot, ContainerKind, Decision, Resources
 from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task
 from yarnctl.sim.jvmstart import JvmStarts, _Pool
 from yarnctl.sim.kernel import AM, HEARTBEAT, SAMPLE, SUBMIT, TICK_DIGITS, TUNE, Kernel
 from yarnctl.sim.observe import Observations
 from yarnctl.sim.parts import ProgressFn
 from yarnctl.sim.physics import NodePhysics, _Container, _Node
-from yarnctl.sim.records import ContainerRecord, JobRecord, QueueSample, SimRun
+from yarnctl.sim.records import ContainerRecord, JobRecord, QueueSample, SimRun, WaitRecord
 from yarnctl.sim.workload import Workload
 from yarnctl.sim.workload.queues import rescaled
 from yarnctl.state import ClusterState
@@ -36,8 +36,12 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
 
     def __init__(self, workload: Workload, engine: Engine, *, skip_idle: bool = True,
                  max_time_s: float = math.inf, progress: ProgressFn | None = None,
-                 tune_interval_s: float = TUNE_INTERVAL_S, sample_queues_s: float = 0.0) -> None:
+                 tune_interval_s: float = TUNE_INTERVAL_S, sample_queues_s: float = 0.0,
+                 explain: frozenset[str] = frozenset()) -> None:
         self.w = workload
+        # jobs whose every decided heartbeat that leaves them waiting is explained (Engine.explain): it only reads
+        self.explain = explain
+        self.waits: list[WaitRecord] = []
         self.engine = engine
         self.tunable = engine.tunable
         self.tune_interval_s = tune_interval_s
@@ -132,7 +136,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if self.progress:
             self.progress(self.tasks_done, self.tasks_total, self.k.now)
         return SimRun(self.w, self.engine.policy.name, self.job_records, self.records, self.usage,
-                      self.registered, self.physical, self.k.now, self.stats, stuck, self.tuning, self.queue_samples)
+                      self.registered, self.physical, self.k.now, self.stats, stuck, self.tuning, self.queue_samples,
+                      self.waits)
 
     def snapshot(self) -> ClusterSnapshot:
         """A read-only copy of the state the RM would hand a policy now."""
@@ -177,6 +182,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
                 self._report(c)
             node.finished.clear()
         if not (self._has_room(node) and self.pending_total > 0) and self.skip_idle:
+            if self.explain and self.pending_total > 0:  # not asked (as the shim does not): it has no room
+                self._explain(self.snapshot(), node.id, EMPTY_DECISION)
             self.idle.add(node)  # sleeps until a container ends here or new demand arrives
             return
         if self.skip_idle and not self.time_dependent and node.seen_version == self.version:
@@ -184,7 +191,10 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         else:
             self.stats["decisions"] += 1
             version = self.version
-            result = self.engine.decide(self.snapshot(), node.id)
+            snap = self.snapshot()
+            result = self.engine.decide(snap, node.id)
+            if self.explain:
+                self._explain(snap, node.id, result.accepted)
             self._apply(result.accepted)
             node.seen_version = version if self.version == version else -1
         if self.jobs_left == 0:
@@ -203,6 +213,12 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             self.empty_streak = 0
             self.quiet_version = self.version
         self._wake(node)
+
+    def _explain(self, snap: ClusterSnapshot, node_id: str, decision: Decision) -> None:
+        for job in sorted(self.explain):
+            why = self.engine.explain(snap, node_id, job, decision)
+            if why is not None:
+                self.waits.append(WaitRecord(self.k.now, job, node_id, why))
 
     # ------------------------------------------------------------ applying decisions
 
@@ -241,7 +257,9 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
     def _launch_cost(self, c: _Container) -> float:
         """Seconds of start-up work before a task's own: the base cost plus more per container still starting."""
         now = self.k.now
-        starting = sum(1 for x in c.node.running.values() if x is not c and x.ready_at > now)
+        # the NodeManagers of one machine (launch_shared) start their JVMs on the same cores
+        nodes = self.nodes if self.startup.launch_shared else (c.node,)
+        starting = sum(1 for n in nodes for x in n.running.values() if x is not c and x.ready_at > now)
         cost = self.startup.launch_s + self.startup.launch_per_concurrent_s * starting
         c.ready_at = now + cost
         return cost

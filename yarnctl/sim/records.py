@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import astuple, dataclass, field
 
 from yarnctl.model import Resources
+from yarnctl.policies.waiting import Wait
 from yarnctl.sim.workload import Workload
 
 
@@ -50,6 +51,16 @@ class JobRecord:
 QueueSample = tuple[float, dict[str, tuple[int, int]]]
 
 
+@dataclass(frozen=True, slots=True)
+class WaitRecord:
+    """A watched job got nothing at one node's heartbeat, and why (`simulate --explain`)."""
+
+    t: float
+    job: str
+    node: str
+    wait: Wait
+
+
 @dataclass
 class SimRun:
     """Everything one simulation produced, for the reports."""
@@ -68,6 +79,7 @@ class SimRun:
     # (t, values) each time a tunable policy's tuning values changed
     tuning: list[tuple[float, dict[str, float]]] = field(default_factory=list)
     queue_samples: list[QueueSample] = field(default_factory=list)  # SimCluster(sample_queues_s=...)
+    waits: list[WaitRecord] = field(default_factory=list)  # SimCluster(explain=...): why watched jobs waited
 
     def fingerprint(self) -> str:
         """A hash of every container's and job's record: equal runs made the same decisions, in effect."""

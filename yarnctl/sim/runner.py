@@ -21,13 +21,18 @@ def simulate(
     max_time_s: float = math.inf,
     progress: Callable[[str], ProgressFn | None] | None = None,
     max_am_share: float | None = None,
+    explain: frozenset[str] = frozenset(),
 ) -> list[tuple[PolicyResult, SimRun]]:
-    """Simulate `workload` under each policy (fresh policy state per run; `max_am_share` overrides theirs)."""
+    """Simulate `workload` under each policy (fresh policy state per run; `max_am_share` overrides theirs).
+
+    `explain` names jobs whose waiting is explained at every decided heartbeat (SimRun.waits).
+    """
     # build every policy first, so a bad parameter fails before any time is spent simulating
     built = [make_policy(name, (params or {}).get(name)) for name in policies]
     out = []
     for policy in built:
         cb = progress(policy.name) if progress else None
-        run = SimCluster(workload, Engine(policy, max_am_share=max_am_share), max_time_s=max_time_s, progress=cb).run()
+        run = SimCluster(workload, Engine(policy, max_am_share=max_am_share), max_time_s=max_time_s, progress=cb,
+                         explain=explain).run()
         out.append((summarize(run), run))
     return out

@@ -41,10 +41,11 @@ from yarnctl.estimation.classifier import (
 )
 from yarnctl.estimation.feedback import Usage
 from yarnctl.model import (
-    AM_PRIORITY, Assignment, ClusterSnapshot, Container, ContainerKind, Decision, Kill, NodeId, NodeResize,
+    AM_PRIORITY, AppId, Assignment, ClusterSnapshot, Container, ContainerKind, Decision, Kill, NodeId, NodeResize,
     Observation, Resources,
 )
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.waiting import Wait, WaitCode, wait
 from yarnctl.policies.opera.availability import guaranteed, opportunistic
 from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
@@ -297,6 +298,25 @@ class Opera(PolicyBase):
         if not (assignments or doomed or resizes):
             return Decision()
         return Decision(assignments, tuple(doomed), resizes)
+
+    def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
+        """A relief on the node (a kill now, or PRESERVE's blocked room), a task reserved there, else PolicyBase's."""
+        st = self.nodes.get(node_id)
+        if decision.kills:
+            return wait(WaitCode.OPERA_RELIEF, f"OPERA is relieving contention on {node_id} ({self.relief.value}: "
+                        f"killed {decision.kills[0].container_id})", node=node_id, relief=self.relief.value)
+        floor = Usage.of(self.config.block)
+        if (st is not None and st.block is not None and self.relief is Relief.PRESERVE
+                and (st.block.blocked.memory_mb > floor.memory_mb or st.block.blocked.vcores > floor.vcores)):
+            b = st.block.blocked
+            return wait(WaitCode.OPERA_RELIEF, f"OPERA blocks {b.memory_mb:.0f} MB / {b.vcores:.1f} vcores of {node_id} "
+                        f"after contention (PRESERVE, for {st.block.block_time_s:g} s)", node=node_id,
+                        blocked_mb=b.memory_mb, block_time_s=st.block.block_time_s)
+        other = next((r.key for r in st.reserved if r.key[0] != app_id), None) if st is not None else None
+        if other is not None and not decision.assignments:
+            return wait(WaitCode.RESERVED, f"{node_id} is reserved for {other[0]}'s priority {other[1]} task",
+                        node=node_id, reserved_for=other[0])
+        return super().why_waiting(snap, node_id, app_id, decision)
 
     def _held(self, cs: list[Container]) -> Usage:
         """Σ_{t ∈ OT_i} D_t: what the node's opportunistic containers were granted."""

@@ -32,9 +32,10 @@ class Startup:
 
     am_s: float = 0.0  # from an AM's JVM start (its launch cost paid) to its first ask: MRAppMaster init, job set-up
     launch_s: float = 0.0  # a container's launch and JVM start-up, before its own work (an AM's too)
-    launch_per_concurrent_s: float = 0.0  # more for each other container still starting on the node
+    launch_per_concurrent_s: float = 0.0  # more for each other container still starting on the node (machine)
     # JVM start-up as CPU work (yarnctl/sim/jvmstart.py): CPU-seconds each start needs, the cores the
-    # starts of one pool share, and whether the pool is the whole cluster (NodeManagers on one machine)
+    # starts of one pool share, and whether the pool is the whole cluster (NodeManagers on one machine;
+    # then the containers still starting that `launch_per_concurrent_s` counts are the whole cluster's too)
     launch_cpu_s: float = 0.0
     launch_cores: float = 0.0
     launch_shared: bool = False

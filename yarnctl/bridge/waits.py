@@ -1,0 +1,94 @@
+"""Why pending applications wait, as the policy server last explained them (`yarnctl explain`, status, metrics).
+
+Explaining is a read beside the decision (`Engine.explain`), not part of it: at most every
+`every_s` seconds, on the call that falls due, the `top` oldest pending applications that got
+nothing at that heartbeat each get the reason the policy gives; the last `keep` reasons per
+application are kept, an application served (at any call) or no longer asking leaves the book. The shim asks
+Python only about nodes with room for a container, so on a cluster full everywhere the last
+reason stands until a node has room again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from yarnctl.engine import Engine
+from yarnctl.model import AppId, ClusterSnapshot, Decision, NodeId
+from yarnctl.policies.waiting import Wait
+
+EXPLAIN_TOP = 20  # the oldest pending applications explained at each due call
+EXPLAIN_EVERY_S = 0.5  # at most this often: with 1 s node heartbeats, a reason within two heartbeats
+KEEP = 10  # reasons kept per application
+
+
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """One reason an application got nothing at one call: when (epoch s), which node, why."""
+
+    at: float
+    node: NodeId
+    wait: Wait
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able: at, node, code, text, values."""
+        return {"at": round(self.at, 3), "node": self.node, **self.wait.as_dict()}
+
+
+class WaitBook:
+    """The last reasons of the oldest pending applications, refreshed at most every `every_s` seconds."""
+
+    def __init__(self, top: int = EXPLAIN_TOP, every_s: float = EXPLAIN_EVERY_S, keep: int = KEEP,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
+        self.top, self.every_s, self.keep = top, every_s, keep
+        self._clock, self._wall = clock, wall
+        self._next = -float("inf")
+        self._apps: dict[AppId, deque[Explained]] = {}
+        # replaced whole after each refresh: the status writer and the metrics scrape read it without a lock
+        self.latest: Mapping[AppId, tuple[Explained, ...]] = {}
+        self.explained = 0  # reasons given since start
+
+    def record(self, engine: Engine, snap: ClusterSnapshot, node_id: NodeId, decision: Decision) -> dict[AppId, Wait]:
+        """Explain the oldest pending apps left waiting by `decision` when due; this call's reasons by app."""
+        if self.top <= 0:
+            return {}
+        if self._clock() < self._next:
+            # not due, but an app served now waits no more: it leaves the book at once (O(assignments))
+            served = [a.app_id for a in decision.assignments if a.app_id in self._apps]
+            if served:
+                for app_id in served:
+                    del self._apps[app_id]
+                self.latest = {a: tuple(q) for a, q in self._apps.items()}
+            return {}
+        self._next = self._clock() + self.every_s
+        now = self._wall()
+        given: dict[AppId, Wait] = {}
+        top: list[AppId] = []
+        for app in snap.iter_pending_apps():
+            if len(top) >= self.top:
+                break
+            top.append(app.id)
+            why = engine.explain(snap, node_id, app.id, decision)
+            if why is not None:
+                given[app.id] = why
+        keep = {a: self._apps.get(a) for a in top}
+        for app_id, why in given.items():
+            entries = keep[app_id]
+            if entries is None:
+                entries = keep[app_id] = deque(maxlen=self.keep)
+            entries.append(Explained(now, node_id, why))
+        self._apps = {a: q for a, q in keep.items() if q is not None and a in given}
+        self.explained += len(given)
+        self.latest = {a: tuple(q) for a, q in self._apps.items()}
+        return given
+
+    def as_status(self) -> dict[str, list[dict[str, Any]]]:
+        """Per application, its kept reasons oldest first (the status file's `waiting`)."""
+        return {a: [e.as_dict() for e in q] for a, q in self.latest.items()}
+
+    def by_reason(self) -> Counter[str]:
+        """The explained applications by their latest reason's code."""
+        return Counter(q[-1].wait.code.value for q in self.latest.values() if q)
