@@ -164,17 +164,9 @@ def _assignment_problem(
     if total > req.count:
         return (RejectCode.OVER_OUTSTANDING,
                 f"{total} containers for {a.app_id} priority {a.priority}, only {req.count} requested")
-    if not req.relax_locality and not _locality_allows(snap, a):
+    if not req.relax_locality and not waiting.named(snap, a.app_id, a.priority, a.node_id):
         return RejectCode.LOCALITY, f"{a.app_id} priority {a.priority} does not relax locality to {a.node_id}"
     return None
-
-
-def _locality_allows(snap: ClusterSnapshot, a: Assignment) -> bool:
-    node = snap.nodes[a.node_id]
-    names = {r.resource_name for r in snap.asks.get(a.app_id, ()) if r.priority == a.priority}
-    # live node ids are host:port while node-level request names are bare hostnames (the AM asks by host)
-    host = node.id.rpartition(":")[0] or node.id
-    return node.id in names or host in names or node.rack in names
 
 
 @dataclass

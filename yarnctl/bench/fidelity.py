@@ -29,7 +29,7 @@ from yarnctl.sim.workload import Startup
 SUITE = ("fid-wide", "fid-mixed", "fid-reduce", "fid-big", "fid-examples")
 SCHEDULERS = ("native-fifo", "native-capacity", "native-fair", "fifo", "dress")
 CALIBRATION = "native-fifo"  # the runs the start-up costs are fitted on: the scheduler with the fewest choices
-FITTED = Startup(8.0, 6.0, 0.5)  # the last fit on this machine (docs/fidelity.md), for replays run without one
+FITTED = Startup(8.0, 6.0, 0.5)  # docs/fidelity.md's main fit (2026-11-25), for replays run without one (bench mr)
 # the grid the fit searches: AM start-up, a task's launch cost, and its growth per container starting beside it
 GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
 GRID_LAUNCH_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
@@ -105,9 +105,12 @@ def load_runs(path: Path, mix: str) -> list[RealRun]:
     spec = load_spec(mix)
     out = []
     for r in kept_runs(path):
-        hist_dir = Path(r.get("history") or path.parent / "work" / r["label"] / "history")
+        beside = path.parent / "work" / r["label"] / "history"
+        hist_dir = Path(r.get("history") or beside)
         if not hist_dir.is_absolute():
             hist_dir = path.parent / hist_dir
+        if not hist_dir.is_dir() and beside.is_dir():
+            hist_dir = beside  # the OUT directory was moved, or unpacked from an archive of kept runs
         out.append(RealRun(spec.name, str(r["label"]), spec, tuple(r["records"]), histories(hist_dir)))
     return out
 

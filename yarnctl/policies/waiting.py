@@ -78,7 +78,7 @@ def placement(snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, ask: Ask) -
                     largest_mb=big.memory_mb if big else 0, largest_vcores=big.vcores if big else 0)
     node = snap.nodes.get(node_id)
     if node is not None and need.fits_in(node.available):
-        if not ask.relax_locality and not _named(snap, app_id, ask.priority, node_id):
+        if not ask.relax_locality and not named(snap, app_id, ask.priority, node_id):
             return wait(WaitCode.LOCALITY, f"priority {ask.priority} asks for named nodes only and {node_id} is "
                         f"not one of them", priority=ask.priority, node=node_id)
         return None
@@ -96,7 +96,8 @@ def placement(snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, ask: Ask) -
                 f"room)", ask_mb=need.memory_mb, free_mb=here.memory_mb, node=node_id)
 
 
-def _named(snap: ClusterSnapshot, app_id: AppId, priority: int, node_id: NodeId) -> bool:
+def named(snap: ClusterSnapshot, app_id: AppId, priority: int, node_id: NodeId) -> bool:
+    """True when the app's asks at `priority` name `node_id`, its host or its rack (strict locality allows it)."""
     node = snap.nodes[node_id]
     names = {r.resource_name for r in snap.asks.get(app_id, ()) if r.priority == priority}
     host = node_id.rpartition(":")[0] or node_id  # live node ids are host:port; the AM asks by host
