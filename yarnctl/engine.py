@@ -179,6 +179,8 @@ class Engine:
     max_am_share: float | None = None  # None: the policy's own (Policy.max_am_share)
     # decision items refused, by RejectCode value: the one count the bridge's metrics and status report
     rejected_by: Counter[str] = field(default_factory=Counter)
+    # the snapshot `explain` last read, with its held-back apps and queue-capped view (several apps per snapshot)
+    _explained: tuple[ClusterSnapshot, frozenset[AppId], ClusterSnapshot] | None = field(default=None, repr=False)
 
     @property
     def am_share(self) -> float:
@@ -258,10 +260,9 @@ class Engine:
         ask = waiting.head_ask(snap, app_id)
         if ask is None or app_id not in snap.apps or any(a.app_id == app_id for a in decision.assignments):
             return None
-        held = am_limit.held_back(snap, self.am_share) | snap.inactive
+        held, view = self._explain_view(snap)
         if app_id in held:
             return _am_limit_wait(snap, app_id, ask, self.am_share)
-        view = queue_limit.within(snap) if snap.queues else snap
         if (capped := waiting.head_ask(view, app_id)) is None or capped.priority != ask.priority:
             queue = snap.apps[app_id].queue
             room = queue_limit.room(snap).get(queue, 0)
@@ -274,9 +275,22 @@ class Engine:
         try:
             return self.policy.why_waiting(am_limit.without(view, held), node_id, app_id, decision)
         except Exception:  # as in decide: a policy bug must not stop the scheduler
-            log.exception("policy %s failed to say why %s waits", self.policy.name, app_id)
+            self.stats["explain_errors"] += 1
+            if self.stats["explain_errors"] == 1 or self.stats["explain_errors"] % 1000 == 0:  # not 40 a second
+                log.exception("policy %s failed to say why %s waits (%d times so far)", self.policy.name, app_id,
+                              self.stats["explain_errors"])
             return waiting.wait(WaitCode.HELD, f"{self.policy.name} placed nothing on {node_id} (it failed to say why)",
                                 node=node_id)
+
+    def _explain_view(self, snap: ClusterSnapshot) -> tuple[frozenset[AppId], ClusterSnapshot]:
+        """The apps held back by an AM limit and the snapshot capped at the queues' room, once per snapshot."""
+        cached = self._explained
+        if cached is not None and cached[0] is snap:
+            return cached[1], cached[2]
+        held = am_limit.held_back(snap, self.am_share) | snap.inactive
+        view = queue_limit.within(snap) if snap.queues else snap
+        self._explained = (snap, held, view)
+        return held, view
 
 
 def _am_limit_wait(snap: ClusterSnapshot, app_id: AppId, ask: Ask, am_share: float) -> Wait:
@@ -285,7 +299,10 @@ def _am_limit_wait(snap: ClusterSnapshot, app_id: AppId, ask: Ask, am_share: flo
         return waiting.wait(WaitCode.AM_LIMIT, f"queue {queue} has not activated it: its AMs are at the queue's "
                             f"maximum-am-resource-percent", queue=queue)
     limit_mb = int(am_share * snap.capacity.memory_mb)
-    return waiting.wait(WaitCode.AM_LIMIT, f"its AM of {waiting.size(ask.capability)} would take the AMs past their "
-                        f"share: AMs hold {snap.am_allocated.memory_mb} MB of the {limit_mb} MB allowed "
-                        f"({am_share:.0%} of the cluster)", am_mb=ask.capability.memory_mb,
+    # held back in submit order: an earlier AM that does not fit keeps a later, smaller one waiting too
+    whose = ("its AM" if snap.am_allocated.memory_mb + ask.capability.memory_mb > limit_mb
+             else "an earlier app's AM, ahead of its own,")
+    return waiting.wait(WaitCode.AM_LIMIT, f"{whose} would take the AMs past their share: AMs hold "
+                        f"{snap.am_allocated.memory_mb} MB of the {limit_mb} MB allowed ({am_share:.0%} of the cluster); "
+                        f"its AM is {waiting.size(ask.capability)}", am_mb=ask.capability.memory_mb,
                         am_held_mb=snap.am_allocated.memory_mb, limit_mb=limit_mb, share=am_share)

@@ -24,7 +24,7 @@ FIT = Startup(2.0, 5.0, 3.0)  # docs/fidelity.md, "A second machine"
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[fid.RealRun]:
     out = tmp_path_factory.mktemp("fid")
     with tarfile.open(ARCHIVE) as t:
-        t.extractall(out, filter="data")
+        t.extractall(out, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))  # 3.11.4+
     return [r for mix in fid.SUITE for r in fid.load_runs(out / mix / "bench.json", mix)]
 
 

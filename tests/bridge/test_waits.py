@@ -97,3 +97,16 @@ def test_explain_errors_are_counted_and_the_decision_stands(monkeypatch):
     monkeypatch.setattr(s.waits, "record", boom)
     answer = json.loads(s.decide(text(STATE[0])))
     assert answer["a"] and s.stats.explain_errors == 1 and s.stats.errors == 0
+
+
+def test_a_due_call_stops_at_its_budget_and_the_next_goes_on_from_there():
+    clock, ticks = Clock(), iter(range(1000))
+    book = WaitBook(top=4, every_s=0.5, budget_s=0.5, clock=clock, wall=lambda: 0.0, timer=lambda: float(next(ticks)))
+    e = Engine(make_policy("fifo"))
+    snap = snapshot(NODES, APPS, [Ask(a.id, 20, GB(8), 1) for a in APPS])
+    seen = []
+    for t in range(4):
+        clock.t = t * 0.5
+        seen.append(sorted(book.record(e, snap, "n1", Decision())))
+    assert seen == [["a0"], ["a1"], ["a2"], ["a3"]]  # each due call's budget holds one explanation
+    assert sorted(book.latest) == ["a0", "a1", "a2", "a3"]  # the others keep their last reasons

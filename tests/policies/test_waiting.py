@@ -160,3 +160,43 @@ def test_explaining_changes_no_decision(name):
     watched = SimCluster(w, Engine(make_policy(name)), explain=frozenset(j.id for j in w.jobs)).run()
     assert watched.fingerprint() == plain.fingerprint()
     assert watched.waits and not plain.waits
+
+
+def test_locality_comes_before_room_on_this_node():
+    """An ask for named nodes only can never run on this node, full or not: that is its reason."""
+    asks = [Ask("a2", 20, GB(4), 1, relax_locality=False), Ask("a2", 20, GB(4), 1, resource_name="n2")]
+    snap = snapshot(NODES, [A1, A2], asks, [running("c1", "a1", "n1", GB(7))])
+    assert _explain("fifo", snap, "n1", "a2").code is WaitCode.LOCALITY
+
+
+def test_an_am_held_behind_an_earlier_one_says_so():
+    am = running("am1", "a0", "n1", GB(1), priority=AM_PRIORITY, is_am=True)
+    apps = [App("a0"), App("a1", submit_s=1.0), App("a2", submit_s=2.0)]
+    snap = snapshot(NODES, apps, [Ask("a1", AM_PRIORITY, GB(4), 1), Ask("a2", AM_PRIORITY, GB(1), 1)], [am])
+    w = _explain("fifo", snap, "n2", "a2", max_am_share=0.25)  # 4 GB of AMs: a1's 4 GB does not fit, a2's would
+    assert w.code is WaitCode.AM_LIMIT and w.text.startswith("an earlier app's AM, ahead of its own,")
+
+
+def test_capacity_stops_a_full_queue_at_its_first_ask_past_the_maximum():
+    """_assign_once breaks out of the queue at a1's 2 GB ask: a2's 1 GB, which would fit, waits behind it."""
+    apps = [App("a1"), App("a2", submit_s=1.0)]
+    policy = make_policy("capacity", {"queues": {"default": {"capacity": 50, "maximum_capacity": 50}}})
+    snap = snapshot(NODES, apps, [Ask("a1", 20, GB(2), 1), Ask("a2", 20, GB(1), 1)], [running("c", "a1", "n2", GB(7))])
+    w = _explain(policy, snap, "n1", "a2")
+    assert w.code is WaitCode.QUEUE_MAX and "the ask of a1, ahead of it in the queue," in w.text
+
+
+def test_hmrf_opens_no_account_to_explain():
+    p = make_policy("hmrf")
+    snap = snapshot(NODES, [App("a1", queue="qa")], [Ask("a1", 20, GB(1), 1)])
+    assert p.why_waiting(snap, "n1", "a1", Decision()).code is WaitCode.HELD
+    assert "qa" not in p.tracker.accounts
+
+
+def test_opera_names_its_guaranteed_and_lent_room():
+    """An AM is never lent opportunistic room: with no guaranteed room left it waits, and OPERA says why."""
+    p = make_policy("opera")
+    snap = snapshot(NODES, [A1, A2], [Ask("a2", AM_PRIORITY, GB(1), 1)], [running("c1", "a1", "n1", GB(8))])
+    p.decide(snap, "n1")
+    w = p.why_waiting(snap, "n1", "a2", Decision())
+    assert w.code is WaitCode.NODE_FULL and "guaranteed 0 MB" in w.text and "short tasks only" in w.text

@@ -345,6 +345,22 @@ jobs:
     assert sorted(c.end_s for c in r.containers) == [12.0, 13.0, 14.0]
 
 
+def test_the_linear_launch_cost_counts_the_whole_machine_when_its_nodes_share_one():
+    """launch_shared: containers starting on the other node count too (NodeManagers on one machine)."""
+    doc = """
+cluster: {nodes: 2, node: {memory_mb: 1024, vcores: 1}, startup: {launch_s: 2, launch_per_concurrent_s: 1%s}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+"""
+    apart = SimCluster(wl(doc % ""), Engine(make_policy("fifo"))).run()
+    shared = SimCluster(wl(doc % ", launch_shared: true"), Engine(make_policy("fifo"))).run()
+    # one map per node, the second launched half a second after the first (node 2's heartbeat): apart each
+    # starts alone (2 s); shared, the second starts beside the first, still starting (3 s)
+    assert sorted(round(c.end_s - c.start_s, 3) for c in apart.containers) == [12.0, 12.0]
+    assert sorted(round(c.end_s - c.start_s, 3) for c in shared.containers) == [12.0, 13.0]
+
+
 def test_jvm_starts_share_the_pools_cores():
     """jvmstart.py: three maps start together on one node whose starts share 1 core, 2 CPU-seconds each:
     processor-shared, all three end their start-up at 6 s together (not 2, 4, 6 in launch order)."""

@@ -77,7 +77,8 @@ class ServiceStats:
         """Plain JSON-able counters, the histogram as {"le_µs": count} and bucket p50/p99."""
         return {
             "calls": self.calls, "ok": self.ok, "resync": self.resync, "errors": self.errors,
-            "policy_errors": self.policy_errors, "explain_errors": self.explain_errors, "rejected": self.rejected, "rejected_by": dict(self.rejected_by),
+            "policy_errors": self.policy_errors, "explain_errors": self.explain_errors, "rejected": self.rejected,
+            "rejected_by": dict(self.rejected_by),
             "assigned": self.assigned,
             "full_syncs": self.full_syncs, "auth_failures": self.auth_failures,
             "latency_us": {**{str(b): n for b, n in zip(BUCKETS_US, self.latency_us)},
@@ -115,8 +116,10 @@ class PolicyService:
                  max_request_chars: int = MAX_REQUEST_CHARS, max_am_share: float | None = None,
                  state_file: Path | None = None, waits: WaitBook | None = None) -> None:
         self._policy = _Recording(policy)
-        # why the oldest pending apps wait, refreshed beside the decisions (`yarnctl explain`)
+        # why the oldest pending apps wait, refreshed beside the decisions (`yarnctl explain`), from the last
+        # decided call's snapshot, node and accepted decision
         self.waits = waits if waits is not None else WaitBook()
+        self._decided: tuple[ClusterSnapshot, NodeId, Decision] | None = None
         self.policy_name: str = policy.name
         self.engine = Engine(self._policy, max_am_share=max_am_share)
         self.mirror = Mirror()
@@ -234,7 +237,7 @@ class PolicyService:
                 self._last_seq = seq
                 self.mirror.apply(req)
                 self.stats.full_syncs += req.full
-                resp, outcome = self._decide(seq, node, req.t_ms, rejected, why, waiting)
+                resp, outcome = self._decide(seq, node, req.t_ms, rejected, why)
             except MirrorMismatch as e:
                 log.info("call %d from %s: resync: %s", seq, node, e)
                 resp, outcome = encode_resync(seq), "resync"
@@ -256,14 +259,30 @@ class PolicyService:
             self.stats.calls += 1
             self.stats.observe(us)
             self.stats.last_call_s = time.time()
+            if outcome == "ok":  # after the latency is taken: explaining is beside the decision, within a budget
+                self._explain(seq, node, waiting)
             if self.decision_log is not None:
                 self.decision_log.write(seq, node, self.policy_name, outcome, us, request, parsed, resp, rejected,
                                         why, waiting)
             return resp
 
+    def _explain(self, seq: int, node: str, waiting: dict[str, dict[str, Any]]) -> None:
+        """Why the oldest pending apps got nothing from the decision just made (WaitBook: when due, within its budget)."""
+        decided = self._decided
+        if decided is None:
+            return
+        before = self.engine.stats["explain_errors"]  # a policy's why_waiting that raised (the engine goes on)
+        try:
+            waiting.update((a, w.as_dict()) for a, w in self.waits.record(self.engine, *decided).items())
+            self.stats.explain_errors += self.engine.stats["explain_errors"] - before
+        except Exception:  # explaining is beside the decision: it must never cost one
+            self.stats.explain_errors += 1
+            log.exception("call %d from %s: explaining the waiting apps failed; the decision stands", seq, node)
+
     def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]],
-                why: dict[str, str], waiting: dict[str, dict[str, Any]]) -> tuple[str, str]:
+                why: dict[str, str]) -> tuple[str, str]:
         self._policy.failure = ""
+        self._decided = None
         before = self.engine.stats["policy_errors"]
         snap = self.mirror.snapshot(t_ms / 1000)
         self.last_snapshot = snap
@@ -284,11 +303,7 @@ class PolicyService:
             else:
                 rejected.append(["r", item.node_id, r.code.value, r.detail])
         why.update(result.accepted.reasons)
-        try:
-            waiting.update((a, w.as_dict()) for a, w in self.waits.record(self.engine, snap, node, result.accepted).items())
-        except Exception:  # explaining is beside the decision: it must never cost one
-            self.stats.explain_errors += 1
-            log.exception("call %d from %s: explaining the waiting apps failed; the decision stands", seq, node)
+        self._decided = (snap, node, result.accepted)
         self.stats.assigned += result.accepted.containers()
         self.stats.ok += 1
         return encode_decision(seq, result.accepted), "ok"

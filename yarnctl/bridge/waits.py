@@ -1,9 +1,11 @@
 """Why pending applications wait, as the policy server last explained them (`yarnctl explain`, status, metrics).
 
 Explaining is a read beside the decision (`Engine.explain`), not part of it: at most every
-`every_s` seconds, on the call that falls due, the `top` oldest pending applications that got
-nothing at that heartbeat each get the reason the policy gives; the last `keep` reasons per
-application are kept, an application served (at any call) or no longer asking leaves the book. The shim asks
+`every_s` seconds, on the call that falls due (after its answer is encoded and its latency taken),
+the `top` oldest pending applications that got nothing at that heartbeat each get the reason the
+policy gives, for at most `budget_s` seconds (the next due call goes on from the first app not
+reached, so every one of the `top` is explained in turn on a large cluster); the last `keep` reasons
+per application are kept, an application served (at any call) or no longer asking leaves the book. The shim asks
 Python only about nodes with room for a container, so on a cluster full everywhere the last
 reason stands until a node has room again.
 """
@@ -22,6 +24,7 @@ from yarnctl.policies.waiting import Wait
 
 EXPLAIN_TOP = 20  # the oldest pending applications explained at each due call
 EXPLAIN_EVERY_S = 0.5  # at most this often: with 1 s node heartbeats, a reason within two heartbeats
+EXPLAIN_BUDGET_S = 0.002  # at most this long per due call; the next one goes on where it stopped
 KEEP = 10  # reasons kept per application
 
 
@@ -42,8 +45,11 @@ class WaitBook:
     """The last reasons of the oldest pending applications, refreshed at most every `every_s` seconds."""
 
     def __init__(self, top: int = EXPLAIN_TOP, every_s: float = EXPLAIN_EVERY_S, keep: int = KEEP,
-                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
-        self.top, self.every_s, self.keep = top, every_s, keep
+                 budget_s: float = EXPLAIN_BUDGET_S, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time, timer: Callable[[], float] = time.perf_counter) -> None:
+        self.top, self.every_s, self.keep, self.budget_s = top, every_s, keep, budget_s
+        self._timer = timer
+        self._cursor = 0  # where in the oldest `top` the next due call starts
         self._clock, self._wall = clock, wall
         self._next = -float("inf")
         self._apps: dict[AppId, deque[Explained]] = {}
@@ -57,30 +63,42 @@ class WaitBook:
             return {}
         if self._clock() < self._next:
             # not due, but an app served now waits no more: it leaves the book at once (O(assignments))
-            served = [a.app_id for a in decision.assignments if a.app_id in self._apps]
-            if served:
-                for app_id in served:
+            now_served = [a.app_id for a in decision.assignments if a.app_id in self._apps]
+            if now_served:
+                for app_id in now_served:
                     del self._apps[app_id]
                 self.latest = {a: tuple(q) for a, q in self._apps.items()}
             return {}
         self._next = self._clock() + self.every_s
         now = self._wall()
-        given: dict[AppId, Wait] = {}
         top: list[AppId] = []
         for app in snap.iter_pending_apps():
             if len(top) >= self.top:
                 break
             top.append(app.id)
-            why = engine.explain(snap, node_id, app.id, decision)
-            if why is not None:
-                given[app.id] = why
-        keep = {a: self._apps.get(a) for a in top}
+        given: dict[AppId, Wait] = {}
+        served: set[AppId] = {a.app_id for a in decision.assignments}
+        start, stop_at = self._cursor % max(len(top), 1), self._timer() + self.budget_s
+        reached = 0
+        for i in range(len(top)):
+            app_id = top[(start + i) % len(top)]
+            why = engine.explain(snap, node_id, app_id, decision)
+            reached += 1
+            if why is None:
+                served.add(app_id)
+            else:
+                given[app_id] = why
+            if self._timer() > stop_at:
+                break
+        self._cursor = start + reached
+        # apps among the oldest keep their reasons until explained again; the served and the others leave
+        keep = {a: q for a in top if (q := self._apps.get(a)) is not None and a not in served}
         for app_id, why in given.items():
-            entries = keep[app_id]
+            entries = keep.get(app_id)
             if entries is None:
                 entries = keep[app_id] = deque(maxlen=self.keep)
             entries.append(Explained(now, node_id, why))
-        self._apps = {a: q for a, q in keep.items() if q is not None and a in given}
+        self._apps = keep
         self.explained += len(given)
         self.latest = {a: tuple(q) for a, q in self._apps.items()}
         return given

@@ -133,7 +133,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         **({} if not (args.workload.endswith(".json") or args.sls_nodes) else dict(
             container=Resources(args.sls_container_mb, args.sls_container_vcores),
             node=Resources(args.sls_node_mb, args.sls_node_vcores), topology=args.sls_nodes)))
-    explain = [j.strip() for j in (args.explain or "").split(",") if j.strip()]
+    explain = list(dict.fromkeys(j.strip() for j in (args.explain or "").split(",") if j.strip()))
     if args.explain is not None and not explain:
         raise ConfigError("--explain: give at least one job id")
     unknown_jobs = sorted(set(explain) - {j.id for j in workload.jobs})

@@ -16,6 +16,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 import yarnctl
 from yarnctl.bridge.service import BUCKETS_US
 from yarnctl.model import ZERO, Locality, RejectCode
+from yarnctl.policies.waiting import WaitCode
 
 if TYPE_CHECKING:
     from yarnctl.bridge.service import PolicyService
@@ -216,8 +217,9 @@ class ServeCollector(Collector):
         yield queue_max
         waiting = GaugeMetricFamily("yarnctl_waiting_apps", "Pending apps the policy server explained (the oldest "
                                     "ones, `yarnctl explain`), by the reason of their latest wait.", labels=["reason"])
-        for reason, n in sorted(self.service.waits.by_reason().items()):
-            waiting.add_metric([reason], n)
+        by_reason = self.service.waits.by_reason()
+        for code in WaitCode:  # every reason, 0 when none: a bounded label set whose series never vanish
+            waiting.add_metric([code.value], by_reason.get(code.value, 0))
         yield waiting
 
 

@@ -184,11 +184,14 @@ class Capacity(PolicyBase):
                         f"{self.config.max_am_resource_percent:.0%} of the queue (maximum-am-resource-percent)",
                         queue=q, max_am_resource_percent=self.config.max_am_resource_percent)
         q_used = snap.queue_allocated.get(q, ZERO)
-        after = self._amount(q_used + ask.capability, cluster)
-        if after > conf.maximum_capacity / 100.0 + 1e-9:
-            return wait(WaitCode.QUEUE_MAX, f"queue {q} would pass its maximum capacity: {after:.1%} of the cluster "
-                        f"with its ask, maximum {conf.maximum_capacity / 100.0:.1%}", queue=q, after=after,
-                        maximum=conf.maximum_capacity / 100.0)
+        for x in active[:active.index(app) + 1]:  # _assign_once stops the queue at the first ask past its maximum
+            head = head_ask(snap, x.id)
+            after = self._amount(q_used + head.capability, cluster) if head is not None else 0.0
+            if after > conf.maximum_capacity / 100.0 + 1e-9:
+                first = "its ask" if x is app else f"the ask of {x.id}, ahead of it in the queue,"
+                return wait(WaitCode.QUEUE_MAX, f"queue {q} would pass its maximum capacity: {after:.1%} of the "
+                            f"cluster with {first} maximum {conf.maximum_capacity / 100.0:.1%}", queue=q, after=after,
+                            maximum=conf.maximum_capacity / 100.0)
         users = {a.user for a in active}
         limit = self._user_limit(conf, q_used, ask.capability, len(users), cluster)
         mine = self._amount(snap.user_allocated.get((q, app.user), ZERO), cluster)

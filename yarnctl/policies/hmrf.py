@@ -147,6 +147,8 @@ class LongTermPolicy(PolicyBase):
         """Its entity borrowed its cap this window, or ranks behind the one served on use over the window."""
         t, now, ask = self.tracker, snap.now_s, head_ask(snap, app_id)
         mine = t.entity_of(snap.apps[app_id])
+        if mine not in t.accounts:  # not decided on yet: reading a standing would open its account
+            return super().why_waiting(snap, node_id, app_id, decision)
         st = t.standing(mine, now)
         window = "unbounded" if math.isinf(self.config.window_s) else f"{self.config.window_s:g} s"
         if ask is not None and self._over_cap(st, ask.capability):
@@ -154,10 +156,15 @@ class LongTermPolicy(PolicyBase):
                         f"of its share) in this {window} window and its ask would take it past its share",
                         entity=mine, window_s=self.config.window_s, borrow_cap_s=self.config.borrow_cap_s)
         served = next((a.app_id for a in decision.assignments if a.app_id != app_id and a.app_id in snap.apps), None)
-        if served is not None and (theirs := t.entity_of(snap.apps[served])) != mine:
+        if served is not None and (theirs := t.entity_of(snap.apps[served])) != mine and theirs in t.accounts:
             other = t.standing(theirs, now)
-            return wait(WaitCode.HMRF_WINDOW, f"{self.name} ranks {t.entity} {theirs} ahead of {mine} on use accumulated "
-                        f"over its {window} window (sharing degree β {other.beta:.3f} vs {st.beta:.3f})",
+            if 0 < self.timeout_s <= other.waiting_s:
+                why = f"it had waited {other.waiting_s:.0f} s, past the {self.timeout_s:g} s timeout (Sec. 6.1)"
+            else:
+                ours, its = self.rank(st, snap.capacity), self.rank(other, snap.capacity)
+                why = (f"use accumulated over its {window} window: rank {_rank_text(its)} against "
+                       f"{_rank_text(ours)}, lowest first")
+            return wait(WaitCode.HMRF_WINDOW, f"{self.name} served {t.entity} {theirs} before {mine}: {why}",
                         entity=mine, served=theirs, beta=st.beta, served_beta=other.beta, window_s=self.config.window_s)
         return super().why_waiting(snap, node_id, app_id, decision)
 
@@ -185,6 +192,11 @@ class LongTermPolicy(PolicyBase):
             # base units, as every yarnctl_ metric: bytes, not MB
             out[f'hmrf_accumulated_memory_byte_seconds{{{label}="{name}"}}'] = round(mem * MIB, 3)
         return out
+
+
+def _rank_text(key: SortKey) -> str:
+    """A rank key as people read it: its numbers, three decimals."""
+    return "(" + ", ".join(f"{x:.3f}" if isinstance(x, float) else str(x) for x in key) + ")"
 
 
 def lt_drf_rank(st: Standing, capacity: Resources) -> SortKey:

@@ -1,9 +1,9 @@
 """Why an application waits: a reason code and its values, given by the policy that decided (`yarnctl explain`).
 
 After a heartbeat's decision, an application that still asks and got nothing on the node has one
-reason. The engine checks what holds for every policy first, in the order the shim would refuse a
-row: the AM-share limit (or its queue has not activated it), its queue at maximum capacity, an ask
-larger than any node, no node with room now, no room on this node, locality. Otherwise the policy
+reason. The engine checks what holds for every policy first: the AM-share limit (or its queue has
+not activated it), its queue at maximum capacity, an ask larger than any node, locality (an ask for
+named nodes only), no node with room now, no room on this node. Otherwise the policy
 says (`PolicyBase.why_waiting`, which the fair-share, capacity, DRESS, H-MRF and OPERA policies
 refine): apps ahead in its order took the node, or it held the room back for its own reason.
 """
@@ -76,11 +76,11 @@ def placement(snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, ask: Ask) -
         return wait(WaitCode.TOO_LARGE, f"its ask of {size(need)} is larger than any node (largest "
                     f"{size(big) if big else 'none'})", ask_mb=need.memory_mb, ask_vcores=need.vcores,
                     largest_mb=big.memory_mb if big else 0, largest_vcores=big.vcores if big else 0)
+    if node_id in snap.nodes and not ask.relax_locality and not named(snap, app_id, ask.priority, node_id):
+        return wait(WaitCode.LOCALITY, f"priority {ask.priority} asks for named nodes only and {node_id} is "
+                    f"not one of them", priority=ask.priority, node=node_id)
     node = snap.nodes.get(node_id)
     if node is not None and need.fits_in(node.available):
-        if not ask.relax_locality and not named(snap, app_id, ask.priority, node_id):
-            return wait(WaitCode.LOCALITY, f"priority {ask.priority} asks for named nodes only and {node_id} is "
-                        f"not one of them", priority=ask.priority, node=node_id)
         return None
     free = [n.available for n in snap.nodes.values()]
     if not any(need.fits_in(f) for f in free):

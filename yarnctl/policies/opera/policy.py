@@ -45,8 +45,9 @@ from yarnctl.model import (
     Observation, Resources,
 )
 from yarnctl.policies.contract import PolicyBase
-from yarnctl.policies.waiting import Wait, WaitCode, wait
-from yarnctl.policies.opera.availability import guaranteed, opportunistic
+from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
+from yarnctl.policies.waiting import size as waiting_size
+from yarnctl.policies.opera.availability import fits, guaranteed, opportunistic
 from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
 from yarnctl.policies.opera.reservation import Reserved, Room, multi_chance, strict
@@ -300,22 +301,34 @@ class Opera(PolicyBase):
         return Decision(assignments, tuple(doomed), resizes)
 
     def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
-        """A relief on the node (a kill now, or PRESERVE's blocked room), a task reserved there, else PolicyBase's."""
-        st = self.nodes.get(node_id)
+        """A relief kill now, no guaranteed or opportunistic room for the ask (GA_i, OA_i), a reservation, else PolicyBase's."""
         if decision.kills:
-            return wait(WaitCode.OPERA_RELIEF, f"OPERA is relieving contention on {node_id} ({self.relief.value}: "
-                        f"killed {decision.kills[0].container_id})", node=node_id, relief=self.relief.value)
-        floor = Usage.of(self.config.block)
-        if (st is not None and st.block is not None and self.relief is Relief.PRESERVE
-                and (st.block.blocked.memory_mb > floor.memory_mb or st.block.blocked.vcores > floor.vcores)):
-            b = st.block.blocked
-            return wait(WaitCode.OPERA_RELIEF, f"OPERA blocks {b.memory_mb:.0f} MB / {b.vcores:.1f} vcores of {node_id} "
-                        f"after contention (PRESERVE, for {st.block.block_time_s:g} s)", node=node_id,
-                        blocked_mb=b.memory_mb, block_time_s=st.block.block_time_s)
-        other = next((r.key for r in st.reserved if r.key[0] != app_id), None) if st is not None else None
-        if other is not None and not decision.assignments:
-            return wait(WaitCode.RESERVED, f"{node_id} is reserved for {other[0]}'s priority {other[1]} task",
-                        node=node_id, reserved_for=other[0])
+            k = decision.kills[0]
+            return wait(WaitCode.OPERA_RELIEF, f"OPERA killed {k.container_id} on {node_id} ({k.reason})",
+                        node=node_id, relief=self.relief.value)
+        st, ask = self.nodes.get(node_id), head_ask(snap, app_id)
+        if st is not None and ask is not None:
+            cs = snap.node_containers.get(node_id, ())
+            ga = guaranteed(st.registered, (c.resource for c in cs if not self.is_opportunistic(c.id)))
+            usages = [self.task_usage(c) for c in cs]
+            blocked = st.block.blocked if self.relief is Relief.PRESERVE and st.block is not None else Usage()
+            oa = opportunistic(st.registered, usages, blocked) if not st.stale else Usage()
+            short = ask.priority != AM_PRIORITY and self.classifier.is_short(
+                self.features(snap, app_id, ask.priority, ask.capability))
+            if not fits(ask.capability, ga) and not (short and fits(ask.capability, oa)):
+                if short and fits(ask.capability, opportunistic(st.registered, usages)):
+                    return wait(WaitCode.OPERA_RELIEF, f"OPERA blocks {blocked.memory_mb:.0f} MB / {blocked.vcores:.1f} "
+                                f"vcores of {node_id} after contention (PRESERVE): without them its ask would fit the "
+                                f"idle room", node=node_id, blocked_mb=blocked.memory_mb)
+                lend = f"opportunistic {oa.memory_mb:.0f} MB / {oa.vcores:.1f} vcores" + (
+                    "" if short else " (lent to short tasks only; this ask is not one)")
+                return wait(WaitCode.NODE_FULL, f"OPERA's room on {node_id}: guaranteed {ga.memory_mb:.0f} MB / "
+                            f"{ga.vcores:.1f} vcores, {lend}; its ask is {waiting_size(ask.capability)}",
+                            node=node_id, guaranteed_mb=ga.memory_mb, opportunistic_mb=oa.memory_mb, short=int(short))
+            other = next((r.key for r in st.reserved if r.key[0] != app_id), None)
+            if other is not None and not decision.assignments:
+                return wait(WaitCode.RESERVED, f"{node_id} is reserved for {other[0]}'s priority {other[1]} task",
+                            node=node_id, reserved_for=other[0])
         return super().why_waiting(snap, node_id, app_id, decision)
 
     def _held(self, cs: list[Container]) -> Usage:
