@@ -14,9 +14,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from py4j.protocol import escape_new_line, unescape_new_line
 from wirefixtures import STATE, text
 
+from yarnctl.bridge.gilbench import CallbackCaller
 from yarnctl.bridge.server import PolicyServer
 from yarnctl.bridge.service import PolicyService
 from yarnctl.policies import make_policy
@@ -24,27 +24,7 @@ from yarnctl.policies import make_policy
 TOKEN = "s3cret-token_for-tests"
 
 
-class FakeShim:
-    """py4j's callback protocol as Java's CallbackConnection speaks it."""
-
-    def __init__(self, port: int, token: str | None) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.f = self.sock.makefile("rb")
-        self.auth_answer = None
-        if token is not None:
-            self.sock.sendall(f"A\n{token}\ne\n".encode())
-            self.auth_answer = self.f.readline().decode()
-
-    def decide(self, request: str) -> str:
-        self.sock.sendall(f"c\nt\ndecide\ns{escape_new_line(request)}\ne\n".encode())
-        line = self.f.readline().decode()
-        if not line.startswith("!ys"):
-            raise ConnectionError(f"py4j answered {line!r}")
-        return str(unescape_new_line(line[3:-1]))
-
-    def close(self) -> None:
-        self.f.close()
-        self.sock.close()
+FakeShim = CallbackCaller  # py4j's callback protocol as Java's CallbackConnection speaks it
 
 
 @pytest.fixture

@@ -141,3 +141,22 @@ def test_explain_an_app_not_waiting_or_no_server(capsys: pytest.CaptureFixture[s
     assert main(["explain", "application_1_0002", "--serve-status", str(old)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: no running yarnctl serve at") and "\n" not in err
+
+
+def test_status_shows_a_swap_under_check_then_the_last_one(capsys: pytest.CaptureFixture[str], rm: FixtureRM,
+                                                           tmp_path: Path) -> None:
+    from yarnctl.bridge.swap import SwapPlan
+
+    plan = SwapPlan("drf", check_calls=50, check_s=None).as_doc()
+    cand = {"policy": "drf", "phase": "shadow", "replacing": "dress", **plan, "started": time.time(),
+            "elapsed_s": 3.0, "calls": 12, "applied": 0, "differ": 4, "rejected": 0, "p95_us": 310, "failure": None}
+    doc = {**SERVE, "swap": {"policy": "dress", "candidate": cand, "previous": None, "events": []}}
+    out = _status(capsys, "--rm", rm.url, "--serve-status", str(_write(tmp_path / "s.json", doc)))[1]
+    assert "drf in shadow: 12/50 heartbeats, 12 calls, 4 decided otherwise, 0 refused, p95 0.31 ms" in out
+    active = {"at": time.time(), "event": "active", "policy": "drf", "candidate": "drf", "replacing": "dress",
+              "plan": plan, "calls": 50, "differ": 9, "rejected": 0, "p95_us": 400, "elapsed_s": 20.0}
+    doc = {**SERVE, "policy": "drf", "swap": {"policy": "drf", "candidate": None, "previous": "dress",
+                                               "events": [active]}}
+    out = _status(capsys, "--rm", rm.url, "--serve-status", str(_write(tmp_path / "s.json", doc)))[1]
+    assert "active: drf active, replacing dress (50 calls in 20 s, 9 decided otherwise" in out
+    assert "rollback to dress" in out

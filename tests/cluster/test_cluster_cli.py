@@ -201,7 +201,7 @@ def test_daemon_script_is_shellcheck_clean() -> None:
 
 
 def test_status_finds_a_dir_cluster_without_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from yarnctl.cli import status
+    from yarnctl.cli import running
     from yarnctl.cluster import local
 
     d = tmp_path / "c"
@@ -218,10 +218,10 @@ def test_status_finds_a_dir_cluster_without_flags(monkeypatch: pytest.MonkeyPatc
         monkeypatch.chdir(tmp_path)
         assert local.find_running() is None  # not here, not recorded, not the default
         monkeypatch.chdir(d)  # next to it
-        assert status._local_cluster() == (["http://127.0.0.1:18088"], d / "serve-status.json")
+        assert running.local_cluster() == (["http://127.0.0.1:18088"], d / "serve-status.json")
         monkeypatch.chdir(tmp_path)
         (tmp_path / "last-cluster").write_text(f"{d}\n")  # what `up --dir` records
-        assert status._local_cluster() == (["http://127.0.0.1:18088"], d / "serve-status.json")
+        assert running.local_cluster() == (["http://127.0.0.1:18088"], d / "serve-status.json")
     finally:
         rm_proc.kill()
         rm_proc.wait()

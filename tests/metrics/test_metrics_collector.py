@@ -147,8 +147,8 @@ def test_names_follow_the_conventions(service: PolicyService) -> None:
         assert not re.search(r"_(ms|us|mb|mib|kb|millis|micros)(_|$)", f.name), f.name
         for s in f.samples:
             # bounded label values only: queue names are the operator's (or, under FIFO, what apps name),
-            # reasons one of WaitCode's
-            assert set(s.labels) <= {"policy", "version", "outcome", "state", "le", "queue", "reason"}, (s.name, s.labels)
+            # reasons one of WaitCode's, events one of SwapEvent's
+            assert set(s.labels) <= {"policy", "version", "outcome", "state", "le", "queue", "reason", "event"}, (s.name, s.labels)
             if "reason" in s.labels:
                 assert s.labels["reason"] in {c.value for c in WaitCode}
     assert "token" not in out.lower()

@@ -40,11 +40,14 @@ class DecisionLog:
 
     def write(self, seq: int, node: str, policy: str, outcome: str, us: int, request: str, parsed: bool,
               response: str, rejected: list[list[str]], why: Mapping[str, str] | None = None,
-              waiting: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+              waiting: Mapping[str, Mapping[str, Any]] | None = None,
+              shadow: Mapping[str, Any] | None = None, waited_us: int | None = None) -> None:
         """Append one record; `request` is embedded as-is when it is one line of valid JSON.
 
         `why` is the policy's per-app reasons for what it decided (Decision.reasons), if it gave any;
-        `waiting` why apps it left waiting got nothing (bridge/waits.py: code, text, values), when explained.
+        `waiting` why apps it left waiting got nothing (bridge/waits.py: code, text, values), when explained;
+        `shadow` what a candidate policy under check decided on the same call, not applied (bridge/swap.py);
+        `waited_us` how long the call waited for the service's lock, when that was long enough to note.
         """
         if not parsed:  # garbage is kept, as a JSON string, so the line stays valid
             req = _ENCODE(request if isinstance(request, str) else repr(request))
@@ -55,9 +58,20 @@ class DecisionLog:
         extra = f',"why":{_ENCODE(dict(why))}' if why else ""
         if waiting:
             extra += f',"waiting":{_ENCODE(dict(waiting))}'
+        if shadow:
+            extra += f',"shadow":{_ENCODE(dict(shadow))}'
+        if waited_us is not None:
+            extra += f',"waited_us":{int(waited_us)}'
         line = (f'{{"t":{time.time_ns() // 1_000_000},"seq":{seq},"node":{_ENCODE(node)},"policy":{_ENCODE(policy)},'
                 f'"outcome":"{outcome}","us":{us},"req":{req},"resp":{response},'
                 f'"rejected":{_ENCODE(rejected) if rejected else "[]"}{extra}}}\n')
+        with self._lock:
+            if self._f is not None:
+                self._f.write(line)
+
+    def event(self, kind: str, doc: Mapping[str, Any]) -> None:
+        """Append a record that is not a call, e.g. a policy swap: {"t", "event": kind, ...doc}; readers skip it."""
+        line = _ENCODE({"t": time.time_ns() // 1_000_000, "event": kind, **doc}) + "\n"
         with self._lock:
             if self._f is not None:
                 self._f.write(line)
@@ -87,11 +101,16 @@ class DecisionLog:
 
 @dataclass
 class LogReader:
-    """Iterates a decision log's records (dicts); a cut-off last line ends it and sets `truncated`."""
+    """Iterates a decision log's call records (dicts); a cut-off last line ends it and sets `truncated`.
+
+    Event records (a policy swap: `"event"` instead of a call's fields) are not calls: they are counted
+    in `events`, not yielded.
+    """
 
     path: Path
     truncated: bool = False
     records: int = 0
+    events: int = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         try:
@@ -113,6 +132,9 @@ class LogReader:
                                     self.path, lineno)
                         return
                     raise DecisionLogError(f"{self.path}:{lineno}: not a decision log record (not JSON)") from None
+                if isinstance(rec, dict) and isinstance(rec.get("event"), str):
+                    self.events += 1
+                    continue
                 if not (isinstance(rec, dict) and {"seq", "node", "outcome", "req", "resp"} <= rec.keys()):
                     raise DecisionLogError(f"{self.path}:{lineno}: not a decision log record "
                                            f"(needs seq, node, outcome, req, resp)")

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
+from yarnctl.bridge.control import ControlServer
 from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.server import PolicyServer, write_status
 from yarnctl.bridge.service import PolicyService
@@ -54,6 +55,7 @@ class Serving:
     state_file: Path | None
     status_file: Path | None
     metrics: Stoppable | None
+    control: ControlServer | None = None  # `yarnctl policy` commands (bridge/control.py)
 
     def run(self) -> None:
         """Serve until SIGTERM or SIGINT: status file every second, state every SAVE_EVERY_S, stats lines."""
@@ -71,6 +73,8 @@ class Serving:
         if self.loop is not None:
             self.loop.start()
             log.info("%s", self.loop_text)
+        if self.control is not None:
+            log.info("control socket %s (yarnctl policy show|set|rollback)", self.control.path)
         last_save = last_stats = time.monotonic()
         try:
             if self.status_file:  # at once, so tooling sees the server before its first second is up
@@ -79,6 +83,7 @@ class Serving:
                 self.calls.append((time.monotonic(), self.service.stats.calls))
                 while self.calls[-1][0] - self.calls[0][0] > RATE_WINDOW_S:
                     self.calls.popleft()
+                self.service.check_swap()  # a check window can end while no heartbeat comes
                 if self.status_file:
                     write_status(self.status_file, self.status())
                 if time.monotonic() - last_save >= SAVE_EVERY_S:
@@ -94,6 +99,8 @@ class Serving:
 
     def stop(self) -> None:
         """Stop everything, save the state once more and mark the status file stopped."""
+        if self.control is not None:
+            self.control.stop()
         if self.loop is not None:
             self.loop.stop()
         self.server.stop()
@@ -120,6 +127,8 @@ class Serving:
                 "state_file": str(self.state_file) if self.state_file else None,
                 "control_loop": loop_status(self.loop, time.time()) if self.loop else None,
                 "waiting": self.service.waits.as_status(),
+                "token_file": str(self.token_path), "control": str(self.control.path) if self.control else None,
+                "swap": self.service.swap_status(),
                 **self.service.stats.as_dict()}
 
 

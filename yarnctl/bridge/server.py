@@ -1,4 +1,4 @@
-"""The py4j callback server that exposes a PolicyService to the shim (the only importer of py4j)."""
+"""The py4j callback server that exposes a PolicyService to the shim (py4j stays in yarnctl/bridge)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ import threading
 import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from collections.abc import Mapping
+from collections import Counter, deque
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,10 @@ from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
 from yarnctl.bridge.statefile import load_state, locked, save_state
+from yarnctl.bridge.swap import Candidate, SwapEvent, SwapPlan, decision_rows, event_text
 from yarnctl.bridge.waits import WaitBook
 from yarnctl.bridge.wire import WireError, parse_request
-from yarnctl.engine import Engine
+from yarnctl.engine import Engine, Validation
 from yarnctl.policies.contract import Policy, is_stateful
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId, Observation
 from yarnctl.errors import ConfigError
@@ -29,6 +31,9 @@ log = logging.getLogger(__name__)
 # histogram bucket upper bounds in µs; the last bucket is everything slower
 BUCKETS_US: tuple[int, ...] = (25, 50, 100, 200, 300, 500, 1000, 2000, 5000, 10000, 50000)
 MAX_REQUEST_CHARS = 64 << 20  # a full request of ~100k containers is ~10 MB; beyond this is a bug
+WAIT_NOTED_US = 1000  # a call that waited this long for the lock is counted, and its wait logged
+TUNE_NOTED_US = 5000  # a tune that held the lock this long is logged: heartbeats waited behind it
+SWAP_EVENTS_KEPT = 20  # the latest swap events the status file lists
 TAKEOVER_IDLE_S = 3.0  # a call after this long without any may be the first as the active RM's server
 
 
@@ -42,6 +47,7 @@ class ServiceStats:
     errors: int = 0
     policy_errors: int = 0
     explain_errors: int = 0  # calls whose waiting apps could not be explained (logged; the decision stands)
+    waited: int = 0  # calls that waited WAIT_NOTED_US or more for the service lock (another call, a tune, a swap)
     # by RejectCode value, as the shim counts them: the engine's own counter, shared
     rejected_by: Mapping[str, int] = field(default_factory=dict)
     assigned: int = 0
@@ -78,6 +84,7 @@ class ServiceStats:
         return {
             "calls": self.calls, "ok": self.ok, "resync": self.resync, "errors": self.errors,
             "policy_errors": self.policy_errors, "explain_errors": self.explain_errors, "rejected": self.rejected,
+            "waited": self.waited,
             "rejected_by": dict(self.rejected_by),
             "assigned": self.assigned,
             "full_syncs": self.full_syncs, "auth_failures": self.auth_failures,
@@ -87,7 +94,7 @@ class ServiceStats:
         }
 
 
-class _Recording:
+class Recording:
     """Wraps a policy to remember its last exception (Engine logs and swallows it)."""
 
     def __init__(self, policy: Policy) -> None:
@@ -106,6 +113,16 @@ class _Recording:
             raise
 
 
+@dataclass(frozen=True, slots=True)
+class Active:
+    """The policy that decides, with its engine, the file its history lives in and the parameters it was given."""
+
+    policy: Recording
+    engine: Engine
+    state_file: Path | None
+    params: Mapping[str, Any]
+
+
 class PolicyService:
     """PolicyService.decide(String) -> String for the shim: parse, mirror, snapshot, Engine, encode."""
 
@@ -114,84 +131,123 @@ class PolicyService:
 
     def __init__(self, policy: Policy, decision_log: DecisionLog | None = None,
                  max_request_chars: int = MAX_REQUEST_CHARS, max_am_share: float | None = None,
-                 state_file: Path | None = None, waits: WaitBook | None = None) -> None:
-        self._policy = _Recording(policy)
+                 state_file: Path | None = None, waits: WaitBook | None = None,
+                 state_path: Callable[[Policy], Path | None] | None = None,
+                 params: Mapping[str, Any] | None = None) -> None:
         # why the oldest pending apps wait, refreshed beside the decisions (`yarnctl explain`), from the last
         # decided call's snapshot, node and accepted decision
         self.waits = waits if waits is not None else WaitBook()
         self._decided: tuple[ClusterSnapshot, NodeId, Decision] | None = None
-        self.policy_name: str = policy.name
-        self.engine = Engine(self._policy, max_am_share=max_am_share)
+        self.max_am_share = max_am_share
         self.mirror = Mirror()
-        self.stats = ServiceStats(rejected_by=self.engine.rejected_by)
+        # decision items refused, by RejectCode value: one count across policy swaps
+        self.stats = ServiceStats(rejected_by=Counter())
         # the snapshot the policy saw on the last decided call: immutable, so scrapes read it lock-free
         self.last_snapshot: ClusterSnapshot | None = None
         self.decision_log = decision_log
         self.max_request_chars = max_request_chars
         self._last_seq = 0
-        # the policy's tuning values, replaced whole when the control loop changes them (lock-free reads)
-        self.tuning: dict[str, float] = self.engine.tuning()
+        # where a policy swapped in keeps its history (None: it keeps none across restarts)
+        self.state_path = state_path or (lambda p: None)
         # A stateful policy's saved history; the policy servers of HA ResourceManagers share one file.
         # A server writes it only if it decided since its last save and nobody else wrote it since
         # (else it is the old active: its history is the stale one). A server that starts deciding
         # after an idle spell first takes the newer file its peer wrote and claims it at once by
         # writing it back, so the old active's later saves are refused. flock makes each
         # read-compare-write atomic between the servers.
-        self.state_file = state_file if is_stateful(policy) else None
-        self._state_mtime = _mtime(self.state_file)
-        self._calls_saved = 0
-        self._peer_wrote = False
+        active = Recording(policy)
+        self._install(Active(active, self._engine(active), state_file, dict(params or {})))
+        # a hot swap (bridge/swap.py): the policy under check, the one the last swap replaced, what happened
+        self.candidate: Candidate | None = None
+        self.previous: Active | None = None
+        self.swaps: deque[dict[str, Any]] = deque(maxlen=SWAP_EVENTS_KEPT)
+        self.swap_counts: Counter[str] = Counter()
+        self._last_obs: Observation | None = None  # the control loop's latest, given to a candidate at once
         # py4j runs each Java connection on its own thread: a late call must not interleave with
         # the next one on the mirror
         self._lock = threading.Lock()
 
+    def _engine(self, policy: Recording) -> Engine:
+        """An engine for `policy`; once installed, it counts its refusals in the service's one counter."""
+        return Engine(policy, max_am_share=self.max_am_share)
+
+    def _install(self, active: Active) -> None:
+        """Make `active` the policy that decides (at start, and at a swap between calls)."""
+        active.engine.rejected_by = self.stats.rejected_by  # type: ignore[assignment]
+        self.active = active
+        self._policy, self.engine, self.policy_name = active.policy, active.engine, active.policy.name
+        # the policy's tuning values, replaced whole when the control loop changes them (lock-free reads)
+        self.tuning: dict[str, float] = active.engine.tuning()
+        self.state_file = active.state_file if is_stateful(active.policy.policy) else None
+        self._state_mtime = _mtime(self.state_file)
+        self._calls_saved = self.stats.calls
+        self._peer_wrote = False
+        self._decided = None
+        self.waits.clear()  # reasons the last policy gave are not this one's
+
     def tune(self, obs: Observation) -> None:
-        """Feed a control-loop observation to the policy, between heartbeats (never during one)."""
+        """Feed a control-loop observation to the policy (and a candidate under check), between heartbeats."""
         with self._lock:
+            t0 = time.perf_counter_ns()
             if obs.snapshot is None:  # the RM's REST API has no container start times; the mirror has
                 obs = dataclasses.replace(obs, snapshot=self.last_snapshot)
+            self._last_obs = obs
             changed = self.engine.tune(obs)
+            if self.candidate is not None:
+                self.candidate.engine.tune(obs)
             # read every tick: values may also move in decide() (H-MRF's accounting), not only in tune()
             self.tuning = self.engine.tuning()
             if changed:
                 log.info("policy %s tuned: %s", self.policy_name,
                          ", ".join(f"{k}={v:g}" for k, v in sorted(self.tuning.items())))
+            held = (time.perf_counter_ns() - t0) // 1000
+            if held >= TUNE_NOTED_US:
+                log.warning("policy %s took %.1f ms to tune: heartbeats waited that long", self.policy_name,
+                            held / 1000)
 
     def policy_state(self) -> dict[str, Any] | None:
         """The policy's saved state, taken between heartbeats (None for a stateless policy or a failing save)."""
+        with self._lock:
+            taken = self._state_locked()
+        return None if taken is None else taken[2]
+
+    def _state_locked(self) -> tuple[str, Path | None, dict[str, Any], int] | None:
+        """(policy name, its state file, its state, calls so far), taken under the service lock; None without one."""
         if not is_stateful(self.engine.policy):
             return None
-        with self._lock:
-            try:
-                state = self.engine.policy.save_state()  # type: ignore[attr-defined]
-                json.dumps(state)  # fail here, where it is logged, rather than half-way through the file write
-            except Exception:
-                log.exception("policy %s failed to save its state; keeping the last saved file", self.policy_name)
-                return None
-        return dict(state)
+        try:
+            state = self.engine.policy.save_state()  # type: ignore[attr-defined]
+            json.dumps(state)  # fail here, where it is logged, rather than half-way through the file write
+        except Exception:
+            log.exception("policy %s failed to save its state; keeping the last saved file", self.policy_name)
+            return None
+        return self.policy_name, self.state_file, dict(state), self.stats.calls
 
     def save_state_file(self) -> bool:
         """Write the policy's state if it decided since its last save and no other server wrote the file since; True when written."""
         if self.state_file is None or self.stats.calls == self._calls_saved:
             return False
-        calls = self.stats.calls
-        state = self.policy_state()
-        if state is None:
+        with self._lock:
+            taken = self._state_locked()
+        if taken is None:
+            return False
+        name, path, state, calls = taken
+        if path is None or path != self.state_file:  # a swap in between: the next policy saves its own
             return False
         try:
-            with locked(self.state_file):
-                now = _mtime(self.state_file)
+            with locked(path):
+                now = _mtime(path)
                 if now is not None and now != self._state_mtime:
                     if not self._peer_wrote:
                         log.info("policy %s: another policy server saved %s since this one did; not overwriting "
-                                 "it (this one's history is older)", self.policy_name, self.state_file)
+                                 "it (this one's history is older)", name, path)
                     self._peer_wrote = True
                     return False
-                if not save_state(self.state_file, self.policy_name, state):
+                if not save_state(path, name, state):
                     return False
-                self._calls_saved, self._state_mtime = calls, _mtime(self.state_file)
+                self._calls_saved, self._state_mtime = calls, _mtime(path)
         except OSError as e:  # the lock file: the server keeps deciding, the next save tries again
-            log.warning("cannot lock %s: %s", self.state_file, e.strerror or e)
+            log.warning("cannot lock %s: %s", path, e.strerror or e)
             return False
         return True
 
@@ -220,8 +276,12 @@ class PolicyService:
 
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
+        t_in = time.perf_counter_ns()
         with self._lock:
             t0 = time.perf_counter_ns()
+            waited = (t0 - t_in) // 1000  # behind another call, a tune or a swap: the shim's clock runs meanwhile
+            if waited >= WAIT_NOTED_US:
+                self.stats.waited += 1
             seq, node, parsed = self._last_seq + 1, "", False
             if self.state_file is not None and (
                     self._peer_wrote or time.time() - (self.stats.last_call_s or 0.0) > TAKEOVER_IDLE_S):
@@ -229,6 +289,7 @@ class PolicyService:
             rejected: list[list[str]] = []
             why: dict[str, str] = {}
             waiting: dict[str, dict[str, Any]] = {}
+            decided_by = self.policy_name
             try:
                 if len(request) > self.max_request_chars:
                     raise WireError("request", f"{len(request)} characters, over the limit of {self.max_request_chars}")
@@ -237,7 +298,7 @@ class PolicyService:
                 self._last_seq = seq
                 self.mirror.apply(req)
                 self.stats.full_syncs += req.full
-                resp, outcome = self._decide(seq, node, req.t_ms, rejected, why)
+                resp, outcome, decided_by = self._decide(seq, node, req.t_ms, rejected, why)
             except MirrorMismatch as e:
                 log.info("call %d from %s: resync: %s", seq, node, e)
                 resp, outcome = encode_resync(seq), "resync"
@@ -259,11 +320,14 @@ class PolicyService:
             self.stats.calls += 1
             self.stats.observe(us)
             self.stats.last_call_s = time.time()
-            if outcome == "ok":  # after the latency is taken: explaining is beside the decision, within a budget
+            # after the latency is taken: the shadow decision and the explaining are beside the answer
+            shadow = self._shadow(seq) if outcome == "ok" and decided_by == self.policy_name else None
+            if outcome == "ok":
                 self._explain(seq, node, waiting)
             if self.decision_log is not None:
-                self.decision_log.write(seq, node, self.policy_name, outcome, us, request, parsed, resp, rejected,
-                                        why, waiting)
+                self.decision_log.write(seq, node, decided_by, outcome, us, request, parsed, resp, rejected,
+                                        why, waiting, shadow, waited if waited >= WAIT_NOTED_US else None)
+            self._check_candidate()
             return resp
 
     def _explain(self, seq: int, node: str, waiting: dict[str, dict[str, Any]]) -> None:
@@ -280,19 +344,45 @@ class PolicyService:
             log.exception("call %d from %s: explaining the waiting apps failed; the decision stands", seq, node)
 
     def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]],
-                why: dict[str, str]) -> tuple[str, str]:
-        self._policy.failure = ""
+                why: dict[str, str]) -> tuple[str, str, str]:
+        """The encoded answer, its outcome and the policy that decided it (the active one, or the canary's)."""
         self._decided = None
-        before = self.engine.stats["policy_errors"]
         snap = self.mirror.snapshot(t_ms / 1000)
         self.last_snapshot = snap
-        result = self.engine.decide(snap, node)
-        if self.engine.stats["policy_errors"] != before:
+        cand = self.candidate
+        if cand is not None and cand.applies(node):
+            result = self._run(cand.policy, cand.engine, snap, node)
+            if result is not None:
+                cand.applied += 1
+                cand.rejected += len(result.rejected)
+                cand.observe(self._last_run_us)
+                for r in result.rejected:  # refused items of an applied decision count as the active's do
+                    self.stats.rejected_by[r.code.value] += 1  # type: ignore[index]
+                return self._accept(seq, snap, node, result, rejected, why), "ok", cand.name
+            cand.failure = cand.policy.failure or f"policy {cand.name} returned no Decision"
+            log.warning("call %d from %s: canary %s failed (%s); %s decides", seq, node, cand.name, cand.failure,
+                        self.policy_name)
+        result = self._run(self._policy, self.engine, snap, node)
+        if result is None:
             self.stats.policy_errors += 1
             self.stats.errors += 1
             # the mirror is still right; the answer says "decide natively" and the shim resyncs next
             return encode_error(seq, self._policy.failure or f"policy {self.policy_name} returned no Decision"), \
-                "error"
+                "error", self.policy_name
+        return self._accept(seq, snap, node, result, rejected, why), "ok", self.policy_name
+
+    def _run(self, policy: Recording, engine: Engine, snap: ClusterSnapshot, node: NodeId) -> Validation | None:
+        """`engine`'s validated decision on `snap`, None when its policy raised or returned no Decision."""
+        policy.failure = ""
+        before = engine.stats["policy_errors"]
+        t0 = time.perf_counter_ns()
+        result = engine.decide(snap, node)
+        self._last_run_us = (time.perf_counter_ns() - t0) // 1000
+        return None if engine.stats["policy_errors"] != before else result
+
+    def _accept(self, seq: int, snap: ClusterSnapshot, node: NodeId, result: Validation, rejected: list[list[str]],
+                why: dict[str, str]) -> str:
+        """Count and encode a validated decision; its refusals go to the log rows."""
         for r in result.rejected:
             item = r.item
             # [row key, what it named, code, particulars]: the code is the shim's vocabulary (RejectCode)
@@ -306,7 +396,155 @@ class PolicyService:
         self._decided = (snap, node, result.accepted)
         self.stats.assigned += result.accepted.containers()
         self.stats.ok += 1
-        return encode_decision(seq, result.accepted), "ok"
+        return encode_decision(seq, result.accepted)
+
+    # ------------------------------------------------------------------ hot swap (bridge/swap.py)
+
+    def _shadow(self, seq: int) -> dict[str, Any] | None:
+        """The candidate's decision on the call the active policy just decided, for the log (not applied)."""
+        cand, decided = self.candidate, self._decided
+        if cand is None or decided is None:
+            return None
+        snap, node, accepted = decided
+        try:
+            result = self._run(cand.policy, cand.engine, snap, node)
+        except Exception as e:  # the engine swallows policy errors; anything else is ours, and must not cost the call
+            log.exception("call %d from %s: shadowing %s failed", seq, node, cand.name)
+            cand.failure = f"shadowing {cand.name} failed: {type(e).__name__}: {e}"[:500]
+            return None
+        if result is None:
+            cand.failure = cand.policy.failure or f"policy {cand.name} returned no Decision"
+            return {"policy": cand.name, "phase": cand.phase.value, "error": cand.failure}
+        cand.observe(self._last_run_us)
+        cand.rejected += len(result.rejected)
+        mine = decision_rows(result.accepted)
+        same = mine == decision_rows(accepted)
+        cand.differ += not same
+        doc: dict[str, Any] = {"policy": cand.name, "phase": cand.phase.value, "us": self._last_run_us, "same": same}
+        if not same:
+            doc["assign"] = [list(a) for a in mine[0]]
+            if mine[1]:
+                doc["kill"] = [list(k) for k in mine[1]]
+            if mine[2]:
+                doc["resize"] = [list(r) for r in mine[2]]
+        if result.rejected:
+            doc["rejected"] = [[r.code.value, r.detail] for r in result.rejected]
+        return doc
+
+    def _check_candidate(self) -> None:
+        """Drop a candidate that failed, or settle one whose window is over (under the service lock)."""
+        cand = self.candidate
+        if cand is None:
+            return
+        if cand.failure:
+            self._settle(SwapEvent.DROPPED, cand.failure)
+        elif cand.due(time.monotonic()):
+            why = cand.verdict()
+            self._settle(SwapEvent.DROPPED if why else SwapEvent.ACTIVE, why)
+
+    def control(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """One control-socket command (show, set, rollback); ConfigError for a bad one."""
+        cmd = doc.get("command")
+        if cmd == "show":
+            return {"swap": self.swap_status()}
+        if cmd == "set":
+            plan = doc.get("plan")
+            if not isinstance(plan, dict):
+                raise ConfigError("set: expected a plan (policy, params, check_calls or check_s, canary)")
+            return {"event": self.begin_swap(SwapPlan.from_doc(plan))}
+        if cmd == "rollback":
+            return {"event": self.rollback()}
+        raise ConfigError(f"unknown command {cmd!r}; expected show, set or rollback")
+
+    def check_swap(self) -> None:
+        """Settle a candidate whose check window ended between calls (the status tick calls this every second)."""
+        with self._lock:
+            self._check_candidate()
+
+    def begin_swap(self, plan: SwapPlan) -> dict[str, Any]:
+        """Build `plan`'s policy and start its check; ConfigError when it cannot be built or a swap is under way."""
+        from yarnctl.policies import make_policy
+
+        policy = make_policy(plan.policy, plan.params)  # outside the lock: the calls go on meanwhile
+        state_file = self.state_path(policy) if is_stateful(policy) else None
+        if state_file is not None:
+            load_state(state_file, policy.name, policy)  # type: ignore[arg-type]
+        rec = Recording(policy)
+        engine = self._engine(rec)
+        with self._lock:
+            if self.candidate is not None:
+                raise ConfigError(f"{self.candidate.name} is under check since "
+                                  f"{time.monotonic() - self.candidate.started:.0f} s; `yarnctl policy rollback` "
+                                  f"cancels it")
+            if self._last_obs is not None:  # what the control loop saw last: DRESS's δ starts from the cluster now
+                engine.tune(dataclasses.replace(self._last_obs, snapshot=self._last_obs.snapshot or self.last_snapshot))
+            self.candidate = Candidate(plan, rec, engine, state_file, self.policy_name)
+            return self._event(self.candidate.phase, self.candidate, None)
+
+    def rollback(self) -> dict[str, Any]:
+        """Cancel a candidate under check, else return to the policy the last swap replaced; ConfigError with neither."""
+        with self._lock:
+            if self.candidate is not None:
+                return self._settle(SwapEvent.CANCELLED, "yarnctl policy rollback")
+            if self.previous is None:
+                raise ConfigError(f"nothing to roll back to: {self.policy_name} has served since the server started")
+            back, self.previous, gone = self.previous, self.active, self.policy_name
+            self._save_locked()
+            self._install(back)
+            if self._last_obs is not None:  # it saw no observation while it was not serving
+                back.engine.tune(self._last_obs)
+                self.tuning = back.engine.tuning()
+            return self._event(SwapEvent.ROLLED_BACK, None, f"from {gone}")
+
+    def swap_status(self) -> dict[str, Any]:
+        """The policy serving, a candidate under check, the one a rollback returns to, and the latest events."""
+        cand = self.candidate
+        return {"policy": self.policy_name, "params": dict(self.active.params),
+                "candidate": cand.as_status(time.monotonic()) if cand else None,
+                "previous": self.previous.policy.name if self.previous else None,
+                "counts": dict(self.swap_counts), "events": list(self.swaps)}
+
+    def _settle(self, how: SwapEvent, why: str | None) -> dict[str, Any]:
+        """End the candidate's check: it takes over (ACTIVE) or is dropped (DROPPED, CANCELLED)."""
+        cand = self.candidate
+        assert cand is not None
+        self.candidate = None
+        if how is SwapEvent.ACTIVE:
+            self._save_locked()
+            self.previous = self.active
+            self._install(Active(cand.policy, cand.engine, cand.state_file, dict(cand.plan.params)))
+        return self._event(how, cand, why)
+
+    def _save_locked(self) -> None:
+        """Save the outgoing policy's state before a swap (under the service lock)."""
+        taken = self._state_locked()
+        if taken is None:
+            return
+        name, path, state, _ = taken
+        if path is None:
+            return
+        try:
+            with locked(path):
+                save_state(path, name, state)
+        except OSError as e:
+            log.warning("cannot lock %s: %s", path, e.strerror or e)
+
+    def _event(self, how: SwapEvent, cand: Candidate | None, why: str | None) -> dict[str, Any]:
+        """Record one swap event: the status list, the counts, the decision log and the server log."""
+        doc: dict[str, Any] = {"at": round(time.time(), 3), "event": how.value, "policy": self.policy_name}
+        if cand is not None:
+            doc.update(candidate=cand.name, replacing=cand.replacing, plan=cand.plan.as_doc(), calls=cand.calls,
+                       applied=cand.applied, differ=cand.differ, rejected=cand.rejected, p95_us=cand.p95_us(),
+                       elapsed_s=round(time.monotonic() - cand.started, 1))
+        if why:
+            doc["why"] = why
+        self.swaps.append(doc)
+        self.swap_counts[how.value] += 1
+        if self.decision_log is not None:
+            self.decision_log.event("swap", doc)
+        level = logging.WARNING if how in (SwapEvent.DROPPED, SwapEvent.ROLLED_BACK) else logging.INFO
+        log.log(level, "swap: %s", event_text(doc))
+        return doc
 
 
 def _seq_of(request: str, fallback: int) -> int:

@@ -57,6 +57,13 @@ class WaitBook:
         self.latest: Mapping[AppId, tuple[Explained, ...]] = {}
         self.explained = 0  # reasons given since start
 
+    def clear(self) -> None:
+        """Forget every reason (a policy swap: the last policy's reasons are not the next one's)."""
+        self._apps.clear()
+        self._cursor = 0
+        self._next = -float("inf")
+        self.latest = {}
+
     def record(self, engine: Engine, snap: ClusterSnapshot, node_id: NodeId, decision: Decision) -> dict[AppId, Wait]:
         """Explain the oldest pending apps left waiting by `decision` when due; this call's reasons by app."""
         if self.top <= 0:

@@ -17,6 +17,7 @@ from typing import Any
 from yarnctl import __version__
 from yarnctl.cli import bench as bench_cli
 from yarnctl.cli import cluster as cluster_cli
+from yarnctl.cli import policy as policy_cli
 from yarnctl.cli import serve as serve_cli
 from yarnctl.cli import sls as sls_cli
 from yarnctl.cli import status as status_cli
@@ -103,7 +104,7 @@ def _build_parser() -> argparse.ArgumentParser:
     w.add_argument("--json", action="store_true", help="print JSON")
     pol = sub.add_parser("policies", help="list the policies and their parameters")
     pol.add_argument("--json", action="store_true", help="print JSON")
-    for module in (serve_cli, cluster_cli, status_cli, bench_cli, trace_cli, sls_cli, sweep_cli):
+    for module in (serve_cli, policy_cli, cluster_cli, status_cli, bench_cli, trace_cli, sls_cli, sweep_cli):
         COMMANDS.update(module.add_parsers(sub))
     return p
 

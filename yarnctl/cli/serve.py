@@ -46,6 +46,10 @@ deciding. `yarnctl status` shows the status file next to the cluster. Without --
 still ticks every --tune-interval seconds, on what the shim reported (allocations and asks; no
 usage, no memorySeconds): DRESS's δ moves, usage-based policies keep the reservation model.
 
+`yarnctl policy set P` swaps the policy without a restart: P is checked in shadow (its decisions
+logged, not applied) for a window, then takes over; `yarnctl policy rollback` goes back. The
+control socket (--control-socket) is the owner's alone and wants the token too.
+
 Every call is appended to the decision log (default ~/.yarnctl/decisions.jsonl; it is not rotated),
 which `yarnctl replay` reads. SIGTERM or Ctrl-C flushes the log and stops the server.
 """
@@ -104,6 +108,11 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="seconds between control-loop polls (default: %(default)s)")
     c.add_argument("--no-usage", action="store_true",
                    help="do not read per-container usage from the NodeManagers' /jmx")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--control-socket", type=Path, metavar="PATH",
+                   help="Unix socket for `yarnctl policy show|set|rollback` (hot swap), 0600 and token-checked "
+                        "(default: ~/.yarnctl/control-PORT.sock)")
+    g.add_argument("--no-control", action="store_true", help="no control socket: the policy cannot be swapped")
     s.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --address (the token is then the only guard)")
     s.add_argument("--metrics-port", type=int, metavar="PORT",
@@ -163,12 +172,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     token_path = args.token_file.expanduser()
     token = load_token(token_path)
     dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
-    service = PolicyService(policy, dlog, max_am_share=args.max_am_share, state_file=state_file)
+    service = PolicyService(policy, dlog, max_am_share=args.max_am_share, state_file=state_file,
+                            state_path=lambda p: _swap_state_file(args, p), params=_given_params(args))
     if state_file is not None:
         from yarnctl.bridge.statefile import load_state
 
         load_state(state_file, policy.name, policy)
     server = PolicyServer(service, token, args.address, args.port)
+    from yarnctl.bridge.gilbench import SWITCH_INTERVAL_S
+
+    # CPython hands the GIL to a waiting thread only every 5 ms: while the control loop parses an
+    # observation, each heartbeat's answer waited 11 ms at the median, past the shim's 10 ms deadline
+    # (python -m yarnctl.bridge.gilbench; docs/bridge.md)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     loop = None
     if observer is not None:
         from yarnctl.rm.observe import ControlLoop
@@ -183,9 +199,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         loop = ControlLoop(MirrorSource(service), service.tune, args.tune_interval)
         log.warning("policy %s takes control-loop observations but no --rm/--yarn-site was given: it ticks on "
                     "the shim's reports only (no container usage, no accumulated memorySeconds)", policy.name)
-    metrics = None
+    metrics = control = None
     try:
         port = server.start()
+        if not args.no_control:
+            from yarnctl.bridge.control import ControlServer
+
+            path = args.control_socket or Path(f"~/.yarnctl/control-{port}.sock")
+            control = ControlServer(path, token, service.control)
+            control.start()
         if args.metrics_port is not None:
             from yarnctl.metrics import start_metrics_server
 
@@ -197,6 +219,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             # the exporter shows counters and cluster totals only; the token never reaches it
             log.info("metrics on http://%s:%d/metrics", args.metrics_address, mport)
     except BaseException:
+        if control is not None:
+            control.stop()
         server.stop()
         if dlog is not None:
             dlog.close()
@@ -207,7 +231,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         loop_text = (f"control loop polling {loop.observer.where} every {args.tune_interval:g} s "
                      f"(container usage {'off' if args.no_usage or observer is None else 'on'})")
     Serving(service, server, port, args.address, token_path, dlog, loop, loop_text, state_file, status_file,
-            metrics).run()
+            metrics, control).run()
     return 0
 
 
@@ -223,6 +247,22 @@ def _state_file(args: argparse.Namespace, policy: Any) -> Path | None:
         return None
     path: Path = (args.state_file or STATE_DIR / f"{policy.name}.json").expanduser()
     return path
+
+
+def _swap_state_file(args: argparse.Namespace, policy: Any) -> Path | None:
+    """Where a stateful policy swapped in (`yarnctl policy set`) keeps its history: beside --state-file, as NAME.json."""
+    if args.no_state_file:
+        return None
+    if args.state_file is None:
+        return (STATE_DIR / f"{policy.name}.json").expanduser()
+    given: Path = args.state_file.expanduser()
+    return given if policy.name == args.policy.strip() else given.with_name(f"{policy.name}.json")
+
+
+def _given_params(args: argparse.Namespace) -> dict[str, Any]:
+    from yarnctl.cli.params import policy_params
+
+    return policy_params(args, [args.policy.strip()]).get(args.policy.strip(), {})
 
 
 def _observer(args: argparse.Namespace) -> Any:

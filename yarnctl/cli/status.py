@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE
+from yarnctl.cli.running import local_cluster, read_status, running_server
 from yarnctl.errors import ConfigError
 
 if TYPE_CHECKING:  # rich and the HTTP client load only when `status` runs: every CLI start imports this module
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # rich and the HTTP client load only when `status` runs: ever
 
 LIVE_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
 WIDE = 180  # columns when not printing to a terminal
-FRESH_S = 5.0  # a status file rewritten every second is stale after this long: its server is gone
 
 EPILOG = """\
 examples:
@@ -105,11 +105,7 @@ its latest look, or beyond the oldest 20), 2 when no server is running.
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    path = args.serve_status or _local_cluster()[1] or DEFAULT_STATUS_FILE.expanduser()
-    doc, _ = _serve(path)
-    if doc is None or not doc.get("running"):
-        raise ConfigError(f"no running yarnctl serve at {path} (its status file is missing, stopped or older than "
-                          f"{FRESH_S:g} s); give --serve-status FILE")
+    doc = running_server(args.serve_status)
     waiting = doc.get("waiting") or {}
     reasons = waiting.get(args.app)
     if args.json:
@@ -170,7 +166,7 @@ def _resolve(args: argparse.Namespace) -> tuple[ResourceManager, Path | None]:
     from yarnctl.cli.rmopts import resource_manager
     from yarnctl.rm import HttpSettings
 
-    local_rms, local_status = _local_cluster()
+    local_rms, local_status = local_cluster()
     env = [u.strip() for u in os.environ.get("YARNCTL_RM", "").split(",") if u.strip()]
     rm = resource_manager(args, HttpSettings(connect_timeout_s=2.0, read_timeout_s=10.0, retries=1, backoff_s=0.5),
                           env or local_rms or ["http://localhost:8088"])
@@ -178,41 +174,11 @@ def _resolve(args: argparse.Namespace) -> tuple[ResourceManager, Path | None]:
     return rm, args.serve_status or local_status or DEFAULT_STATUS_FILE.expanduser()
 
 
-def _local_cluster() -> tuple[list[str], Path | None]:
-    """The local cluster's RM URLs and the active RM's serve status file, when `yarnctl cluster up` left one running."""
-    from yarnctl.cluster.local import find_running
-    from yarnctl.errors import ClusterError
-
-    cluster = find_running()
-    if cluster is None:
-        return [], None
-    try:
-        return cluster.info().rm_urls, cluster.active_status_file()
-    except ClusterError:  # stopped between the two reads
-        return [], None
-
-
 def gather(rm: ResourceManager, serve_file: Path | None) -> StatusView:
     """Read the RM (one call per endpoint) and the serve status file into a view."""
     info = rm.cluster_info()
     return StatusView(rm.active_url or rm.urls[0], time.time(), info, rm.metrics(), rm.nodes(), rm.scheduler(),
-                      rm.apps(states=LIVE_STATES), rm.shim_metrics(), *_serve(serve_file))
-
-
-def _serve(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:
-    if path is None:
-        return None, None
-    if not path.is_file():
-        return None, str(path)
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None, str(path)
-    if not isinstance(doc, dict):
-        return None, str(path)
-    # rewritten every second while serving: an old file or a "stopped" stamp means no server now
-    doc["running"] = "stopped" not in doc and time.time() - path.stat().st_mtime < FRESH_S
-    return doc, str(path)
+                      rm.apps(states=LIVE_STATES), rm.shim_metrics(), *read_status(serve_file))
 
 
 def as_json(v: StatusView) -> dict[str, Any]:
@@ -264,6 +230,9 @@ def _policy(v: StatusView) -> Iterator[Text]:
         tuning = s.get("tuning") or {}
         yield _line("Tuning", ", ".join(f"{k}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
         yield _line("Control", _control(s.get("control_loop")))
+        swap = _swap(s.get("swap"))
+        if swap:
+            yield _line("Swap", swap)
     if v.shim is not None:
         sh = v.shim
         reasons = ", ".join(f"{n} {why}" for why, n in (
@@ -277,6 +246,23 @@ def _policy(v: StatusView) -> Iterator[Text]:
                     + f" · containers {sh.containers_by_policy:,} by policy, {sh.containers_native:,} native"
                     + f" · refused {_rejected(sh.rejected, sh.rejected_by)}"
                     + f" · last call {sh.last_latency_micros:,} µs of {sh.deadline_millis} ms")
+
+
+def _swap(swap: dict[str, Any] | None) -> str:
+    """A candidate under check, else the last swap event ("" when the policy was never swapped)."""
+    from yarnctl.bridge.swap import check_text, event_text
+
+    if not swap:
+        return ""
+    cand = swap.get("candidate")
+    if cand:
+        return f"[yellow]{check_text(cand)}[/yellow] · yarnctl policy rollback cancels it"
+    events = swap.get("events") or []
+    if not events:
+        return ""
+    last = events[-1]
+    return (f"{time.strftime('%H:%M:%S', time.localtime(last['at']))} {last['event']}: {event_text(last)}"
+            + (f" · rollback to {swap['previous']}" if swap.get("previous") else ""))
 
 
 def _rejected(total: int, by_code: dict[str, int] | None) -> str:

@@ -331,6 +331,8 @@ class Startup:
         cmd = [str(self.daemon_script), "serve", "--policy", policy, "--port", str(port),
                "--token-file", str(info.token_file), "--decision-log", str(files["decisions"]),
                "--status-file", str(files["status"]), "--rm", ",".join(info.rm_urls), *extra]
+        if not {"--control-socket", "--no-control"} & set(extra):  # `yarnctl policy` finds it via the status file
+            cmd += ["--control-socket", str(files["control"])]
         if _stateful(policy) and not {"--state-file", "--no-state-file"} & set(extra):
             # the cluster's own history (H-MRF's accounting...), kept across restart_serve, gone with `down`
             cmd += ["--state-file", str(files["state"])]
@@ -505,11 +507,11 @@ def _stateful(policy: str) -> bool:
 
 
 def serve_files(cluster_dir: Path, rm_id: str) -> dict[str, Path]:
-    """The decision log, status file and policy state of the policy server beside RM `rm_id`."""
+    """The decision log, status file, control socket and policy state of the policy server beside RM `rm_id`."""
     tag = "" if rm_id == "rm1" else f"-{rm_id}"
     # one policy state for both: the server that takes over decides on the history the other saved
     return {"decisions": cluster_dir / f"decisions{tag}.jsonl", "status": cluster_dir / f"serve-status{tag}.json",
-            "state": cluster_dir / POLICY_STATE}
+            "control": cluster_dir / f"control{tag}.sock", "state": cluster_dir / POLICY_STATE}
 
 
 def _as_rm(conf: ClusterConf, rm_id: str) -> ClusterConf:

@@ -15,6 +15,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 import yarnctl
 from yarnctl.bridge.service import BUCKETS_US
+from yarnctl.bridge.swap import SwapEvent
 from yarnctl.model import ZERO, Locality, RejectCode
 from yarnctl.policies.waiting import WaitCode
 
@@ -39,6 +40,8 @@ METRIC_NAMES: tuple[str, ...] = (
     "yarnctl_queue_allocated_bytes", "yarnctl_queue_max_bytes",
     # why the oldest pending apps wait (bridge/waits.py), and calls where explaining them failed
     "yarnctl_waiting_apps", "yarnctl_explain_errors_total",
+    # hot swaps by event (bridge/swap.py), and heartbeats that waited for the service's lock
+    "yarnctl_policy_swaps_total", "yarnctl_waited_calls_total",
     # with a control loop (serve --rm)
     "yarnctl_control_loop_stale", "yarnctl_control_loop_age_seconds", "yarnctl_control_loop_polls_total",
     "yarnctl_control_loop_duration_seconds", "yarnctl_cluster_used_bytes", "yarnctl_cluster_used_vcores",
@@ -84,8 +87,15 @@ class ServeCollector(Collector):
              svc.engine.stats["tune_errors"]),
             ("yarnctl_explain_errors", "Calls whose waiting apps could not be explained (the decision stands).",
              st.explain_errors),
+            ("yarnctl_waited_calls", "Calls that waited 1 ms or more for the policy server's lock (behind another "
+             "call, a tune or a swap).", st.waited),
         ):
             yield CounterMetricFamily(name, doc, value=n)
+        swaps = CounterMetricFamily("yarnctl_policy_swaps", "Hot policy swap events (yarnctl policy set/rollback).",
+                                    labels=["event"])
+        for event in SwapEvent:  # every event, zero included
+            swaps.add_metric([event.value], svc.swap_counts.get(event.value, 0))
+        yield swaps
         rejected = CounterMetricFamily("yarnctl_rejected", "Decision items the engine's validation rejected, by "
                                        "refusal code (the codes the shim refuses with).", labels=["outcome"])
         for code in RejectCode:  # every reason, zero included, so rate() has a series from the start

@@ -1,0 +1,174 @@
+"""The control socket and `yarnctl policy`: token-checked, 0600, one clear line for every refusal; a real swap end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wirefixtures import STATE, text
+
+from yarnctl.bridge.control import ControlError, ControlServer, request
+from yarnctl.bridge.service import PolicyService
+from yarnctl.cli.policy import parse_share, parse_window
+from yarnctl.errors import ConfigError
+from yarnctl.policies import make_policy
+
+TOKEN = "tok-for-tests"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def control(tmp_path: Path) -> Iterator[tuple[ControlServer, PolicyService]]:
+    service = PolicyService(make_policy("fifo"))
+    ctl = ControlServer(tmp_path / "ctl.sock", TOKEN, service.control)
+    ctl.start()
+    yield ctl, service
+    ctl.stop()
+
+
+def test_show_set_and_rollback_over_the_socket(control: tuple[ControlServer, PolicyService]) -> None:
+    ctl, service = control
+    assert stat.S_IMODE(ctl.path.stat().st_mode) == 0o600
+    assert request(ctl.path, TOKEN, {"command": "show"})["swap"]["policy"] == "fifo"
+    ev = request(ctl.path, TOKEN, {"command": "set", "plan": {"policy": "drf", "check_calls": 1}})["event"]
+    assert ev["event"] == "shadow" and service.candidate is not None
+    service.decide(text(STATE[0]))
+    assert request(ctl.path, TOKEN, {"command": "show"})["swap"]["policy"] == "drf"
+    assert request(ctl.path, TOKEN, {"command": "rollback"})["event"]["policy"] == "fifo"
+
+
+@pytest.mark.parametrize("raw, error", [
+    (b'{"command": "show"}\n', "wrong or missing bridge token"),
+    (b'{"command": "show", "token": "guess"}\n', "wrong or missing bridge token"),
+    (b"show\n", "request is not one line of JSON"),
+    (b"[1]\n", "request is not a JSON object"),
+    (b'{"token": "tok-for-tests", "command": "set", "plan": {"policy": "nope"}}\n', "unknown policy 'nope'"),
+])
+def test_a_bad_request_is_answered_and_the_server_goes_on(control: tuple[ControlServer, PolicyService],
+                                                         raw: bytes, error: str) -> None:
+    ctl, service = control
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(ctl.path))
+        s.sendall(raw)
+        answer = json.loads(s.makefile("rb").readline())
+    assert answer["ok"] is False and error in answer["error"]
+    assert service.candidate is None
+    assert request(ctl.path, TOKEN, {"command": "show"})["ok"] is True
+
+
+def test_client_errors_are_one_line(tmp_path: Path, control: tuple[ControlServer, PolicyService]) -> None:
+    ctl, _ = control
+    with pytest.raises(ControlError, match="no control socket"):
+        request(tmp_path / "none.sock", TOKEN, {"command": "show"})
+    with pytest.raises(ControlError, match="the policy server refused: wrong or missing bridge token"):
+        request(ctl.path, "wrong", {"command": "show"})
+
+
+def test_a_live_socket_is_not_taken_over_and_a_stale_one_is(tmp_path: Path,
+                                                            control: tuple[ControlServer, PolicyService]) -> None:
+    ctl, service = control
+    with pytest.raises(ConfigError, match="another policy server listens there"):
+        ControlServer(ctl.path, TOKEN, service.control).start()
+    stale = tmp_path / "stale.sock"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(stale))  # bound, never listening: what a killed server leaves
+    second = ControlServer(stale, TOKEN, service.control)
+    second.start()
+    try:
+        assert request(stale, TOKEN, {"command": "show"})["ok"]
+    finally:
+        second.stop()
+    assert not stale.exists()
+    with pytest.raises(ConfigError, match="over the 100 a Unix socket path may have"):
+        ControlServer(tmp_path / ("x" * 120), TOKEN, service.control).start()
+
+
+@pytest.mark.parametrize("given, plan", [("30s", {"check_s": 30.0}), ("2m", {"check_s": 120.0}),
+                                         ("0s", {"check_s": 0.0}), ("200", {"check_calls": 200})])
+def test_parse_window(given: str, plan: dict[str, Any]) -> None:
+    assert parse_window(given) == plan
+
+
+@pytest.mark.parametrize("given", ["", "30x", "0", "1.5", "-3s"])
+def test_parse_window_refuses(given: str) -> None:
+    with pytest.raises(ConfigError, match="--shadow"):
+        parse_window(given)
+
+
+def test_parse_share() -> None:
+    assert (parse_share("10%"), parse_share("0.25"), parse_share("0%")) == (0.1, 0.25, 0.0)
+    for bad in ("100%", "-1%", "ten"):
+        with pytest.raises(ConfigError, match="--canary"):
+            parse_share(bad)
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "yarnctl.cli.main", *argv], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+
+
+def test_policy_cli_without_a_server_is_one_line(tmp_path: Path) -> None:
+    done = _cli("policy", "show", "--serve-status", str(tmp_path / "none.json"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no running yarnctl serve" in done.stderr
+    done = _cli("policy", "set", "drf", "--shadow", "soon", "--control-socket", str(tmp_path / "x.sock"),
+                "--token-file", str(tmp_path / "t"))
+    assert done.returncode == 2 and "--shadow 'soon'" in done.stderr
+
+
+def test_swap_end_to_end_through_yarnctl_serve_and_yarnctl_policy(tmp_path: Path) -> None:
+    """`yarnctl serve` in a process, the py4j calls of a stand-in shim (FakeShim), `yarnctl policy` in another."""
+    from test_py4j_roundtrip import FakeShim
+
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    token.chmod(0o600)
+    dlog, status, sock = tmp_path / "d.jsonl", tmp_path / "status.json", tmp_path / "ctl.sock"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", "0", "--token-file",
+         str(token), "--decision-log", str(dlog), "--status-file", str(status), "--control-socket", str(sock)],
+        stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stderr is not None
+        m = re.search(r"serving policy fifo on 127\.0\.0\.1:(\d+)", proc.stderr.readline())
+        assert m
+        shim = FakeShim(int(m.group(1)), TOKEN)
+        shim.decide(text(STATE[0]))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (status.exists() and json.loads(status.read_text())["calls"]):
+            time.sleep(0.1)
+        done = _cli("policy", "set", "drf", "--shadow", "2", "--serve-status", str(status))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("shadow      drf under check for 2 heartbeats (fifo decides meanwhile")
+        for n in STATE[1:]:
+            shim.decide(text(n))
+        show = _cli("policy", "show", "--serve-status", str(status), "--json")
+        swap = json.loads(show.stdout)["swap"]
+        assert swap["policy"] == "drf" and swap["previous"] == "fifo"
+        assert [e["event"] for e in swap["events"]] == ["shadow", "active"]
+        text_show = _cli("policy", "show", "--serve-status", str(status)).stdout
+        assert "serving    drf" in text_show and "rollback   fifo" in text_show
+        back = _cli("policy", "rollback", "--serve-status", str(status))
+        assert back.returncode == 0 and "fifo active again (from drf)" in back.stdout
+        again = _cli("policy", "set", "nope", "--serve-status", str(status))
+        assert again.returncode == 2 and "unknown policy 'nope'" in again.stderr
+        shim.close()
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, rest
+    assert "swap: drf active, replacing fifo (2 calls" in rest and TOKEN not in rest
+    assert not sock.exists()
+    events = [json.loads(line)["event"] for line in dlog.read_text().splitlines() if '"event"' in line]
+    assert events == ["shadow", "active", "rolled-back"]

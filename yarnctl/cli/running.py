@@ -1,0 +1,54 @@
+"""Where the running policy server is: its status file (given, the local cluster's, or the default one)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE
+from yarnctl.errors import ConfigError
+
+FRESH_S = 5.0  # a status file rewritten every second is stale after this long: its server is gone
+
+
+def local_cluster() -> tuple[list[str], Path | None]:
+    """The local cluster's RM URLs and the active RM's serve status file, when `yarnctl cluster up` left one running."""
+    from yarnctl.cluster.local import find_running
+    from yarnctl.errors import ClusterError
+
+    cluster = find_running()
+    if cluster is None:
+        return [], None
+    try:
+        return cluster.info().rm_urls, cluster.active_status_file()
+    except ClusterError:  # stopped between the two reads
+        return [], None
+
+
+def running_server(path: Path | None) -> dict[str, Any]:
+    """The status document of the running `yarnctl serve` (the given file, the local cluster's, or the default one)."""
+    path = path or local_cluster()[1] or DEFAULT_STATUS_FILE.expanduser()
+    doc, _ = read_status(path)
+    if doc is None or not doc.get("running"):
+        raise ConfigError(f"no running yarnctl serve at {path} (its status file is missing, stopped or older than "
+                          f"{FRESH_S:g} s); give --serve-status FILE")
+    return doc
+
+
+def read_status(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The status document at `path` marked running or not, and the path; (None, path) when unreadable."""
+    if path is None:
+        return None, None
+    if not path.is_file():
+        return None, str(path)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None, str(path)
+    if not isinstance(doc, dict):
+        return None, str(path)
+    # rewritten every second while serving: an old file or a "stopped" stamp means no server now
+    doc["running"] = "stopped" not in doc and time.time() - path.stat().st_mtime < FRESH_S
+    return doc, str(path)
