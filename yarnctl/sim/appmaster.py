@@ -122,10 +122,38 @@ class AppMasters(SparkDrivers, SimParts):
         self.jobs[spec.id] = job
         self.state.add_app(job.app)
         self.version += 1
-        if spec.am is not None:
+        if spec.placed:
+            self._start_placed(job)
+        elif spec.am is not None:
             self._request(job, AM_PRIORITY, [_AM])
         else:
             self._start_job(job)
+
+    def _start_placed(self, job: _Job) -> None:
+        """A job already running when the simulation starts: its AM and running tasks hold their containers now."""
+        spec = job.spec
+        if spec.am is not None and any(p.stage is None for p in spec.placed):
+            am = next(p for p in spec.placed if p.stage is None)
+            self._launch(job, None, self.by_id[am.node], job.capability[AM_PRIORITY], placed=True)
+        else:
+            self._start_job(job)
+        for p in spec.placed:
+            if p.stage is None:
+                continue
+            st = job.stages[p.stage]
+            if not st.requested:  # live past its slow start already: its tasks are asked for
+                self._request_stage(st)
+            q = job.pending.get(st.spec.priority)
+            if q and q[0] is not None:
+                task = q.popleft()
+                self.pending_total -= 1
+            elif st.held:  # an MR job's reduces the AM has not asked for yet
+                task = st.held.pop(0)
+            else:
+                raise ValueError(f"job {spec.id}: more placed tasks in stage {p.stage} than it has")
+            assert task is not None
+            self._launch(job, task, self.by_id[p.node], job.capability[st.spec.priority], placed=True)
+        self._refresh_asks(job)
 
     def _start_job(self, job: _Job) -> None:
         job.am_phase = self.k.now  # the AM heartbeats from its start

@@ -274,7 +274,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         return None if c is None else self.by_id[c.node_id].running.get(cid)
 
     def _launch(self, job: _Job, task: _Task | None, node: _Node, cap: Resources,
-                kind: ContainerKind = ContainerKind.NORMAL) -> None:
+                kind: ContainerKind = ContainerKind.NORMAL, placed: bool = False) -> None:
+        """Start a container of `job` on `node`; a `placed` one was already running (JobSpec.placed): no start-up."""
         now = self.k.now
         self.seq += 1
         c = _Container(f"{job.spec.id}_{self.seq:06d}", job, task, node, cap, now, kind)
@@ -288,7 +289,9 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if task is None:
             job.am = c
             self._set_usage(c, float(cap.vcores), float(cap.memory_mb))
-            if job.am is c:  # not killed at once for want of physical memory
+            if job.am is c and placed:
+                self._start_job(job)
+            elif job.am is c:  # not killed at once for want of physical memory
                 if self._jvm_starts():
                     self._start_jvm(c, lambda: self._am_jvm_started(job, c))
                 else:
@@ -308,7 +311,9 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self._set_usage(c, cap.vcores * u[1], cap.memory_mb * u[2])
         if c.id not in node.running:
             return  # it did not fit in physical memory and was killed at once
-        if not c.waiting:
+        if not c.waiting and placed:
+            self._run(c)  # its remaining work (duration) includes what is left of its shuffle
+        elif not c.waiting:
             c.work += task.stage.spec.shuffle_s  # started after the stage it follows: fetches all its output
             if self._jvm_starts():
                 self._start_jvm(c, lambda: self._task_jvm_started(c))

@@ -93,6 +93,15 @@ class StageSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Placed:
+    """A container already running when the simulation starts (a live cluster's, `yarnctl whatif`)."""
+
+    node: str
+    stage: int | None  # index of its task's stage; None: the job's ApplicationMaster
+    remaining_s: float = 0.0  # its task's work still to do, from the start (an AM's is its job's)
+
+
+@dataclass(frozen=True, slots=True)
 class JobSpec:
     """One application: its identity, AM and stages (iterations already expanded)."""
 
@@ -110,6 +119,10 @@ class JobSpec:
     # a Spark job with stages: its executors' properties; the stages (kind spark) run inside executors
     # of their resource, which the driver keeps (None: no Spark driver, e.g. the `executors`-only form)
     spark: SparkConfig | None = None
+    # containers it holds when the simulation starts, on their nodes: its AM (started: it asks at once)
+    # and running tasks, which are the first durations of their stages (their remaining work) and pay no
+    # start-up cost; the stages' other durations are its tasks still to run
+    placed: tuple[Placed, ...] = ()
 
     @property
     def tasks(self) -> int:
