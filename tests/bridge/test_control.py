@@ -43,6 +43,7 @@ def test_show_set_and_rollback_over_the_socket(control: tuple[ControlServer, Pol
     ev = request(ctl.path, TOKEN, {"command": "set", "plan": {"policy": "drf", "check_calls": 1}})["event"]
     assert ev["event"] == "shadow" and service.candidate is not None
     service.decide(text(STATE[0]))
+    service.check_swap()  # the status tick
     assert request(ctl.path, TOKEN, {"command": "show"})["swap"]["policy"] == "drf"
     assert request(ctl.path, TOKEN, {"command": "rollback"})["event"]["policy"] == "fifo"
 
@@ -89,6 +90,11 @@ def test_a_live_socket_is_not_taken_over_and_a_stale_one_is(tmp_path: Path,
     finally:
         second.stop()
     assert not stale.exists()
+    status = tmp_path / "status.json"
+    status.write_text("{}")  # a mistyped --control-socket must not delete the file there
+    with pytest.raises(ConfigError, match="a file that is not a socket is there"):
+        ControlServer(status, TOKEN, service.control).start()
+    assert status.read_text() == "{}"
     with pytest.raises(ConfigError, match="over the 100 a Unix socket path may have"):
         ControlServer(tmp_path / ("x" * 120), TOKEN, service.control).start()
 
@@ -123,6 +129,10 @@ def test_policy_cli_without_a_server_is_one_line(tmp_path: Path) -> None:
     done = _cli("policy", "set", "drf", "--shadow", "soon", "--control-socket", str(tmp_path / "x.sock"),
                 "--token-file", str(tmp_path / "t"))
     assert done.returncode == 2 and "--shadow 'soon'" in done.stderr
+    done = _cli("policy", "show", "--control-socket", str(tmp_path / "x.sock"), "--token-file", str(tmp_path / "t"))
+    assert done.returncode == 2 and "no bridge token file" in done.stderr and not (tmp_path / "t").exists()
+    done = _cli("policy", "set", "drf", "--param", "fair.x=1", "--control-socket", str(tmp_path / "x.sock"))
+    assert done.returncode == 2 and "`policy set drf` takes drf.KEY=VALUE" in done.stderr
 
 
 def test_swap_end_to_end_through_yarnctl_serve_and_yarnctl_policy(tmp_path: Path) -> None:
@@ -151,8 +161,12 @@ def test_swap_end_to_end_through_yarnctl_serve_and_yarnctl_policy(tmp_path: Path
         assert done.stdout.startswith("shadow      drf under check for 2 heartbeats (fifo decides meanwhile")
         for n in STATE[1:]:
             shim.decide(text(n))
-        show = _cli("policy", "show", "--serve-status", str(status), "--json")
-        swap = json.loads(show.stdout)["swap"]
+        deadline = time.monotonic() + 10  # the server's status tick (every second) settles it
+        while True:
+            swap = json.loads(_cli("policy", "show", "--serve-status", str(status), "--json").stdout)["swap"]
+            if swap["policy"] == "drf" or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         assert swap["policy"] == "drf" and swap["previous"] == "fifo"
         assert [e["event"] for e in swap["events"]] == ["shadow", "active"]
         text_show = _cli("policy", "show", "--serve-status", str(status)).stdout

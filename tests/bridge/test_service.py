@@ -41,7 +41,7 @@ def test_fixtures_are_served() -> None:
     assert delta["seq"] == 2 and delta["a"][0] == [APP1, 10, 1]
     assert delta2 == {"seq": 3, "a": [[APP2, 0, 3]]}
     assert s.stats.as_dict() | {"latency_us": None, "p50_us_le": None, "p99_us_le": None} == {
-        "calls": 3, "ok": 3, "resync": 0, "errors": 0, "policy_errors": 0, "explain_errors": 0, "rejected": 0, "waited": 0,
+        "calls": 3, "ok": 3, "resync": 0, "errors": 0, "policy_errors": 0, "explain_errors": 0, "rejected": 0, "waited": 0, "tune_errors": 0,
         "rejected_by": {}, "assigned": 2 + sum(a[2] for a in delta["a"]) + 3, "full_syncs": 1, "auth_failures": 0,
         "latency_us": None, "p50_us_le": None, "p99_us_le": None}
     assert sum(s.stats.latency_us) == 3

@@ -56,6 +56,7 @@ def test_shadow_then_active_leaves_the_answers_alone_and_logs_each_phase(tmp_pat
     started = s.control({"command": "set", "plan": {"policy": "drf", "check_calls": 2}})["event"]
     assert started["event"] == "shadow" and started["candidate"] == "drf" and s.policy_name == "fifo"
     rest = [json.loads(s.decide(text(n))) for n in STATE[1:]]
+    s.check_swap()  # the status tick settles the candidate
     assert [first, *rest] == _fifo_answers()  # shadowed decisions are logged, not applied
     assert s.policy_name == "drf" and s.candidate is None and s.previous is not None
     recs = _records(dlog)
@@ -81,6 +82,7 @@ def test_a_candidate_that_raises_is_dropped_at_once(tmp_path: Path) -> None:
     boom = svc.Recording(Boom())
     s.candidate = svc.Candidate(SwapPlan("boom", check_calls=5), boom, s._engine(boom), None, "fifo")
     answer = json.loads(s.decide(text(STATE[1])))
+    s.check_swap()  # the status tick settles the candidate
     assert answer == _fifo_answers()[1] and s.candidate is None and s.policy_name == "fifo"
     recs = _records(dlog)
     assert recs[-1]["event"] == "dropped" and "boom raised RuntimeError: no" in recs[-1]["why"]
@@ -96,6 +98,7 @@ def test_a_slow_candidate_is_dropped_at_the_end_of_its_window(tmp_path: Path) ->
                                 s._engine(slow), None, "fifo")
     for n in STATE[:2]:
         s.decide(text(n))
+    s.check_swap()  # the status tick settles the candidate
     ev = _records(dlog)[-1]
     assert ev["event"] == "dropped" and "over the 1 ms limit" in ev["why"] and s.policy_name == "fifo"
     assert ev["p95_us"] >= 3000
@@ -108,6 +111,7 @@ def test_canary_nodes_take_the_candidates_decision(tmp_path: Path) -> None:
     assert all(in_canary(n, share) for n in nodes)  # crc32 buckets of the fixture's two nodes
     s.control({"command": "set", "plan": {"policy": "drf", "check_calls": 3, "canary": share}})
     answers = [json.loads(s.decide(text(n))) for n in STATE]
+    s.check_swap()  # the status tick settles the candidate
     assert answers[0] != _fifo_answers()[0] or answers[1] != _fifo_answers()[1]
     recs = [r for r in _records(dlog) if "seq" in r]
     assert [r["policy"] for r in recs] == ["drf", "drf", "drf"] and all("shadow" not in r for r in recs)
@@ -124,6 +128,7 @@ def test_rollback_cancels_a_check_returns_to_the_previous_policy_and_toggles(tmp
     assert s.rollback()["event"] == "cancelled" and s.candidate is None and s.policy_name == "fifo"
     s.control({"command": "set", "plan": {"policy": "drf", "check_calls": 1}})
     s.decide(text(STATE[0]))
+    s.check_swap()  # the status tick settles the candidate
     assert s.policy_name == "drf"
     assert s.rollback()["event"] == "rolled-back" and s.policy_name == "fifo"
     assert s.rollback()["why"] == "from fifo" and s.policy_name == "drf"
@@ -139,6 +144,7 @@ def test_a_time_window_ends_at_the_status_tick_without_calls(tmp_path: Path) -> 
     s.check_swap()
     assert s.policy_name == "fifo"  # no call decided yet: nothing to judge it by
     s.decide(text(STATE[1]))
+    s.check_swap()  # the status tick settles the candidate
     assert s.policy_name == "drf"
 
 
@@ -149,6 +155,7 @@ def test_a_stateful_policy_is_saved_before_it_is_swapped_out_and_loaded_when_swa
         s.decide(text(n))
     s.control({"command": "set", "plan": {"policy": "fifo", "check_calls": 1}})
     s.decide(text(STATE[0]))
+    s.check_swap()  # the status tick settles the candidate
     assert s.policy_name == "fifo" and s.state_file is None
     saved = json.loads(state.read_text())
     assert saved["policy"] == "hmrf"
@@ -178,5 +185,79 @@ def test_a_bad_plan_is_one_clear_error_and_changes_nothing(tmp_path: Path, plan:
 
 def test_unknown_command(tmp_path: Path) -> None:
     s, _ = _service(tmp_path)
-    with pytest.raises(ConfigError, match="unknown command 'go'; expected show, set or rollback"):
+    with pytest.raises(ConfigError, match="unknown command 'go'; expected show, set, rollback or state"):
         s.control({"command": "go"})
+
+
+class Malformed(PolicyBase):
+    name = "malformed"
+
+    def decide(self, snap: ClusterSnapshot, node_id: str) -> Decision:
+        return Decision(assignments=("junk",))  # type: ignore[arg-type]
+
+
+class BadTune(PolicyBase):
+    name = "badtune"
+
+    def decide(self, snap: ClusterSnapshot, node_id: str) -> Decision:
+        return Decision()
+
+    def tune(self, obs: Any) -> None:
+        raise ValueError("cannot read it")
+
+    def tuning(self) -> dict[str, float]:
+        return {}
+
+
+def _candidate(s: PolicyService, policy: PolicyBase, **plan: Any) -> None:
+    """A policy outside the registry as the candidate (`yarnctl policy set` builds registered ones)."""
+    from yarnctl.bridge import service as svc
+
+    rec = svc.Recording(policy)
+    s.candidate = svc.Candidate(SwapPlan(policy.name, **plan), rec, s._engine(rec), None, s.policy_name)
+
+
+def test_a_broken_serving_policy_can_be_swapped_out(tmp_path: Path) -> None:
+    s = PolicyService(Boom())
+    s.control({"command": "set", "plan": {"policy": "fifo", "check_calls": 2}})
+    answers = [json.loads(s.decide(text(n))) for n in STATE[:2]]
+    s.check_swap()  # the status tick settles the candidate
+    assert all("err" in a for a in answers)  # the shim decides natively meanwhile
+    assert s.policy_name == "fifo" and s.swaps[-1]["event"] == "active"
+    assert "a" in json.loads(s.decide(text(STATE[2])))
+
+
+def test_a_canary_with_a_malformed_decision_is_dropped_and_the_serving_policy_answers(tmp_path: Path) -> None:
+    s, dlog = _service(tmp_path)
+    _candidate(s, Malformed(), check_calls=5, canary=0.9999)
+    answer = json.loads(s.decide(text(STATE[0])))
+    s.check_swap()  # the status tick settles the candidate
+    assert answer == _fifo_answers()[0] and s.candidate is None and s.stats.errors == 0
+    recs = _records(dlog)
+    assert recs[0]["policy"] == "fifo" and "shadow" not in recs[0]  # it failed once, and is not run again
+    assert recs[1]["event"] == "dropped" and "canary malformed failed" in recs[1]["why"]
+
+
+def test_a_candidate_that_cannot_take_in_observations_is_dropped(tmp_path: Path) -> None:
+    from yarnctl.model import Observation
+
+    s, _ = _service(tmp_path)
+    _candidate(s, BadTune(), check_calls=1)
+    s.tune(Observation(at_s=1.0, nodes=(), apps=(), containers=()))
+    s.decide(text(STATE[0]))
+    s.check_swap()  # the status tick settles the candidate
+    assert s.policy_name == "fifo" and "failed to take in 1 control-loop observations" in s.swaps[-1]["why"]
+
+
+def test_a_policy_swapped_for_itself_with_new_parameters_keeps_its_history(tmp_path: Path) -> None:
+    state = tmp_path / "hmrf.json"
+    s = PolicyService(make_policy("hmrf"), state_file=state, state_path=lambda p: state)
+    for n in STATE:
+        s.decide(text(n))
+    s.control({"command": "set", "plan": {"policy": "hmrf", "params": {"window_s": 120}, "check_calls": 1}})
+    s.decide(text(STATE[0]))
+    s.check_swap()  # the status tick settles the candidate
+    assert s.policy_name == "hmrf" and s.active.params == {"window_s": 120}
+    # the outgoing one's history, saved at the swap and handed over in memory: the same accounts
+    saved = json.loads(state.read_text())["state"]["accounts"]
+    assert saved and s.engine.policy.save_state()["accounts"] == saved  # type: ignore[attr-defined]

@@ -158,5 +158,5 @@ def test_status_shows_a_swap_under_check_then_the_last_one(capsys: pytest.Captur
     doc = {**SERVE, "policy": "drf", "swap": {"policy": "drf", "candidate": None, "previous": "dress",
                                                "events": [active]}}
     out = _status(capsys, "--rm", rm.url, "--serve-status", str(_write(tmp_path / "s.json", doc)))[1]
-    assert "active: drf active, replacing dress (50 calls in 20 s, 9 decided otherwise" in out
+    assert "active: drf active, replacing dress (50 calls in 20.0 s, 9 decided otherwise" in out
     assert "rollback to dress" in out

@@ -65,3 +65,13 @@ def test_more_placed_tasks_than_the_stage_has_is_an_error() -> None:
     placed = (Placed("n1", None), Placed("n1", 0, 1.0), Placed("n2", 0, 1.0))
     with pytest.raises(ValueError, match="more placed tasks in stage 0 than it has"):
         _run(_workload(_job(placed, (1.0,))))
+
+
+def test_a_teardown_ends_the_job_that_long_after_its_last_task_with_the_am_held() -> None:
+    import dataclasses
+
+    job = dataclasses.replace(_job((Placed("n1", None), Placed("n1", 0, 2.0)), (2.0,)), teardown_s=3.5)
+    _, run = _run(_workload(job))
+    (record,) = run.jobs
+    am = next(r for r in run.containers if r.is_am)
+    assert record.finish_s == pytest.approx(5.5) and am.end_s == pytest.approx(5.5)

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import socketserver
+import stat
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -73,6 +74,8 @@ class ControlServer:
         except OSError as e:
             raise ConfigError(f"--control-socket {path}: cannot create its directory: {e.strerror}") from None
         if path.exists() or path.is_symlink():
+            if not stat.S_ISSOCK(path.lstat().st_mode):
+                raise ConfigError(f"--control-socket {path}: a file that is not a socket is there; give another path")
             if _answers(path):
                 raise ConfigError(f"--control-socket {path}: another policy server listens there; give another path")
             path.unlink()  # a server that died without cleaning up

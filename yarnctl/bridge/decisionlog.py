@@ -69,9 +69,9 @@ class DecisionLog:
             if self._f is not None:
                 self._f.write(line)
 
-    def event(self, kind: str, doc: Mapping[str, Any]) -> None:
-        """Append a record that is not a call, e.g. a policy swap: {"t", "event": kind, ...doc}; readers skip it."""
-        line = _ENCODE({"t": time.time_ns() // 1_000_000, "event": kind, **doc}) + "\n"
+    def event(self, doc: Mapping[str, Any]) -> None:
+        """Append a record that is not a call (a policy swap: `doc` has its "event"); readers skip it."""
+        line = _ENCODE({"t": time.time_ns() // 1_000_000, **doc}) + "\n"
         with self._lock:
             if self._f is not None:
                 self._f.write(line)

@@ -42,6 +42,14 @@ def load_token(path: Path) -> str:
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_urlsafe(32) + "\n")
             log.info("created bridge token file %s", path)
+    return read_token(path)
+
+
+def read_token(path: Path) -> str:
+    """The bridge auth token in `path` (never created: a client's view); ConfigError naming what is wrong."""
+    path = path.expanduser()
+    if not path.exists():
+        raise ConfigError(f"{path}: no bridge token file (give the one `yarnctl serve --token-file` uses)")
     try:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode):

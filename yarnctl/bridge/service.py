@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from yarnctl.bridge.decisionlog import DecisionLog
+from yarnctl.bridge.livestate import state_doc
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync
 from yarnctl.bridge.statefile import load_state, locked, save_state
@@ -47,6 +48,7 @@ class ServiceStats:
     errors: int = 0
     policy_errors: int = 0
     explain_errors: int = 0  # calls whose waiting apps could not be explained (logged; the decision stands)
+    tune_errors: int = 0  # control-loop observations the serving policy failed to take in (across swaps)
     waited: int = 0  # calls that waited WAIT_NOTED_US or more for the service lock (another call, a tune, a swap)
     # by RejectCode value, as the shim counts them: the engine's own counter, shared
     rejected_by: Mapping[str, int] = field(default_factory=dict)
@@ -84,7 +86,7 @@ class ServiceStats:
         return {
             "calls": self.calls, "ok": self.ok, "resync": self.resync, "errors": self.errors,
             "policy_errors": self.policy_errors, "explain_errors": self.explain_errors, "rejected": self.rejected,
-            "waited": self.waited,
+            "waited": self.waited, "tune_errors": self.tune_errors,
             "rejected_by": dict(self.rejected_by),
             "assigned": self.assigned,
             "full_syncs": self.full_syncs, "auth_failures": self.auth_failures,
@@ -138,6 +140,7 @@ class PolicyService:
         # decided call's snapshot, node and accepted decision
         self.waits = waits if waits is not None else WaitBook()
         self._decided: tuple[ClusterSnapshot, NodeId, Decision] | None = None
+        self._seen: tuple[ClusterSnapshot, NodeId] | None = None  # this call's snapshot and node, once built
         self.max_am_share = max_am_share
         self.mirror = Mirror()
         # decision items refused, by RejectCode value: one count across policy swaps
@@ -162,6 +165,7 @@ class PolicyService:
         self.previous: Active | None = None
         self.swaps: deque[dict[str, Any]] = deque(maxlen=SWAP_EVENTS_KEPT)
         self.swap_counts: Counter[str] = Counter()
+        self._swaps_begun = 0
         self._last_obs: Observation | None = None  # the control loop's latest, given to a candidate at once
         # py4j runs each Java connection on its own thread: a late call must not interleave with
         # the next one on the mirror
@@ -174,6 +178,7 @@ class PolicyService:
     def _install(self, active: Active) -> None:
         """Make `active` the policy that decides (at start, and at a swap between calls)."""
         active.engine.rejected_by = self.stats.rejected_by  # type: ignore[assignment]
+        self._generation = getattr(self, "_generation", 0) + 1  # a save begun before a swap must not touch the next
         self.active = active
         self._policy, self.engine, self.policy_name = active.policy, active.engine, active.policy.name
         # the policy's tuning values, replaced whole when the control loop changes them (lock-free reads)
@@ -192,9 +197,11 @@ class PolicyService:
             if obs.snapshot is None:  # the RM's REST API has no container start times; the mirror has
                 obs = dataclasses.replace(obs, snapshot=self.last_snapshot)
             self._last_obs = obs
+            before = self.engine.stats["tune_errors"]
             changed = self.engine.tune(obs)
+            self.stats.tune_errors += self.engine.stats["tune_errors"] - before
             if self.candidate is not None:
-                self.candidate.engine.tune(obs)
+                self._tune_candidate(self.candidate, obs)
             # read every tick: values may also move in decide() (H-MRF's accounting), not only in tune()
             self.tuning = self.engine.tuning()
             if changed:
@@ -211,8 +218,8 @@ class PolicyService:
             taken = self._state_locked()
         return None if taken is None else taken[2]
 
-    def _state_locked(self) -> tuple[str, Path | None, dict[str, Any], int] | None:
-        """(policy name, its state file, its state, calls so far), taken under the service lock; None without one."""
+    def _state_locked(self) -> tuple[str, Path | None, dict[str, Any], int, int] | None:
+        """(policy name, its state file, its state, calls so far, generation), taken under the service lock."""
         if not is_stateful(self.engine.policy):
             return None
         try:
@@ -221,7 +228,7 @@ class PolicyService:
         except Exception:
             log.exception("policy %s failed to save its state; keeping the last saved file", self.policy_name)
             return None
-        return self.policy_name, self.state_file, dict(state), self.stats.calls
+        return self.policy_name, self.state_file, dict(state), self.stats.calls, self._generation
 
     def save_state_file(self) -> bool:
         """Write the policy's state if it decided since its last save and no other server wrote the file since; True when written."""
@@ -231,11 +238,13 @@ class PolicyService:
             taken = self._state_locked()
         if taken is None:
             return False
-        name, path, state, calls = taken
-        if path is None or path != self.state_file:  # a swap in between: the next policy saves its own
+        name, path, state, calls, generation = taken
+        if path is None:
             return False
         try:
             with locked(path):
+                if generation != self._generation:  # a swap in between: the next policy saves its own
+                    return False
                 now = _mtime(path)
                 if now is not None and now != self._state_mtime:
                     if not self._peer_wrote:
@@ -245,7 +254,8 @@ class PolicyService:
                     return False
                 if not save_state(path, name, state):
                     return False
-                self._calls_saved, self._state_mtime = calls, _mtime(path)
+                if generation == self._generation:
+                    self._calls_saved, self._state_mtime = calls, _mtime(path)
         except OSError as e:  # the lock file: the server keeps deciding, the next save tries again
             log.warning("cannot lock %s: %s", path, e.strerror or e)
             return False
@@ -290,6 +300,7 @@ class PolicyService:
             why: dict[str, str] = {}
             waiting: dict[str, dict[str, Any]] = {}
             decided_by = self.policy_name
+            self._seen = None
             try:
                 if len(request) > self.max_request_chars:
                     raise WireError("request", f"{len(request)} characters, over the limit of {self.max_request_chars}")
@@ -320,14 +331,16 @@ class PolicyService:
             self.stats.calls += 1
             self.stats.observe(us)
             self.stats.last_call_s = time.time()
-            # after the latency is taken: the shadow decision and the explaining are beside the answer
-            shadow = self._shadow(seq) if outcome == "ok" and decided_by == self.policy_name else None
-            if outcome == "ok":
+            # after the latency is taken: the shadow decision and the explaining are beside the answer;
+            # a candidate is shadowed also when the serving policy failed (it may be what replaces it)
+            shadow = self._shadow(seq) if decided_by == self.policy_name else None
+            if outcome == "ok" and decided_by == self.policy_name:  # a canary's decision is not the serving one's
                 self._explain(seq, node, waiting)
             if self.decision_log is not None:
                 self.decision_log.write(seq, node, decided_by, outcome, us, request, parsed, resp, rejected,
                                         why, waiting, shadow, waited if waited >= WAIT_NOTED_US else None)
-            self._check_candidate()
+            # settling a candidate (a take-over's save, install and audit) is left to the status tick, off
+            # the path of an answer the shim is waiting for
             return resp
 
     def _explain(self, seq: int, node: str, waiting: dict[str, dict[str, Any]]) -> None:
@@ -349,19 +362,12 @@ class PolicyService:
         self._decided = None
         snap = self.mirror.snapshot(t_ms / 1000)
         self.last_snapshot = snap
+        self._seen = (snap, node)
         cand = self.candidate
-        if cand is not None and cand.applies(node):
-            result = self._run(cand.policy, cand.engine, snap, node)
-            if result is not None:
-                cand.applied += 1
-                cand.rejected += len(result.rejected)
-                cand.observe(self._last_run_us)
-                for r in result.rejected:  # refused items of an applied decision count as the active's do
-                    self.stats.rejected_by[r.code.value] += 1  # type: ignore[index]
-                return self._accept(seq, snap, node, result, rejected, why), "ok", cand.name
-            cand.failure = cand.policy.failure or f"policy {cand.name} returned no Decision"
-            log.warning("call %d from %s: canary %s failed (%s); %s decides", seq, node, cand.name, cand.failure,
-                        self.policy_name)
+        if cand is not None and not cand.failure and cand.applies(node):
+            canary = self._canary(seq, cand, snap, node, rejected, why)
+            if canary is not None:
+                return canary, "ok", cand.name
         result = self._run(self._policy, self.engine, snap, node)
         if result is None:
             self.stats.policy_errors += 1
@@ -370,6 +376,30 @@ class PolicyService:
             return encode_error(seq, self._policy.failure or f"policy {self.policy_name} returned no Decision"), \
                 "error", self.policy_name
         return self._accept(seq, snap, node, result, rejected, why), "ok", self.policy_name
+
+    def _canary(self, seq: int, cand: Candidate, snap: ClusterSnapshot, node: NodeId, rejected: list[list[str]],
+                why: dict[str, str]) -> str | None:
+        """The candidate's answer at a canary node's heartbeat; None when it failed (dropped; the serving policy decides)."""
+        try:
+            result = self._run(cand.policy, cand.engine, snap, node)
+            if result is not None:
+                answer = self._accept(seq, snap, node, result, rejected, why)
+                cand.applied += 1
+                cand.rejected += len(result.rejected)
+                cand.observe(self._last_run_us)
+                for r in result.rejected:  # refused items of an applied decision count as the serving one's do
+                    self.stats.rejected_by[r.code.value] += 1  # type: ignore[index]
+                return answer
+            cand.failure = cand.policy.failure or f"policy {cand.name} returned no Decision"
+        except Exception as e:  # its malformed decision must not cost the call: the serving policy decides it
+            log.exception("call %d from %s: canary %s failed", seq, node, cand.name)
+            cand.failure = f"canary {cand.name} failed: {type(e).__name__}: {e}"[:500]
+            rejected.clear()
+            why.clear()
+            self._decided = None
+        log.warning("call %d from %s: canary %s failed (%s); %s decides", seq, node, cand.name, cand.failure,
+                    self.policy_name)
+        return None
 
     def _run(self, policy: Recording, engine: Engine, snap: ClusterSnapshot, node: NodeId) -> Validation | None:
         """`engine`'s validated decision on `snap`, None when its policy raised or returned no Decision."""
@@ -401,11 +431,13 @@ class PolicyService:
     # ------------------------------------------------------------------ hot swap (bridge/swap.py)
 
     def _shadow(self, seq: int) -> dict[str, Any] | None:
-        """The candidate's decision on the call the active policy just decided, for the log (not applied)."""
-        cand, decided = self.candidate, self._decided
-        if cand is None or decided is None:
+        """The candidate's decision on the call the serving policy just decided (or failed), for the log (not applied)."""
+        cand, seen, decided = self.candidate, self._seen, self._decided
+        self._seen = None
+        if cand is None or cand.failure or seen is None:
             return None
-        snap, node, accepted = decided
+        snap, node = seen
+        accepted = decided[2] if decided is not None else None
         try:
             result = self._run(cand.policy, cand.engine, snap, node)
         except Exception as e:  # the engine swallows policy errors; anything else is ours, and must not cost the call
@@ -418,7 +450,7 @@ class PolicyService:
         cand.observe(self._last_run_us)
         cand.rejected += len(result.rejected)
         mine = decision_rows(result.accepted)
-        same = mine == decision_rows(accepted)
+        same = accepted is not None and mine == decision_rows(accepted)
         cand.differ += not same
         doc: dict[str, Any] = {"policy": cand.name, "phase": cand.phase.value, "us": self._last_run_us, "same": same}
         if not same:
@@ -443,7 +475,7 @@ class PolicyService:
             self._settle(SwapEvent.DROPPED if why else SwapEvent.ACTIVE, why)
 
     def control(self, doc: Mapping[str, Any]) -> dict[str, Any]:
-        """One control-socket command (show, set, rollback); ConfigError for a bad one."""
+        """One control-socket command (show, set, rollback, state); ConfigError for a bad one."""
         cmd = doc.get("command")
         if cmd == "show":
             return {"swap": self.swap_status()}
@@ -454,10 +486,15 @@ class PolicyService:
             return {"event": self.begin_swap(SwapPlan.from_doc(plan))}
         if cmd == "rollback":
             return {"event": self.rollback()}
-        raise ConfigError(f"unknown command {cmd!r}; expected show, set or rollback")
+        if cmd == "state":
+            snap = self.last_snapshot  # immutable: read without the lock
+            if snap is None:
+                raise ConfigError("no heartbeat decided yet: the server has not seen the cluster")
+            return {"state": state_doc(snap, self.policy_name, self.active.params)}
+        raise ConfigError(f"unknown command {cmd!r}; expected show, set, rollback or state")
 
     def check_swap(self) -> None:
-        """Settle a candidate whose check window ended between calls (the status tick calls this every second)."""
+        """Drop a failed candidate, or settle one whose window is over, between calls (the status tick: every second)."""
         with self._lock:
             self._check_candidate()
 
@@ -476,10 +513,16 @@ class PolicyService:
                 raise ConfigError(f"{self.candidate.name} is under check since "
                                   f"{time.monotonic() - self.candidate.started:.0f} s; `yarnctl policy rollback` "
                                   f"cancels it")
+            self._swaps_begun += 1
+            self.candidate = Candidate(plan, rec, engine, state_file, self.policy_name, swap=self._swaps_begun)
             if self._last_obs is not None:  # what the control loop saw last: DRESS's δ starts from the cluster now
-                engine.tune(dataclasses.replace(self._last_obs, snapshot=self._last_obs.snapshot or self.last_snapshot))
-            self.candidate = Candidate(plan, rec, engine, state_file, self.policy_name)
+                self._tune_candidate(self.candidate, self._last_obs)
             return self._event(self.candidate.phase, self.candidate, None)
+
+    def _tune_candidate(self, cand: Candidate, obs: Observation) -> None:
+        before = cand.engine.stats["tune_errors"]
+        cand.engine.tune(obs)
+        cand.tune_errors += cand.engine.stats["tune_errors"] - before
 
     def rollback(self) -> dict[str, Any]:
         """Cancel a candidate under check, else return to the policy the last swap replaced; ConfigError with neither."""
@@ -490,6 +533,7 @@ class PolicyService:
                 raise ConfigError(f"nothing to roll back to: {self.policy_name} has served since the server started")
             back, self.previous, gone = self.previous, self.active, self.policy_name
             self._save_locked()
+            self._hand_over(back.policy, back.state_file)
             self._install(back)
             if self._last_obs is not None:  # it saw no observation while it was not serving
                 back.engine.tune(self._last_obs)
@@ -511,20 +555,33 @@ class PolicyService:
         self.candidate = None
         if how is SwapEvent.ACTIVE:
             self._save_locked()
+            self._hand_over(cand.policy, cand.state_file)
             self.previous = self.active
             self._install(Active(cand.policy, cand.engine, cand.state_file, dict(cand.plan.params)))
         return self._event(how, cand, why)
+
+    def _hand_over(self, to: Recording, state_file: Path | None) -> None:
+        """A policy taking over the serving one's state file takes its history in memory (hmrf with new parameters)."""
+        if state_file is None or state_file != self.state_file or not is_stateful(to.policy):
+            return
+        try:
+            to.policy.load_state(self.engine.policy.save_state())  # type: ignore[attr-defined]
+        except Exception:  # it keeps the history it loaded from the file
+            log.exception("policy %s could not take over %s's history; it keeps what %s held", to.name,
+                          self.policy_name, state_file)
 
     def _save_locked(self) -> None:
         """Save the outgoing policy's state before a swap (under the service lock)."""
         taken = self._state_locked()
         if taken is None:
             return
-        name, path, state, _ = taken
+        name, path, state, _, _ = taken
         if path is None:
             return
         try:
             with locked(path):
+                if _mtime(path) not in (None, self._state_mtime):  # another policy server's (HA): its history is newer
+                    return
                 save_state(path, name, state)
         except OSError as e:
             log.warning("cannot lock %s: %s", path, e.strerror or e)
@@ -533,7 +590,7 @@ class PolicyService:
         """Record one swap event: the status list, the counts, the decision log and the server log."""
         doc: dict[str, Any] = {"at": round(time.time(), 3), "event": how.value, "policy": self.policy_name}
         if cand is not None:
-            doc.update(candidate=cand.name, replacing=cand.replacing, plan=cand.plan.as_doc(), calls=cand.calls,
+            doc.update(swap=cand.swap, candidate=cand.name, replacing=cand.replacing, plan=cand.plan.as_doc(), calls=cand.calls,
                        applied=cand.applied, differ=cand.differ, rejected=cand.rejected, p95_us=cand.p95_us(),
                        elapsed_s=round(time.monotonic() - cand.started, 1))
         if why:
@@ -541,7 +598,7 @@ class PolicyService:
         self.swaps.append(doc)
         self.swap_counts[how.value] += 1
         if self.decision_log is not None:
-            self.decision_log.event("swap", doc)
+            self.decision_log.event(doc)
         level = logging.WARNING if how in (SwapEvent.DROPPED, SwapEvent.ROLLED_BACK) else logging.INFO
         log.log(level, "swap: %s", event_text(doc))
         return doc

@@ -120,12 +120,14 @@ class Candidate:
     engine: Engine
     state_file: Path | None
     replacing: str  # the active policy's name when the check began
+    swap: int = 0  # its number among the server's swaps: its events carry it
     started: float = field(default_factory=time.monotonic)
     started_at: float = field(default_factory=time.time)
     calls: int = 0  # calls it decided (shadowed or applied)
     applied: int = 0  # of which the canary's, applied
     differ: int = 0  # shadowed calls it decided otherwise than the active policy
     rejected: int = 0  # its decision items validation refused
+    tune_errors: int = 0  # control-loop observations it failed to take in
     failure: str = ""  # why it raised, if it did (it is dropped at once)
     latency_us: list[int] = field(default_factory=list)
 
@@ -171,6 +173,8 @@ class Candidate:
             return self.failure
         if self.rejected:
             return f"validation refused {self.rejected} of its decision items (see the decision log's shadow rows)"
+        if self.tune_errors:
+            return f"it failed to take in {self.tune_errors} control-loop observations (see the server log)"
         p95 = self.p95_us()
         if p95 is not None and p95 > self.plan.max_latency_ms * 1000:
             return (f"its decide time at the 95th percentile is {p95 / 1000:.1f} ms, over the "
@@ -180,7 +184,8 @@ class Candidate:
     def as_status(self, now: float) -> dict[str, Any]:
         """JSON-able, for the status file and `yarnctl policy show`."""
         p95 = self.p95_us()
-        return {"policy": self.name, "phase": self.phase.value, "replacing": self.replacing, **self.plan.as_doc(),
+        return {"policy": self.name, "phase": self.phase.value, "replacing": self.replacing, "swap": self.swap,
+                **self.plan.as_doc(),
                 "started": round(self.started_at, 3), "elapsed_s": round(now - self.started, 1),
                 "calls": self.calls, "applied": self.applied, "differ": self.differ, "rejected": self.rejected,
                 "p95_us": p95, "failure": self.failure or None}
@@ -191,10 +196,10 @@ def event_text(doc: Mapping[str, Any]) -> str:
     how, cand = doc["event"], doc.get("candidate")
     if how in (SwapEvent.SHADOW, SwapEvent.CANARY):
         plan = doc["plan"]
-        share = f", deciding {plan['canary']:.0%} of the nodes" if how == SwapEvent.CANARY else ""
+        share = f", deciding {plan['canary'] * 100:g}% of the nodes" if how == SwapEvent.CANARY else ""
         return (f"{cand} under check for {_window(plan)}{share} ({doc['replacing']} decides meanwhile; "
                 f"limit {plan['max_latency_ms']:g} ms at p95)")
-    stats = (f"{doc.get('calls', 0)} calls in {doc.get('elapsed_s', 0):g} s, {doc.get('differ', 0)} decided otherwise, "
+    stats = (f"{doc.get('calls', 0)} calls in {doc.get('elapsed_s', 0):.1f} s, {doc.get('differ', 0)} decided otherwise, "
              f"{doc.get('rejected', 0)} items refused, p95 {as_ms(doc.get('p95_us'))}")
     if how == SwapEvent.ACTIVE:
         return f"{cand} active, replacing {doc['replacing']} ({stats})"
@@ -215,6 +220,6 @@ def as_ms(us: int | None) -> str:
 def check_text(c: Mapping[str, Any]) -> str:
     """A candidate under check in one line, from its status (`Candidate.as_status`)."""
     window = f"{c['calls']}/{c['check_calls']} heartbeats" if c.get("check_calls") else \
-        f"{c['elapsed_s']:g}/{c['check_s']:g} s"
+        f"{c['elapsed_s']:.1f}/{c['check_s']:g} s"
     return (f"{c['policy']} in {c['phase']}: {window}, {c['calls']} calls, {c['differ']} decided otherwise, "
             f"{c['rejected']} refused, p95 {as_ms(c.get('p95_us'))}")

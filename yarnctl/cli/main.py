@@ -23,6 +23,7 @@ from yarnctl.cli import sls as sls_cli
 from yarnctl.cli import status as status_cli
 from yarnctl.cli import sweep as sweep_cli
 from yarnctl.cli import trace as trace_cli
+from yarnctl.cli import whatif as whatif_cli
 from yarnctl.cli.params import check_max_am_share, policy_params
 from yarnctl.errors import ConfigError, YarnctlError
 
@@ -104,7 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
     w.add_argument("--json", action="store_true", help="print JSON")
     pol = sub.add_parser("policies", help="list the policies and their parameters")
     pol.add_argument("--json", action="store_true", help="print JSON")
-    for module in (serve_cli, policy_cli, cluster_cli, status_cli, bench_cli, trace_cli, sls_cli, sweep_cli):
+    for module in (serve_cli, policy_cli, cluster_cli, status_cli, bench_cli, trace_cli, sls_cli, sweep_cli, whatif_cli):
         COMMANDS.update(module.add_parsers(sub))
     return p
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
@@ -11,8 +12,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from yarnctl.bridge.defaults import DEFAULT_TOKEN_FILE
 from yarnctl.bridge.swap import check_text, event_text
+from yarnctl.cli.running import control_target
 from yarnctl.errors import ConfigError
 
 EPILOG = """\
@@ -103,7 +104,8 @@ def parse_share(text: str) -> float:
 def _cmd_policy(args: argparse.Namespace) -> int:
     from yarnctl.bridge.control import request
 
-    socket_path, token = _where(args)
+    plan = _plan(args) if args.policy_command == "set" else None  # its mistakes first: they need no server
+    socket_path, token, _ = control_target(args)
     if args.policy_command == "show":
         answer = request(socket_path, token, {"command": "show"})
         _print(args, answer, lambda: print_show(answer["swap"]))
@@ -112,7 +114,6 @@ def _cmd_policy(args: argparse.Namespace) -> int:
         answer = request(socket_path, token, {"command": "rollback"})
         _print(args, answer, lambda: print(_event_line(answer["event"])))
         return 0
-    plan = _plan(args)
     answer = request(socket_path, token, {"command": "set", "plan": plan})
     if not args.json:
         print(_event_line(answer["event"]))
@@ -134,28 +135,18 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     name = args.policy.strip()
     if args.max_latency_ms <= 0:
         raise ConfigError(f"--max-latency-ms {args.max_latency_ms:g}: expected milliseconds > 0")
-    if args.wait is not None and args.wait <= 0:
+    if args.wait is not None and not (math.isfinite(args.wait) and args.wait > 0):
         raise ConfigError(f"--wait {args.wait:g}: expected seconds > 0")
-    return {"policy": name, "params": policy_params(args, [name]).get(name, {}), **parse_window(args.shadow),
+    if not math.isfinite(args.max_latency_ms):
+        raise ConfigError(f"--max-latency-ms {args.max_latency_ms:g}: expected milliseconds > 0")
+    try:
+        params = policy_params(args, [name]).get(name, {})
+    except ConfigError as e:
+        if "which is not among --policy" not in str(e):
+            raise
+        raise ConfigError(f"--param: `policy set {name}` takes {name}.KEY=VALUE ({e})") from None
+    return {"policy": name, "params": params, **parse_window(args.shadow),
             "canary": parse_share(args.canary), "max_latency_ms": args.max_latency_ms}
-
-
-def _where(args: argparse.Namespace) -> tuple[Path, str]:
-    """The control socket and the token: given, else named by the running server's status file."""
-    from yarnctl.bridge.server import load_token
-
-    socket_path, token_file = args.control_socket, args.token_file
-    if socket_path is None or token_file is None:
-        from yarnctl.cli.running import running_server
-
-        doc = running_server(args.serve_status)
-        if socket_path is None:
-            if not doc.get("control"):
-                raise ConfigError(f"the policy server (pid {doc.get('pid')}) runs without a control socket "
-                                  f"(--no-control, or a yarnctl older than hot swap): restart it to swap policies")
-            socket_path = Path(doc["control"])
-        token_file = token_file or Path(doc.get("token_file") or DEFAULT_TOKEN_FILE)
-    return socket_path, load_token(token_file)
 
 
 def _wait(socket_path: Path, token: str, started: Mapping[str, Any], timeout_s: float,
@@ -167,8 +158,9 @@ def _wait(socket_path: Path, token: str, started: Mapping[str, Any], timeout_s: 
     while time.monotonic() < deadline:
         swap = request(socket_path, token, {"command": "show"})["swap"]
         for ev in swap["events"]:
-            if ev["at"] >= started["at"] and ev.get("candidate") == started["candidate"] and \
-                    ev["event"] in ("active", "dropped", "cancelled"):
+            if ev.get("swap") == started["swap"] and ev["event"] in ("active", "dropped", "cancelled"):
+                if last and sys.stderr.isatty():
+                    print(file=sys.stderr)
                 return dict(ev)
         cand = swap.get("candidate")
         if cand and not quiet:

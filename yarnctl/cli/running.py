@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE
+from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE, DEFAULT_TOKEN_FILE
 from yarnctl.errors import ConfigError
 
 FRESH_S = 5.0  # a status file rewritten every second is stale after this long: its server is gone
@@ -52,3 +52,19 @@ def read_status(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:
     # rewritten every second while serving: an old file or a "stopped" stamp means no server now
     doc["running"] = "stopped" not in doc and time.time() - path.stat().st_mtime < FRESH_S
     return doc, str(path)
+
+
+def control_target(args: Any) -> tuple[Path, str, dict[str, Any] | None]:
+    """The control socket and token of `--control-socket`/`--token-file`, else those the running server's status
+    file names (`--serve-status`, the local cluster's, the default); with that status document when read."""
+    from yarnctl.bridge.server import read_token
+
+    socket_path, token_file, doc = args.control_socket, args.token_file, None
+    if socket_path is None:
+        doc = running_server(args.serve_status)
+        if not doc.get("control"):
+            raise ConfigError(f"the policy server (pid {doc.get('pid')}) runs without a control socket "
+                              f"(--no-control, or a yarnctl older than hot swap): restart it without --no-control")
+        socket_path = Path(doc["control"])
+        token_file = token_file or Path(doc.get("token_file") or DEFAULT_TOKEN_FILE)
+    return socket_path, read_token(token_file or DEFAULT_TOKEN_FILE), doc

@@ -95,8 +95,11 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     g = s.add_mutually_exclusive_group()
     g.add_argument("--state-file", type=Path, metavar="PATH",
                    help="where a policy with long-term history (hmrf, lt-drf, ...) keeps it across restarts: "
-                        "loaded at start, saved every 10 s and on stop (default: ~/.yarnctl/state/POLICY.json)")
+                        "loaded at start, saved every 10 s and on stop (default: --state-dir/POLICY.json)")
     g.add_argument("--no-state-file", action="store_true", help="start without history and save none")
+    s.add_argument("--state-dir", type=Path, default=STATE_DIR, metavar="DIR",
+                   help="where policies with history keep it by default, as DIR/POLICY.json: the served one without "
+                        "--state-file, and any swapped in by `yarnctl policy set` (default: %(default)s)")
     c = s.add_argument_group("control loop")
     r = c.add_mutually_exclusive_group()
     r.add_argument("--rm", action="append", default=[], metavar="URL",
@@ -245,18 +248,19 @@ def _state_file(args: argparse.Namespace, policy: Any) -> Path | None:
         return None
     if args.no_state_file:
         return None
-    path: Path = (args.state_file or STATE_DIR / f"{policy.name}.json").expanduser()
+    path: Path = (args.state_file or args.state_dir / f"{policy.name}.json").expanduser()
     return path
 
 
 def _swap_state_file(args: argparse.Namespace, policy: Any) -> Path | None:
-    """Where a stateful policy swapped in (`yarnctl policy set`) keeps its history: beside --state-file, as NAME.json."""
+    """Where a stateful policy swapped in (`yarnctl policy set`) keeps its history: the served one's file, else --state-dir."""
     if args.no_state_file:
         return None
-    if args.state_file is None:
-        return (STATE_DIR / f"{policy.name}.json").expanduser()
-    given: Path = args.state_file.expanduser()
-    return given if policy.name == args.policy.strip() else given.with_name(f"{policy.name}.json")
+    if args.state_file is not None and policy.name == args.policy.strip():
+        given: Path = args.state_file.expanduser()
+        return given
+    path: Path = (args.state_dir / f"{policy.name}.json").expanduser()
+    return path
 
 
 def _given_params(args: argparse.Namespace) -> dict[str, Any]:

@@ -250,18 +250,20 @@ def _policy(v: StatusView) -> Iterator[Text]:
 
 def _swap(swap: dict[str, Any] | None) -> str:
     """A candidate under check, else the last swap event ("" when the policy was never swapped)."""
+    from rich.markup import escape
+
     from yarnctl.bridge.swap import check_text, event_text
 
     if not swap:
         return ""
     cand = swap.get("candidate")
     if cand:
-        return f"[yellow]{check_text(cand)}[/yellow] · yarnctl policy rollback cancels it"
+        return f"[yellow]{escape(check_text(cand))}[/yellow] · yarnctl policy rollback cancels it"
     events = swap.get("events") or []
     if not events:
         return ""
     last = events[-1]
-    return (f"{time.strftime('%H:%M:%S', time.localtime(last['at']))} {last['event']}: {event_text(last)}"
+    return (f"{time.strftime('%H:%M:%S', time.localtime(last['at']))} {last['event']}: {escape(event_text(last))}"
             + (f" · rollback to {swap['previous']}" if swap.get("previous") else ""))
 
 

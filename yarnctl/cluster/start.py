@@ -311,7 +311,7 @@ class Startup:
     def _clean_previous(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         extra = {str(p.relative_to(self.dir)) for p in serve_files(self.dir, "rm2").values()}
-        for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "rm2", "zk", "decisions.jsonl",
+        for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "rm2", "zk", "state", "decisions.jsonl",
                      "serve-status.json", POLICY_STATE, STATE_FILE, *extra):
             p = self.dir / name
             if p.is_dir():
@@ -333,6 +333,8 @@ class Startup:
                "--status-file", str(files["status"]), "--rm", ",".join(info.rm_urls), *extra]
         if not {"--control-socket", "--no-control"} & set(extra):  # `yarnctl policy` finds it via the status file
             cmd += ["--control-socket", str(files["control"])]
+        if not {"--state-dir", "--no-state-file"} & set(extra):  # a policy swapped in keeps its history here, not in ~
+            cmd += ["--state-dir", str(self.dir / "state")]
         if _stateful(policy) and not {"--state-file", "--no-state-file"} & set(extra):
             # the cluster's own history (H-MRF's accounting...), kept across restart_serve, gone with `down`
             cmd += ["--state-file", str(files["state"])]

@@ -84,7 +84,7 @@ class ServeCollector(Collector):
             ("yarnctl_bridge_auth_failures", "Connections the bridge refused at authentication (a port probe, a wrong credential).",
              st.auth_failures),
             ("yarnctl_policy_tune_errors", "Control-loop observations the policy failed to take in.",
-             svc.engine.stats["tune_errors"]),
+             st.tune_errors),
             ("yarnctl_explain_errors", "Calls whose waiting apps could not be explained (the decision stands).",
              st.explain_errors),
             ("yarnctl_waited_calls", "Calls that waited 1 ms or more for the policy server's lock (behind another "

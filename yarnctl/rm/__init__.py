@@ -20,6 +20,7 @@ from yarnctl.rm.models import (
     ContainerUsage,
     FifoSchedulerInfo,
     HistoryInfo,
+    HistoryJob,
     JmxBean,
     NMContainer,
     NMInfo,
@@ -36,7 +37,7 @@ from yarnctl.rm.yarnsite import rm_urls_from_yarn_site
 
 __all__ = [
     "AppAttempt", "AppInfo", "AppNotFound", "ClusterInfo", "ClusterMetrics", "ContainerUsage",
-    "FifoSchedulerInfo", "HdfsDaemon", "HistoryInfo", "HistoryServer", "HttpSettings", "HttpTransport", "JmxBean", "NMContainer",
+    "FifoSchedulerInfo", "HdfsDaemon", "HistoryInfo", "HistoryJob", "HistoryServer", "HttpSettings", "HttpTransport", "JmxBean", "NMContainer",
     "NMInfo", "NodeManager", "NodeReport", "QueueInfo", "RMConfigError", "RMError", "RMHTTPError", "RMParseError",
     "RMUnreachable", "Reply", "ResourceManager", "ResourceRequestInfo", "SHIM_BEAN", "SchedulerInfo", "ShimMetrics",
     "TaskReport",

@@ -25,6 +25,7 @@ from yarnctl.rm.models import (
     ClusterMetrics,
     ContainerUsage,
     HistoryInfo,
+    HistoryJob,
     JmxBean,
     NMContainer,
     NMInfo,
@@ -157,6 +158,11 @@ class ResourceManager(_Client):
         """/jmx[?qry=]: the active RM's JMX beans matching an object-name pattern (None: all of them)."""
         return self._jmx(query)
 
+    def am_tasks(self, app_id: str) -> tuple[TaskReport, ...]:
+        """The tasks of a running MapReduce job, from its ApplicationMaster through the RM's web proxy."""
+        job = app_id.replace("application_", "job_", 1)
+        return _tasks(self._get(f"/proxy/{app_id}/ws/v1/mapreduce/jobs/{job}/tasks"))
+
     def shim_metrics(self) -> ShimMetrics | None:
         """The yarnctl shim's counters (the YarnctlShim bean); None when the RM does not run the shim."""
         beans = self._jmx(SHIM_BEAN)
@@ -219,6 +225,11 @@ class NodeManager(_Client):
                      if b.short_name.startswith(parse.CONTAINER_BEAN_PREFIX))
 
 
+def _tasks(reply: Reply) -> tuple[TaskReport, ...]:
+    return tuple(parse.task_report(t) for t in parse.Fields(parse.load(reply.text, reply.url), reply.url)
+                 .items("tasks", "task"))
+
+
 class HistoryServer(_Client):
     """The /ws/v1/history REST API of a MapReduce JobHistoryServer (e.g. "http://host:19888"); only its info so far."""
 
@@ -233,12 +244,22 @@ class HistoryServer(_Client):
         reply = self._get("/ws/v1/history/info")
         return parse.history_info(parse.root(reply.text, reply.url, "historyInfo"))
 
+    def jobs(self) -> tuple[HistoryJob, ...]:
+        """/ws/v1/history/mapreduce/jobs: the finished jobs it keeps (no average task times: see `job`)."""
+        reply = self._get("/ws/v1/history/mapreduce/jobs")
+        return tuple(parse.history_job(j) for j in parse.Fields(parse.load(reply.text, reply.url), reply.url)
+                     .items("jobs", "job"))
+
+    def job(self, app_or_job_id: str) -> HistoryJob:
+        """/ws/v1/history/mapreduce/jobs/{job}: one finished job with its average map, shuffle and reduce times."""
+        job = app_or_job_id.replace("application_", "job_", 1)
+        reply = self._get(f"/ws/v1/history/mapreduce/jobs/{job}")
+        return parse.history_job(parse.root(reply.text, reply.url, "job"))
+
     def job_tasks(self, app_or_job_id: str) -> tuple[TaskReport, ...]:
         """/ws/v1/history/mapreduce/jobs/{job}/tasks of a finished MapReduce job (an application id is accepted)."""
         job = app_or_job_id.replace("application_", "job_", 1)
-        reply = self._get(f"/ws/v1/history/mapreduce/jobs/{job}/tasks")
-        return tuple(parse.task_report(t) for t in parse.Fields(parse.load(reply.text, reply.url), reply.url)
-                     .items("tasks", "task"))
+        return _tasks(self._get(f"/ws/v1/history/mapreduce/jobs/{job}/tasks"))
 
 
 def _remote_message(text: str) -> str:

@@ -184,6 +184,24 @@ class AppAttempt:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryJob:
+    """A finished MapReduce job at the JobHistoryServer; the average task times come with its detail only."""
+
+    id: str
+    name: str
+    user: str
+    queue: str
+    state: str                 # SUCCEEDED, FAILED, KILLED
+    finish_time_ms: int
+    maps: int
+    reduces: int
+    avg_map_ms: int = 0        # /jobs/{id} only: successful map attempts' average run time
+    avg_reduce_ms: int = 0     # ... a reduce's, after its shuffle and merge
+    avg_shuffle_ms: int = 0
+    avg_merge_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryInfo:
     """/ws/v1/history/info: the MapReduce JobHistoryServer's start time and Hadoop build."""
 
@@ -195,13 +213,15 @@ class HistoryInfo:
 
 @dataclass(frozen=True, slots=True)
 class TaskReport:
-    """One task of /ws/v1/history/mapreduce/jobs/{job}/tasks: its type, state and times (ms since the epoch)."""
+    """One task of a MapReduce job's /tasks (JobHistoryServer, or the running AM's): type, state, times (ms)."""
 
     id: str
     type: str                  # MAP | REDUCE
-    state: str                 # SUCCEEDED, FAILED, KILLED, ...
+    state: str                 # SUCCEEDED, FAILED, KILLED, RUNNING, SCHEDULED, ...
     start_time_ms: int         # 0 or -1 when it never started
     finish_time_ms: int
+    elapsed_ms: int = 0        # how long it ran (so far, while it runs)
+    progress: float = 0.0      # percent done, 0-100
 
 
 @dataclass(frozen=True, slots=True)

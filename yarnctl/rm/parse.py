@@ -17,6 +17,7 @@ from yarnctl.rm.models import (
     ContainerUsage,
     FifoSchedulerInfo,
     HistoryInfo,
+    HistoryJob,
     JmxBean,
     NMContainer,
     NMInfo,
@@ -268,6 +269,14 @@ def nm_info(f: Fields) -> NMInfo:
         hadoop_version=f.string("hadoopVersion"))
 
 
+def history_job(f: Fields) -> HistoryJob:
+    return HistoryJob(id=f.string("id"), name=f.string("name", ""), user=f.string("user", ""),
+                      queue=f.string("queue", ""), state=f.string("state"), finish_time_ms=f.integer("finishTime", 0),
+                      maps=f.integer("mapsTotal", 0), reduces=f.integer("reducesTotal", 0),
+                      avg_map_ms=f.integer("avgMapTime", 0), avg_reduce_ms=f.integer("avgReduceTime", 0),
+                      avg_shuffle_ms=f.integer("avgShuffleTime", 0), avg_merge_ms=f.integer("avgMergeTime", 0))
+
+
 def history_info(f: Fields) -> HistoryInfo:
     return HistoryInfo(
         started_on_ms=f.integer("startedOn"), hadoop_version=f.string("hadoopVersion"),
@@ -277,7 +286,8 @@ def history_info(f: Fields) -> HistoryInfo:
 
 def task_report(f: Fields) -> TaskReport:
     return TaskReport(id=f.string("id"), type=f.string("type"), state=f.string("state"),
-                      start_time_ms=f.integer("startTime"), finish_time_ms=f.integer("finishTime"))
+                      start_time_ms=f.integer("startTime"), finish_time_ms=f.integer("finishTime"),
+                      elapsed_ms=f.integer("elapsedTime", 0), progress=f.number("progress", 0.0))
 
 
 def nm_container(f: Fields) -> NMContainer:

@@ -254,6 +254,15 @@ class AppMasters(SparkDrivers, SimParts):
                 self._run(w)
             st.waiting.clear()
         if job.remaining == 0:
+            if job.spec.teardown_s > 0:  # the AM commits the job and unregisters, holding its container meanwhile
+                self.k.schedule(self.k.now + job.spec.teardown_s, AM, self._torn_down, job)
+            else:
+                self._finish(job)
+
+    def _torn_down(self, job: _Job) -> None:
+        """The AM's work after the last task (JobSpec.teardown_s) is done: the job ends."""
+        if job.state == "running":
+            job.last_finish = self.k.now
             self._finish(job)
 
     def _am_tick(self) -> None:

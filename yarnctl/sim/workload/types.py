@@ -123,6 +123,9 @@ class JobSpec:
     # and running tasks, which are the first durations of their stages (their remaining work) and pay no
     # start-up cost; the stages' other durations are its tasks still to run
     placed: tuple[Placed, ...] = ()
+    # the AM's work after its last task (job commit, history, unregister) before the job ends; 0 unless a
+    # workload says (`yarnctl whatif` takes it from the job history)
+    teardown_s: float = 0.0
 
     @property
     def tasks(self) -> int:
