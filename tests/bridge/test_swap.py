@@ -246,7 +246,7 @@ def test_a_candidate_that_cannot_take_in_observations_is_dropped(tmp_path: Path)
     s.tune(Observation(at_s=1.0, nodes=(), apps=(), containers=()))
     s.decide(text(STATE[0]))
     s.check_swap()  # the status tick settles the candidate
-    assert s.policy_name == "fifo" and "failed to take in 1 control-loop observations" in s.swaps[-1]["why"]
+    assert s.policy_name == "fifo" and "badtune failed to take in a control-loop observation" in s.swaps[-1]["why"]
 
 
 def test_a_policy_swapped_for_itself_with_new_parameters_keeps_its_history(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def _run(w: Workload, policy: str = "fifo") -> tuple[SimCluster, SimRun]:
 
 def test_placed_containers_hold_their_nodes_from_the_start_and_run_their_remaining_work() -> None:
     # AM on n1, two maps running (3 s and 5 s left), two maps still to run (10 s each)
-    placed = (Placed("n1", None), Placed("n1", 0, 3.0), Placed("n2", 0, 5.0))
+    placed = (Placed("n1", None), Placed("n1", 0), Placed("n2", 0))
     sim = SimCluster(_workload(_job(placed, (3.0, 5.0, 10.0, 10.0))), Engine(make_policy("fifo")))
     run = sim.run()
     ends = sorted(r.end_s for r in run.containers if not r.is_am)
@@ -46,7 +46,7 @@ def test_placed_containers_hold_their_nodes_from_the_start_and_run_their_remaini
 
 
 def test_placed_tasks_pay_no_start_up_but_new_ones_do() -> None:
-    placed = (Placed("n1", None), Placed("n1", 0, 2.0))
+    placed = (Placed("n1", None), Placed("n1", 0))
     w = _workload(_job(placed, (2.0, 4.0)), startup=Startup(am_s=5.0, launch_s=3.0))
     _, run = _run(w)
     ends = sorted(r.end_s for r in run.containers if not r.is_am)
@@ -55,14 +55,14 @@ def test_placed_tasks_pay_no_start_up_but_new_ones_do() -> None:
 
 
 def test_a_running_reduce_waits_for_the_maps_left() -> None:
-    placed = (Placed("n1", None), Placed("n1", 0, 4.0), Placed("n2", 1, 2.0))
+    placed = (Placed("n1", None), Placed("n1", 0), Placed("n2", 1))
     _, run = _run(_workload(_job(placed, (4.0,), (2.0,))))
     reduce_end = max(r.end_s for r in run.containers if not r.is_am)
     assert reduce_end == pytest.approx(6.0, abs=0.5)  # its 2 s once the last map is done at 4 s
 
 
 def test_more_placed_tasks_than_the_stage_has_is_an_error() -> None:
-    placed = (Placed("n1", None), Placed("n1", 0, 1.0), Placed("n2", 0, 1.0))
+    placed = (Placed("n1", None), Placed("n1", 0), Placed("n2", 0))
     with pytest.raises(ValueError, match="more placed tasks in stage 0 than it has"):
         _run(_workload(_job(placed, (1.0,))))
 
@@ -70,7 +70,7 @@ def test_more_placed_tasks_than_the_stage_has_is_an_error() -> None:
 def test_a_teardown_ends_the_job_that_long_after_its_last_task_with_the_am_held() -> None:
     import dataclasses
 
-    job = dataclasses.replace(_job((Placed("n1", None), Placed("n1", 0, 2.0)), (2.0,)), teardown_s=3.5)
+    job = dataclasses.replace(_job((Placed("n1", None), Placed("n1", 0)), (2.0,)), teardown_s=3.5)
     _, run = _run(_workload(job))
     (record,) = run.jobs
     am = next(r for r in run.containers if r.is_am)

@@ -25,7 +25,7 @@ def _task(i: int, kind: str, state: str, elapsed_s: float = 0.0, progress: float
 
 
 def _state(*apps: LiveApp, containers: tuple[LiveContainer, ...], asks: tuple[LiveAsk, ...] = ()) -> LiveState:
-    return LiveState("fifo", {}, GB, NODES, apps, containers, asks)
+    return LiveState("fifo", {}, 0.0, GB, NODES, apps, containers, asks)
 
 
 def _mr_state() -> tuple[LiveState, dict[str, tuple[TaskReport, ...]]]:
@@ -54,7 +54,7 @@ def test_a_running_mapreduce_job_becomes_placed_containers_and_the_tasks_left() 
     old = HistoryJob("job_0", "Sleep job", "u", "default", "SUCCEEDED", 50_000, 2, 1, 11000, 3000, 1500, 500)
     history = {"Sleep job": past(old, (TaskReport("t", "REDUCE", "SUCCEEDED", 40_000, 46_500),))}
     assert history["Sleep job"] == Past(11.0, 5.0, 3.5, 3.5)
-    start = build(state, tasks, history, 3600.0)
+    start = build(state, tasks, history)
     (plan,) = start.plans
     assert plan.maps == (2, 2, 3) and plan.reduces == (0, 0, 1)
     assert plan.map_s == Estimate(11.0, "finished tasks") and plan.reduce_s == Estimate(5.0, "job history")
@@ -62,14 +62,14 @@ def test_a_running_mapreduce_job_becomes_placed_containers_and_the_tasks_left() 
     maps, reduces = job.stages
     assert maps.durations == (7.0, 9.0, 11.0, 11.0, 11.0)  # the oldest container has the longest-running task
     assert reduces.durations == (5.0,) and reduces.after == 0
-    assert [(p.node, p.stage, p.remaining_s) for p in job.placed] == [
-        ("n1", None, 0.0), ("n1", 0, 7.0), ("n2", 0, 9.0)]
+    assert [(p.node, p.stage) for p in job.placed] == [("n1", None), ("n1", 0), ("n2", 0)]
+    assert maps.done_before == 2  # the AM's slow start and ramp-up count the maps done live
     assert job.am == Resources(1536, 1) and job.teardown_s == 3.5
 
 
 def test_the_prediction_is_the_simulated_remaining_completion() -> None:
     state, tasks = _mr_state()
-    start = build(state, tasks, {}, 3600.0)
+    start = build(state, tasks, {})
     (result, _), = simulate(start.workload, ["fifo"])
     (j,) = result.jobs
     # 2 GB left on n1 and 3 GB on n2 at once: all three maps start within a heartbeat and end by 11-12 s;
@@ -82,19 +82,15 @@ def test_other_apps_hold_their_containers_and_waiting_ones_are_left_out() -> Non
     waiting = LiveApp("app_3", "default", "u", "MAPREDUCE", "later")
     containers = (LiveContainer("app_2", "n1", 0, Resources(2048, 1), 5.0, True),
                   LiveContainer("app_2", "n2", 1, GB, 5.0, False))
-    start = build(_state(ds, waiting, containers=containers, asks=(LiveAsk("app_3", 0, GB, 1),)), {}, {}, 600.0)
-    assert start.held == ("app_2",) and start.waiting == ("app_3",)
-    (job,) = start.workload.jobs
-    assert [s.durations for s in job.stages] == [(600.0,), (600.0,)] and job.am is None
-    (result, _), = simulate(start.workload, ["fifo"])
-    assert result.jobs[0].completion_s == pytest.approx(600.0)
-    (within, _), = simulate(start.workload, ["fifo"], max_time_s=600.0)  # as whatif runs it: still holding
-    assert within.jobs[0].completion_s is None and within.unfinished == 1
+    start = build(_state(ds, waiting, containers=containers, asks=(LiveAsk("app_3", 0, GB, 1),)), {}, {})
+    assert start.held == ("app_2",) and start.waiting == ("app_3",) and not start.workload.jobs
+    # what app_2 holds makes its nodes smaller for the whole horizon
+    assert [n.capacity for n in start.workload.cluster.nodes] == [Resources(2048, 3), Resources(3072, 3)]
 
 
 def test_a_job_with_nothing_left_is_finishing() -> None:
     state = _state(MR, containers=(LiveContainer("app_1", "n1", 0, GB, 9.0, True),))
-    start = build(state, {"app_1": (_task(0, "MAP", "SUCCEEDED", 5.0), _task(0, "REDUCE", "SUCCEEDED", 3.0))}, {}, 60)
+    start = build(state, {"app_1": (_task(0, "MAP", "SUCCEEDED", 5.0), _task(0, "REDUCE", "SUCCEEDED", 3.0))}, {})
     assert start.finishing == ("app_1",) and not start.workload.jobs
 
 
@@ -107,13 +103,16 @@ def test_the_servers_state_document_round_trips() -> None:
     cs.add_app(App("app_1", name="Sleep job"))
     cs.launch(Container("c1", "app_1", "n1", 0, Resources(1536, 1), 10.0, is_am=True))
     cs.set_any_asks("app_1", (Ask("app_1", 20, GB, 3),))
-    doc: dict[str, Any] = state_doc(cs.snapshot(25.0), "fifo", {"x": 1})
-    state = parse_state(doc)
-    assert state.containers == (LiveContainer("app_1", "n1", 0, Resources(1536, 1), 15.0, True),)
+    doc: dict[str, Any] = state_doc(cs.snapshot(25.0), "fifo", {"x": 1}, 1000.0)
+    state = parse_state(doc, 1004.0)  # read 4 s after the server's last call: the container ran on meanwhile
+    assert state.age_s == 4.0
+    assert state.containers == (LiveContainer("app_1", "n1", 0, Resources(1536, 1), 19.0, True),)
     assert state.asks == (LiveAsk("app_1", 20, GB, 3),) and state.params == {"x": 1}
     assert state.nodes == (LiveNode("n1", "/r", Resources(4096, 4)),)
     with pytest.raises(ConfigError, match="the policy server's state is not what this yarnctl reads"):
-        parse_state({**doc, "nodes": [["n1"]]})
+        parse_state({**doc, "nodes": [["n1"]]}, 1004.0)
+    with pytest.raises(ConfigError, match="the policy server's state is not what this yarnctl reads"):
+        parse_state(None, 1004.0)
     _ = Node  # the model the mirror keeps
 
 

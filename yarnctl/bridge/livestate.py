@@ -8,10 +8,11 @@ from typing import Any
 from yarnctl.model import ClusterSnapshot, Locality
 
 
-def state_doc(snap: ClusterSnapshot, policy: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Nodes, apps, live containers (with start times) and outstanding asks of `snap`, and the policy serving."""
+def state_doc(snap: ClusterSnapshot, policy: str, params: Mapping[str, Any], at: float | None) -> dict[str, Any]:
+    """Nodes, apps, live containers (with start times) and outstanding asks of `snap`, the policy serving, and
+    `at`: when (epoch s) the call that brought `snap` ended (the shim calls only for nodes with room)."""
     return {
-        "now_s": snap.now_s, "policy": policy, "params": dict(params),
+        "now_s": snap.now_s, "at": at, "policy": policy, "params": dict(params),
         "min_allocation": [snap.min_allocation.memory_mb, snap.min_allocation.vcores],
         "nodes": [[n.id, n.rack, (n.registered or n.capacity).memory_mb, (n.registered or n.capacity).vcores]
                   for n in snap.nodes.values()],

@@ -422,11 +422,12 @@ class PolicyService:
                 rejected.append(["k", item.container_id, r.code.value, r.detail])
             else:
                 rejected.append(["r", item.node_id, r.code.value, r.detail])
+        answer = encode_decision(seq, result.accepted)  # first: a decision that cannot be encoded counts nothing
         why.update(result.accepted.reasons)
         self._decided = (snap, node, result.accepted)
         self.stats.assigned += result.accepted.containers()
         self.stats.ok += 1
-        return encode_decision(seq, result.accepted)
+        return answer
 
     # ------------------------------------------------------------------ hot swap (bridge/swap.py)
 
@@ -487,10 +488,11 @@ class PolicyService:
         if cmd == "rollback":
             return {"event": self.rollback()}
         if cmd == "state":
-            snap = self.last_snapshot  # immutable: read without the lock
+            with self._lock:  # one policy and its parameters, and the snapshot of the same call
+                snap, active, at = self.last_snapshot, self.active, self.stats.last_call_s
             if snap is None:
                 raise ConfigError("no heartbeat decided yet: the server has not seen the cluster")
-            return {"state": state_doc(snap, self.policy_name, self.active.params)}
+            return {"state": state_doc(snap, active.policy.name, active.params, at)}
         raise ConfigError(f"unknown command {cmd!r}; expected show, set, rollback or state")
 
     def check_swap(self) -> None:
@@ -523,6 +525,8 @@ class PolicyService:
         before = cand.engine.stats["tune_errors"]
         cand.engine.tune(obs)
         cand.tune_errors += cand.engine.stats["tune_errors"] - before
+        if cand.tune_errors and not cand.failure:  # stop it deciding canary nodes on stale values at once
+            cand.failure = f"{cand.name} failed to take in a control-loop observation (see the server log)"
 
     def rollback(self) -> dict[str, Any]:
         """Cancel a candidate under check, else return to the policy the last swap replaced; ConfigError with neither."""

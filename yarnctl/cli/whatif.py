@@ -29,14 +29,15 @@ containers with their age, outstanding asks) and each running MapReduce job's ta
 ApplicationMaster (through the RM's web proxy): tasks done, running (how long, how far) and still to
 run. A task type's run time is its finished tasks' median, else the latest finished job of the same
 name at the JobHistoryServer (--history), else a running task's progress, else 60 s. The simulator
-starts with those containers held where they are and runs the serving policy (with its live
-parameters) and each alternative until every job is done or --horizon passes. Completion times are
-from now. Caveats, printed with the table: other applications hold their containers for the horizon;
-applications waiting for their AM, and jobs submitted later, are not in it; the simulator's own error
-(docs/fidelity.md) comes on top of the estimates'.
+starts with those containers held where they are and runs the serving policy (with the parameters it
+was started or swapped in with) and each alternative until every job is done or --horizon passes.
+Completion times are from now. Caveats, printed with the table: other applications hold their
+containers for the horizon; applications waiting for their AM, and jobs submitted later, are not in
+it; the simulator's own error (docs/fidelity.md) comes on top of the estimates'.
 """
 
 WIDE = 160  # columns of the tables when piped
+STALE_S = 10.0  # a view of the cluster older than this is named in the caveats
 HORIZON_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*")
 
 
@@ -83,7 +84,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     alternatives = [p.strip() for p in args.policy.split(",") if p.strip()]
     params = policy_params(args, alternatives)  # a mistake here needs no cluster
     socket_path, token, status = control_target(args)
-    state = parse_state(request(socket_path, token, {"command": "state"})["state"])
+    state = parse_state(request(socket_path, token, {"command": "state"}).get("state"), time.time())
     if state.policy in params:
         raise ConfigError(f"--param for {state.policy}: the serving policy runs with its live parameters "
                           f"({_params(state.params) or 'its defaults'})")
@@ -92,7 +93,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     tasks, history, notes = _read_jobs(args, state, status)
     from yarnctl.whatif.build import build
 
-    start = build(state, tasks, history, horizon_s)
+    start = build(state, tasks, history)
     if not start.workload.jobs:
         raise ConfigError(f"nothing to simulate: no running application ({len(start.waiting)} waiting for their AM, "
                           f"{len(start.finishing)} finishing)")
@@ -186,10 +187,15 @@ def _local_history() -> str | None:
 
 def _caveats(start: Any, horizon_s: float) -> list[str]:
     out = ["task run times are estimates (see the table above); the simulator's own error comes on top "
-           "(docs/fidelity.md)", "jobs submitted from now on are not in it"]
+           "(docs/fidelity.md)", "jobs submitted from now on are not in it",
+           "the serving policy runs with the parameters it was started (or swapped in) with, not its tuned values "
+           "or saved history, and every job starts at t = 0 (its age is not kept)"]
+    if start.age_s > STALE_S:
+        out.append(f"the policy server's view is {start.age_s:.0f} s old (the shim calls only for nodes with room): "
+                   f"containers are aged by that much, asks and new containers may have changed")
     if start.held:
-        out.append(f"{len(start.held)} application(s) that are not running MapReduce jobs hold their containers "
-                   f"for the whole {horizon_s:g} s: {', '.join(start.held)}")
+        out.append(f"{len(start.held)} application(s) whose work cannot be read (not MapReduce, or their AM did not "
+                   f"answer) hold their containers for the whole {horizon_s:g} s: {', '.join(start.held)}")
     if start.waiting:
         out.append(f"{len(start.waiting)} application(s) waiting for their AM are left out: {', '.join(start.waiting)}")
     if start.finishing:

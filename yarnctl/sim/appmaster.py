@@ -255,12 +255,17 @@ class AppMasters(SparkDrivers, SimParts):
             st.waiting.clear()
         if job.remaining == 0:
             if job.spec.teardown_s > 0:  # the AM commits the job and unregisters, holding its container meanwhile
+                self.future += 1  # an event still to come: the run is not stalled while it waits
                 self.k.schedule(self.k.now + job.spec.teardown_s, AM, self._torn_down, job)
             else:
                 self._finish(job)
 
     def _torn_down(self, job: _Job) -> None:
-        """The AM's work after the last task (JobSpec.teardown_s) is done: the job ends."""
+        """The AM's work after the last task (JobSpec.teardown_s) is done: the job ends.
+
+        An AM lost during its teardown is asked for again, but the job still ends now (not modelled).
+        """
+        self.future -= 1
         if job.state == "running":
             job.last_finish = self.k.now
             self._finish(job)
@@ -343,7 +348,8 @@ class AppMasters(SparkDrivers, SimParts):
             return False  # every reduce asked for, and no map waits that reduces could be holding up
         cfg = job.spec.mapreduce
         cap = self.state.capacity
-        s = JobState(up.spec.tasks, up.done, scheduled_maps, scheduled_reduces, up.running, down.running,
+        before = up.spec.done_before  # a live job's maps done before the simulation started count as done
+        s = JobState(up.spec.tasks + before, up.done + before, scheduled_maps, scheduled_reduces, up.running, down.running,
                      len(down.held), job.capability[up.spec.priority], job.capability[down.spec.priority],
                      Resources(cap.memory_mb - self.alloc_mem, cap.vcores - self.alloc_vc))  # FifoScheduler's headroom
         if maps_q and up.running == 0:
@@ -362,7 +368,7 @@ class AppMasters(SparkDrivers, SimParts):
                     self._kill(c, "preempted", requeue=False)  # its next attempt waits among the pending reduces
                 return True
         if not down.ramping:
-            if not slowstart_reached(up.done, up.spec.tasks, down.spec.slowstart):
+            if not slowstart_reached(up.done + before, up.spec.tasks + before, down.spec.slowstart):
                 return False  # the next completed map wakes the AM again
             down.ramping = True
         ramp = schedule_reduces(s, cfg)

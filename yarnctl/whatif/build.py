@@ -10,14 +10,15 @@ mostly waiting for the maps), then what its progress has not reached; that histo
 its last task's end to its own, `JobSpec.teardown_s`); a running task has what is left of that (at least MIN_LEFT of it, when it already
 ran longer). Task run times as the AM reports them include the container's start-up, so the
 simulated cluster adds no start-up cost of its own. Other applications keep their containers for
-the whole horizon; applications still waiting for their ApplicationMaster are left out.
+the whole horizon: their nodes are that much smaller; applications still waiting for their
+ApplicationMaster are left out.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from yarnctl.model import Resources
 from yarnctl.rm.models import HistoryJob, TaskReport
@@ -56,10 +57,10 @@ class Start:
 
     workload: Workload
     plans: tuple[JobPlan, ...]
-    held: tuple[str, ...] = ()  # other apps, holding their containers for the horizon
+    held: tuple[str, ...] = ()  # other apps: their containers make their nodes smaller for the horizon
     waiting: tuple[str, ...] = ()  # apps waiting for their AM: left out
     finishing: tuple[str, ...] = ()  # MapReduce jobs with no task left (committing): left out
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    age_s: float = 0.0  # how old the server's view of the cluster was
 
 
 def estimate(times: TaskTimes, history_s: float | None) -> Estimate:
@@ -119,8 +120,8 @@ def _stage(name: str, kind: str, priority: int, resource: Resources, times: Task
     counts = (len(times.done_s), len(by_age), to_run)
     if not durations:
         return None, [], counts
-    return (StageSpec(name, kind, priority, resource, durations, after=after, slowstart=SLOWSTART),
-            [(c.node, r) for c, r in zip(by_age, lefts)], counts)
+    return (StageSpec(name, kind, priority, resource, durations, after=after, slowstart=SLOWSTART,
+                      done_before=len(times.done_s)), [(c.node, r) for c, r in zip(by_age, lefts)], counts)
 
 
 def _resource(state: LiveState, app: str, priority: int, containers: list[LiveContainer]) -> Resources:
@@ -154,23 +155,13 @@ def _mapreduce(state: LiveState, app: LiveApp, tasks: tuple[TaskReport, ...],
     if not stages:
         return None, plan
     placed = [Placed(am.node, None)]
-    placed += [Placed(node, 0, r) for node, r in m_placed]
-    placed += [Placed(node, len(stages) - 1, r) for node, r in r_placed]
+    placed += [Placed(node, 0) for node, _ in m_placed]
+    placed += [Placed(node, len(stages) - 1) for node, _ in r_placed]
     return JobSpec(app.id, 0.0, app.user, app.queue, "mapreduce", app.name, (), am.resource, tuple(stages),
                    placed=tuple(placed), teardown_s=history.teardown_s if history else 0.0), plan
 
 
-def _held(app: LiveApp, containers: tuple[LiveContainer, ...], horizon_s: float) -> JobSpec:
-    """An app whose work cannot be read: every container it holds (its AM's too) held for the horizon."""
-    sizes = sorted({c.resource for c in containers}, key=lambda r: (r.memory_mb, r.vcores))
-    stages = tuple(StageSpec(f"held-{i}", "task", 1 + i, r, (horizon_s,) * sum(c.resource == r for c in containers))
-                   for i, r in enumerate(sizes))
-    placed = tuple(Placed(c.node, sizes.index(c.resource), horizon_s) for c in containers)
-    return JobSpec(app.id, 0.0, app.user, app.queue, app.type.lower(), app.name, (), None, stages, placed=placed)
-
-
-def build(state: LiveState, tasks: Mapping[str, tuple[TaskReport, ...]], history: Mapping[str, Past],
-          horizon_s: float) -> Start:
+def build(state: LiveState, tasks: Mapping[str, tuple[TaskReport, ...]], history: Mapping[str, Past]) -> Start:
     """The workload starting from `state`: MapReduce jobs whose AM answered (`tasks`), the rest held or left out."""
     jobs: list[JobSpec] = []
     plans: list[JobPlan] = []
@@ -191,8 +182,13 @@ def build(state: LiveState, tasks: Mapping[str, tuple[TaskReport, ...]], history
                 jobs.append(spec)
             continue
         held.append(app.id)
-        jobs.append(_held(app, containers, horizon_s))
-    nodes = tuple(NodeSpec(n.id, n.rack, n.capacity, n.capacity) for n in state.nodes)
+    # what the other apps hold stays held for the horizon: their nodes are that much smaller
+    taken: dict[str, Resources] = {}
+    for c in state.containers:
+        if c.app in held:
+            taken[c.node] = taken.get(c.node, Resources(0, 0)) + c.resource
+    nodes = tuple(NodeSpec(n.id, n.rack, n.capacity - taken.get(n.id, Resources(0, 0)),
+                           n.capacity - taken.get(n.id, Resources(0, 0))) for n in state.nodes)
     workload = Workload("live", f"the cluster as {state.policy} serves it", "yarnctl whatif",
                         ClusterSpec(nodes, min_allocation=state.min_allocation), tuple(jobs))
-    return Start(workload, tuple(plans), tuple(held), tuple(waiting), tuple(finishing))
+    return Start(workload, tuple(plans), tuple(held), tuple(waiting), tuple(finishing), state.age_s)

@@ -59,6 +59,7 @@ class LiveState:
 
     policy: str
     params: Mapping[str, Any]
+    age_s: float  # how old the server's view was when read: its last call with the cluster
     min_allocation: Resources
     nodes: tuple[LiveNode, ...]
     apps: tuple[LiveApp, ...]
@@ -70,19 +71,24 @@ class LiveState:
         return (tuple(c for c in self.containers if c.app == app), tuple(a for a in self.asks if a.app == app))
 
 
-def parse_state(doc: Mapping[str, Any]) -> LiveState:
-    """The control socket's `state` document as a LiveState; ConfigError naming the field a server got wrong."""
+def parse_state(doc: Any, wall_now: float) -> LiveState:
+    """The control socket's `state` document as a LiveState, its containers aged to `wall_now` (epoch s).
+
+    ConfigError naming what a server got wrong.
+    """
     try:
-        now = float(doc["now_s"])
+        # the server's view is as of its last call; the containers have run on since
+        age = max(0.0, wall_now - float(doc["at"])) if doc.get("at") is not None else 0.0
+        now = float(doc["now_s"]) + age
         mb, vc = doc["min_allocation"]
         return LiveState(
-            str(doc["policy"]), dict(doc.get("params") or {}), Resources(int(mb), int(vc)),
+            str(doc["policy"]), dict(doc.get("params") or {}), age, Resources(int(mb), int(vc)),
             tuple(LiveNode(str(i), str(r), Resources(int(m), int(v))) for i, r, m, v in doc["nodes"]),
             tuple(LiveApp(str(i), str(q), str(u), str(t), str(n)) for i, q, u, t, n, _ in doc["apps"]),
             tuple(LiveContainer(str(a), str(n), int(p), Resources(int(m), int(v)), max(0.0, now - float(s)), bool(am))
                   for _, a, n, p, m, v, s, am in doc["containers"]),
             tuple(LiveAsk(str(a), int(p), Resources(int(m), int(v)), int(c)) for a, p, m, v, c in doc["asks"]))
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ConfigError(f"the policy server's state is not what this yarnctl reads ({type(e).__name__}: {e}); "
                           f"are both the same version?") from None
 

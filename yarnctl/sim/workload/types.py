@@ -85,6 +85,9 @@ class StageSpec:
     # seconds to fetch all of the followed stage's output (a reduce's shuffle); a task that starts early
     # fetches while that stage runs, so once it ends only the last output is left (1/tasks of this)
     shuffle_s: float = 0.0
+    # tasks of this stage that finished before the simulation started (a live job's, `yarnctl whatif`): the MR
+    # AM counts them in its slow start and reduce ramp-up
+    done_before: int = 0
 
     @property
     def tasks(self) -> int:
@@ -97,8 +100,7 @@ class Placed:
     """A container already running when the simulation starts (a live cluster's, `yarnctl whatif`)."""
 
     node: str
-    stage: int | None  # index of its task's stage; None: the job's ApplicationMaster
-    remaining_s: float = 0.0  # its task's work still to do, from the start (an AM's is its job's)
+    stage: int | None  # index of its task's stage, whose next duration is its work left; None: the job's AM
 
 
 @dataclass(frozen=True, slots=True)
