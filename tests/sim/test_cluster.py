@@ -345,6 +345,12 @@ jobs:
     assert sorted(c.end_s for c in r.containers) == [12.0, 13.0, 14.0]
 
 
+def _apart_and_shared(doc):
+    """The runs of `doc` (a cluster with a %s in its startup) with each node's own starts, and with launch_shared."""
+    return (SimCluster(wl(doc % ""), Engine(make_policy("fifo"))).run(),
+            SimCluster(wl(doc % ", launch_shared: true"), Engine(make_policy("fifo"))).run())
+
+
 def test_the_linear_launch_cost_counts_the_whole_machine_when_its_nodes_share_one():
     """launch_shared: containers starting on the other node count too (NodeManagers on one machine)."""
     doc = """
@@ -353,8 +359,7 @@ defaults: {am: false}
 jobs:
   - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
 """
-    apart = SimCluster(wl(doc % ""), Engine(make_policy("fifo"))).run()
-    shared = SimCluster(wl(doc % ", launch_shared: true"), Engine(make_policy("fifo"))).run()
+    apart, shared = _apart_and_shared(doc)
     # one map per node, the second launched half a second after the first (node 2's heartbeat): apart each
     # starts alone (2 s); shared, the second starts beside the first, still starting (3 s)
     assert sorted(round(c.end_s - c.start_s, 3) for c in apart.containers) == [12.0, 12.0]
@@ -386,8 +391,7 @@ defaults: {am: false}
 jobs:
   - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
 """
-    apart = SimCluster(wl(doc % ""), Engine(make_policy("fifo"))).run()
-    shared = SimCluster(wl(doc % ", launch_shared: true"), Engine(make_policy("fifo"))).run()
+    apart, shared = _apart_and_shared(doc)
     # node 2 heartbeats half a second after node 1: separate pools take 2 s each; shared, the first
     # runs alone for 0.5 s, then both at half speed until it ends at 3.5 s, the second alone to 4.0 s
     assert sorted(c.end_s - c.start_s for c in apart.containers) == [12.0, 12.0]

@@ -10,10 +10,10 @@ from typing import Any
 from yarnctl.bridge.decisionlog import DecisionLogError, LogReader
 from yarnctl.bridge.mirror import Mirror, MirrorMismatch
 from yarnctl.bridge.response import response_from_doc, to_decision
+from yarnctl.bridge.swap import decision_rows
 from yarnctl.bridge.wire import WireError, request_from_doc
 from yarnctl.engine import Engine
 from yarnctl.policies.contract import Policy
-from yarnctl.model import Decision
 
 NOT_SIMULATED = ("consequences are not simulated: every call is replayed on the state the cluster reached "
                  "under the logged decisions, so later calls do not reflect what the replayed policy "
@@ -46,12 +46,6 @@ class ReplayReport:
                         for a in apps},
             "truncated": self.truncated, "note": NOT_SIMULATED,
         }
-
-
-def _rows(d: Decision) -> tuple[Any, ...]:
-    return (tuple((a.app_id, a.priority, a.count) for a in d.assignments),
-            tuple((k.container_id, k.reason) for k in d.kills),
-            tuple((r.node_id, r.capacity) for r in d.resizes))
 
 
 def replay(path: Path, policy: Policy) -> ReplayReport:
@@ -87,7 +81,7 @@ def replay(path: Path, policy: Policy) -> ReplayReport:
             raise DecisionLogError(f"{path}: record {lineno}: logged response: {e}") from None
         mine = engine.decide(mirror.snapshot(req.t_ms / 1000), req.node).accepted
         report.replayed += 1
-        report.differ += _rows(mine) != _rows(logged)
+        report.differ += decision_rows(mine) != decision_rows(logged)
         for a in logged.assignments:
             report.logged_containers[a.app_id] += a.count
         for a in mine.assignments:

@@ -89,11 +89,6 @@ class SwapPlan:
         return {"policy": self.policy, "params": dict(self.params), "check_calls": self.check_calls,
                 "check_s": self.check_s, "canary": self.canary, "max_latency_ms": self.max_latency_ms}
 
-    @property
-    def window(self) -> str:
-        """The check window in words: "30 s" or "50 heartbeats"."""
-        return f"{self.check_calls} heartbeats" if self.check_calls is not None else f"{self.check_s:g} s"
-
 
 def _number(v: object) -> bool:
     return type(v) in (int, float) and math.isfinite(v)  # type: ignore[arg-type]

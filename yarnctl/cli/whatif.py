@@ -139,8 +139,8 @@ def _read_jobs(args: argparse.Namespace, state: Any, status: Mapping[str, Any] |
 
     settings = HttpSettings(connect_timeout_s=3.0, read_timeout_s=10.0, retries=1)
     polled = ((status or {}).get("control_loop") or {}).get("rm")
-    args.yarn_site = None
-    rm = resource_manager(args, settings, [polled] if polled else local_cluster()[0])
+    rm = resource_manager(argparse.Namespace(rm=args.rm, yarn_site=None), settings,
+                          [polled] if polled else local_cluster()[0])
     notes: list[str] = []
     tasks: dict[str, Any] = {}
     running = {c.app for c in state.containers if c.is_am}
