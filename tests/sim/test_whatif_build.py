@@ -138,3 +138,5 @@ def test_whatif_without_a_server_or_with_a_bad_horizon_is_one_line(capsys: pytes
     assert err.count("\n") == 1 and "no running yarnctl serve" in err
     assert main(["whatif", "--policy", "dress", "--param", "fair.x=1"]) == 2
     assert "not among --policy dress" in capsys.readouterr().err
+    assert main(["whatif", "--policy", "nope", "--serve-status", str(tmp_path / "none.json")]) == 2
+    assert "unknown policy 'nope'" in capsys.readouterr().err  # named before any server is looked for

@@ -83,6 +83,10 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     horizon_s = parse_horizon(args.horizon)
     alternatives = [p.strip() for p in args.policy.split(",") if p.strip()]
     params = policy_params(args, alternatives)  # a mistake here needs no cluster
+    from yarnctl.policies import make_policy
+
+    for name in alternatives:
+        make_policy(name, params.get(name))  # an unknown policy or a bad parameter, before the cluster is read
     socket_path, token, status = control_target(args)
     state = parse_state(request(socket_path, token, {"command": "state"}).get("state"), time.time())
     if state.policy in params:
