@@ -47,7 +47,7 @@ check: typecheck
 # the full suite CI runs: the shim's JUnit tests, everything in `check`, then the integration tests
 # that start real Hadoop 2.7.7 clusters with the shim (marked `integration`)
 test: java typecheck
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=30
 
 bench: $(STAMP)
 	$(BIN)/python -m yarnctl.sim.bench
@@ -58,15 +58,16 @@ bench-shim: $(STAMP) java
 
 # Hadoop 2.7.7's own ResourceManager tests (java-bridge/hadoop-tests) under stock FifoScheduler, then under the
 # shim (vcore-aware, no Python), compared class by class, then CapacityScheduler's classes under stock CS and the
-# shim on CapacityScheduler (docs/bridge.md); make test runs the memory-only
-# shim with Python deciding and in native fallback (tests/integration/test_hadoop_rm_tests.py)
-hadoop-tests: java
+# shim on CapacityScheduler, then every class with Python deciding (docs/bridge.md); make test runs the quick
+# classes with Python deciding and in native fallback (tests/integration/test_hadoop_rm_tests.py)
+hadoop-tests: java $(STAMP)
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=stock
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=shim
 	python3 java-bridge/hadoop-tests/compare-reports.py
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=stock -Dsuite=capacity
 	mvn -q -B -f java-bridge/hadoop-tests test -Dscheduler=shim -Dsuite=capacity
 	python3 java-bridge/hadoop-tests/compare-reports.py --suite capacity
+	YARNCTL_HADOOP_TESTS=all $(BIN)/python -m pytest -p no:cacheprovider tests/integration/test_hadoop_rm_tests.py -k python_deciding
 
 # an hour of mixed jobs on a local cluster, Python SIGKILLed every 5 min and each NodeManager restarted once;
 # the RM's threads, fds, sockets and heap and serve's RSS must not grow (docs/bridge.md, "Soak"; not in `make test`)

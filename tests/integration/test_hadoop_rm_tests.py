@@ -7,9 +7,10 @@ so the shim cannot drift from the scheduler it replaces without the docs saying 
 configured as stock FifoScheduler (`yarnctl.shim.memory-only`, and no AM limit: `serve --max-am-share 1`,
 `yarnctl.shim.native.max-am-share=1`), where only the tests that fail under stock FifoScheduler too
 (and the listed timing-flaky ones) may fail:
-- every class with a real `yarnctl serve --policy fifo` deciding (its decision log must show it did);
-- the quick classes with Python unreachable, so the shim's native FIFO fallback decides.
-`make hadoop-tests` runs stock, the vcore-aware shim and both memory-only modes in full.
+- the quick classes with a real `yarnctl serve --policy fifo` deciding (its decision log must show it did);
+- the same classes with Python unreachable, so the shim's native FIFO fallback decides.
+`make hadoop-tests` runs stock, the vcore-aware shim and, with YARNCTL_HADOOP_TESTS=all, Python deciding
+on every class (7.4 min on the 2-core CI machine, too long for `make test`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import os
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -36,6 +38,11 @@ PREFIX = "org.apache.hadoop.yarn.server.resourcemanager."
 _ROW = re.compile(r"^\| `([\w.$]+#\w+)` \| (stock|vcores|flaky) \|", re.M)
 QUICK = ("SchedulerModeTest,TestFifoScheduler,TestApplicationMasterService,TestResourceTrackerService,"
          "TestRMNodeTransitions,TestNMReconnect,TestSchedulerUtils,TestMoveApplication,TestClientRMService")
+
+
+def chosen() -> tuple[str, ...]:
+    """The -Dtest filter for the Python-deciding run: the quick classes, or none (every class) when asked."""
+    return () if os.environ.get("YARNCTL_HADOOP_TESTS") == "all" else (f"-Dtest={QUICK}",)
 
 
 def deviations() -> dict[str, str]:
@@ -89,19 +96,19 @@ def test_with_python_deciding_the_shim_fails_only_where_stock_fifo_does(tmp_path
                 break
             time.sleep(0.2)
         assert serve.poll() is None, (tmp_path / "serve.log").read_text()[-2000:]
-        cases = run_module(tmp_path, f"-Dyarnctl.token={token}", f"-Dyarnctl.port={port}")
+        cases = run_module(tmp_path, f"-Dyarnctl.token={token}", f"-Dyarnctl.port={port}", *chosen())
     finally:
         serve.terminate()
         serve.wait(timeout=30)
     failed = sorted(n for n, why in cases.items() if why is not None)
     print(f"{len(cases)} Hadoop RM tests with Python deciding: {len(cases) - len(failed)} passed, failed: {failed}")
-    assert len(cases) >= 140, f"only {len(cases)} test cases ran: read {tmp_path / 'mvn.log'}"
+    assert len(cases) >= (140 if not chosen() else 90), f"only {len(cases)} test cases ran: read {tmp_path / 'mvn.log'}"
     assert not unlisted_failures(cases, allowed), unlisted_failures(cases, allowed)
     records = list(LogReader(decisions))
     fulls = sum(1 for r in records if (r["req"] or {}).get("full"))
     placed = sum(a[2] for r in records for a in (r["resp"] or {}).get("a", []))
     print(f"yarnctl serve answered {len(records)} calls ({fulls} full syncs, one per shim started), placing {placed}")
-    assert fulls >= 30 and placed >= 40, (fulls, placed)
+    assert fulls >= 30 and placed >= (20 if chosen() else 40), (fulls, placed)  # quick classes: 32 and 31 here
 
 
 def test_with_python_gone_the_native_fallback_fails_only_where_stock_fifo_does(tmp_path: Path,

@@ -94,6 +94,16 @@ def _requests(lc: LocalCluster) -> list[dict[str, Any]]:
     return [json.loads(line)["req"] for line in log.read_text().splitlines() if line.strip()]
 
 
+def _last_queue(lc: LocalCluster, app: str, want: str, timeout_s: float = 20) -> str | None:
+    """The queue the last logged request gave APP, polled until it is WANT or the time is up."""
+    # the move reaches Python with the next heartbeat, and the log a flush later: a busy CI machine needs more than one
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rows = [row[1] for r in _requests(lc) for row in r.get("apps", []) if row[0] == app]
+        if (rows and rows[-1] == want) or time.monotonic() > deadline:
+            return rows[-1] if rows else None
+
+
 @pytest.mark.parametrize("queue, user, message", [
     ("nosuch", "root", r"Application application_\d+_\d+ submitted by user root to unknown queue: nosuch"),
     ("root", "root", r"Application application_\d+_\d+ submitted by user root to non-leaf queue: root"),
@@ -211,8 +221,7 @@ def test_moving_then_killing_an_app_moves_then_releases_its_queue_usage(cluster:
         assert moved.returncode == 0, moved.stderr[-2000:]
         tree = _queues(cluster)
         assert tree["b"]["resourcesUsed"]["memory"] == 0 and tree["a"]["resourcesUsed"]["memory"] >= 2048
-        reqs = _requests(cluster)
-        assert [row[1] for r in reqs for row in r.get("apps", []) if row[0] == app][-1] == "a"
+        assert _last_queue(cluster, app, "a") == "a"
 
         killed = _run(cluster, APPLICATION, ["application", "-kill", app])
         assert killed.returncode == 0, killed.stderr[-2000:]
