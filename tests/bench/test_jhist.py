@@ -1,5 +1,5 @@
-"""The .jhist reader (yarnctl/bench/jhist.py) on a real file: a SleepJob of 12 maps and a reduce, run by
-`yarnctl bench mr` on the local cluster (counters trimmed to keep the fixture small)."""
+"""The .jhist reader (yarnctl/bench/jhist.py) on real files: a SleepJob of 12 maps and a reduce, and a
+wordcount on HDFS, run by `yarnctl bench mr` on the local cluster (counters trimmed to keep them small)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from yarnctl.bench.jhist import read_jhist
+from yarnctl.bench.mr import map_locality
 from yarnctl.cli.bench import _write_tasks
 from yarnctl.errors import ClusterError
 
-FIXTURE = Path(__file__).parent / "fixtures" / "sleep-12x1.jhist"
+FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURE = FIXTURES / "sleep-12x1.jhist"
 
 
 def test_a_real_sleep_job() -> None:
@@ -79,3 +81,16 @@ def test_tasks_csv_places_every_attempt_on_the_run_clock(tmp_path: Path) -> None
     assert len(rows) == 13 and {r["job"] for r in rows} == {"j01"}
     reduce = next(r for r in rows if r["type"] == "REDUCE")
     assert (reduce["start_s"], reduce["shuffle_end_s"], reduce["finish_s"]) == ("34.152", "43.031", "43.595")
+
+
+def test_a_wordcount_on_hdfs_counts_its_maps_by_locality(tmp_path: Path) -> None:
+    # a real file from `bench mr --hdfs` (counters other than JobCounter and per-attempt splits trimmed): four
+    # 1 MB blocks on two DataNodes; every map ran on 127.0.1.2, which held two of them
+    h = read_jhist(FIXTURES / "hdfs" / "wordcount-hdfs.jhist")
+    assert h.locality == (2, 2, 0) and h.job_counters["TOTAL_LAUNCHED_MAPS"] == 4
+    assert {a.host for a in h.of_type("MAP")} == {"127.0.1.2"}
+    (tmp_path / "h").mkdir()
+    for f in (FIXTURE, FIXTURES / "hdfs" / "wordcount-hdfs.jhist"):
+        (tmp_path / "h" / f.name).write_bytes(f.read_bytes())
+    # the SleepJob fixture's counters were trimmed to nothing: no locality is claimed for it
+    assert map_locality(tmp_path / "h") == {"application_1795775036136_0001": (2, 2, 0)}

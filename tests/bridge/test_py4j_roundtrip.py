@@ -79,10 +79,15 @@ def test_a_refused_connection_is_one_counted_warning_without_a_stack(server: Pol
     socket.create_connection(("127.0.0.1", server.port), timeout=5).close()  # what a readiness probe does
     FakeShim(server.port, "wrong").close()
     deadline = time.monotonic() + 5  # py4j authenticates on its own connection threads
-    while server.service.stats.auth_failures < 2 and time.monotonic() < deadline:
+
+    def lines() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if "without the bridge token" in r.getMessage()]
+
+    # a failure is counted just before its line is logged: wait for both (once the line came too late)
+    while (server.service.stats.auth_failures < 2 or len(lines()) < 2) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert server.service.stats.auth_failures == 2
-    refused = [r for r in caplog.records if "without the bridge token" in r.getMessage()]
+    refused = lines()
     assert [r.levelname for r in refused] == ["WARNING", "WARNING"]
     assert all(r.exc_info is None for r in refused) and "2 so far" in refused[-1].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -74,6 +74,14 @@ def test_cluster_info_json_round_trip(tmp_path: Path) -> None:
     assert ClusterInfo.from_json(doc) == info
     assert info.pids == {"resourcemanager": 999999, "nodemanager-0": 999998}
     assert info.nm_urls == ["http://127.0.0.1:2"]
+    # with HDFS: the NameNode and the DataNodes are recorded (and stopped by `down`) too
+    nn = DaemonInfo("namenode", 999997, tmp_path / "nn.log", tmp_path / "nn.out", "http://127.0.0.1:4",
+                    {"rpc": 5, "webapp": 4}, tmp_path / "dfs")
+    dn = DaemonInfo("datanode-0", 999996, tmp_path / "dn.log", tmp_path / "dn.out", "http://127.0.1.1:6",
+                    {"data": 7, "ipc": 8, "webapp": 6}, tmp_path / "nm-0")
+    hdfs = dataclasses.replace(info, namenode=nn, datanodes=(dn,), default_fs="hdfs://127.0.0.1:5")
+    assert ClusterInfo.from_json(json.loads(json.dumps(hdfs.to_json()))) == hdfs
+    assert hdfs.pids == {"namenode": 999997, "datanode-0": 999996, **info.pids}
 
 
 def test_status_of_a_dead_cluster_reports_dead_processes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

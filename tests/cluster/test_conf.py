@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -195,3 +196,27 @@ def test_ha_site_names_both_rms_on_zookeeper() -> None:
     assert site["yarn.resourcemanager.webapp.address.rm2"] == "127.0.0.1:15"
     assert {k for k in site if k.endswith(".rm1")} == {k[:-1] + "1" for k in site if k.endswith(".rm2")}
     assert "yarn.resourcemanager.ha.id" not in site  # each RM's own conf dir adds it
+
+
+def test_with_hdfs_each_nm_and_its_datanode_go_by_their_own_address(tmp_path: Path) -> None:
+    conf = dataclasses.replace(_conf(tmp_path), default_fs="hdfs://127.0.0.1:300", fs_dir="/yarnctl")
+    nms = [dataclasses.replace(_nm(tmp_path, i), host=f"127.0.1.{i + 1}", dn_ports=(400 + i, 410 + i, 420 + i))
+           for i in (0, 1)]
+    for i, nm in enumerate(nms):
+        out = render_conf_dir(TEMPLATES, tmp_path / f"nm{i}", conf, nm)
+        y, h = _props(out / "yarn-site.xml"), _props(out / "hdfs-site.xml")
+        # the node id comes from the address only with a bind host (else "localhost" for every loopback NM)
+        assert (y["yarn.nodemanager.address"], y["yarn.nodemanager.bind-host"]) == (f"127.0.1.{i + 1}:{200 + 10 * i}",
+                                                                                  "0.0.0.0")
+        assert h["dfs.datanode.hostname"] == f"127.0.1.{i + 1}"  # block locations name the YARN node
+        assert (h["dfs.datanode.address"], h["dfs.datanode.ipc.address"], h["dfs.datanode.http.address"]) == (
+            f"0.0.0.0:{400 + i}", f"0.0.0.0:{410 + i}", f"0.0.0.0:{420 + i}")
+        assert h["dfs.datanode.data.dir"] == f"{tmp_path}/nm-{i}/dfs/data"
+    rm = render_conf_dir(TEMPLATES, tmp_path / "rm", conf)
+    assert _props(rm / "core-site.xml")["fs.defaultFS"] == "hdfs://127.0.0.1:300"
+    assert _props(rm / "mapred-site.xml")["mapreduce.jobhistory.done-dir"] == "/yarnctl/history/done"
+    assert _props(rm / "hdfs-site.xml")["dfs.namenode.name.dir"] == f"{tmp_path}/dfs/name"
+    # the light mode and docker keep Hadoop's DataNode ports and no bind host
+    y = _props(render_conf_dir(TEMPLATES, tmp_path / "light", _conf(tmp_path), _nm(tmp_path, 0)) / "yarn-site.xml")
+    assert "yarn.nodemanager.bind-host" not in y
+    assert _props(tmp_path / "light" / "hdfs-site.xml")["dfs.datanode.address"] == "0.0.0.0:50010"

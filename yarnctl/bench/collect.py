@@ -32,6 +32,8 @@ class AppRecord:
     vcore_seconds: int
     start_source: str   # "history" | "am" | "" : where first_task_ms came from
     planned_ms: int = 0  # when the bench meant it to reach the RM (submit_ms is when it did); 0: no plan
+    # its maps launched data-local, rack-local and off-switch (the job's JobCounter); () when unknown
+    maps_local: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """This record as a JSON object."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,14 @@ class JobHistory:
     finish_ms: int
     status: str  # SUCCEEDED | FAILED | KILLED, or "" when the file has no end
     attempts: tuple[TaskAttempt, ...]
+    # Hadoop's JobCounter group at JOB_FINISHED (DATA_LOCAL_MAPS, RACK_LOCAL_MAPS, OTHER_LOCAL_MAPS, ...)
+    job_counters: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def locality(self) -> tuple[int, int, int]:
+        """Maps launched data-local, rack-local and elsewhere (off-switch), as the job's AM counted them."""
+        c = self.job_counters
+        return c.get("DATA_LOCAL_MAPS", 0), c.get("RACK_LOCAL_MAPS", 0), c.get("OTHER_LOCAL_MAPS", 0)
 
     def of_type(self, kind: str) -> list[TaskAttempt]:
         """The attempts of one task type (MAP or REDUCE), in start order."""
@@ -74,7 +82,7 @@ def _events(path: Path) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
 def read_jhist(path: Path) -> JobHistory:
     """Parse one .jhist file (ClusterError naming the file and line when it is not one)."""
     job: dict[str, Any] = {"job_id": "", "name": "", "user": "", "queue": "", "submit_ms": 0, "am_start_ms": 0,
-                           "launch_ms": 0, "finish_ms": 0, "status": ""}
+                           "launch_ms": 0, "finish_ms": 0, "status": "", "job_counters": {}}
     started: dict[str, Mapping[str, Any]] = {}
     ended: dict[str, Mapping[str, Any]] = {}
     for n, kind, e in _events(path):
@@ -87,7 +95,7 @@ def read_jhist(path: Path) -> JobHistory:
             elif kind == "JOB_INITED":
                 job["launch_ms"] = int(e["launchTime"])
             elif kind == "JOB_FINISHED":
-                job.update(finish_ms=int(e["finishTime"]), status="SUCCEEDED")
+                job.update(finish_ms=int(e["finishTime"]), status="SUCCEEDED", job_counters=_job_counters(e))
             elif kind in ("JOB_FAILED", "JOB_KILLED"):
                 job.update(finish_ms=int(e["finishTime"]), status=str(e["jobStatus"]))
             elif kind.endswith("_ATTEMPT_STARTED"):
@@ -105,3 +113,11 @@ def read_jhist(path: Path) -> JobHistory:
                                     int(end.get("shuffleFinishTime", 0))))
     attempts.sort(key=lambda a: (a.start_ms, a.attempt_id))
     return JobHistory(**job, attempts=tuple(attempts))
+
+
+def _job_counters(finished: Mapping[str, Any]) -> dict[str, int]:
+    """The JobCounter group of a JOB_FINISHED event's totalCounters (Avro-JSON: groups of name/value counts)."""
+    for group in (finished.get("totalCounters") or {}).get("groups") or ():
+        if str(group.get("name", "")).endswith("JobCounter"):
+            return {str(c["name"]): int(c["value"]) for c in group.get("counts") or ()}
+    return {}

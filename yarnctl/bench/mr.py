@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from yarnctl.bench.collect import AppRecord, missing, record
+from yarnctl.bench.jhist import read_jhist
 from yarnctl.bench.shares import RmSampler
 from yarnctl.bench.spec import PROGRAMS, TAG_PREFIX, BenchJob, BenchSpec, TextInput
-from yarnctl.cluster.local import TERMINAL_STATES, LocalCluster, app_ids
+from yarnctl.cluster.local import HDFS_DIR, TERMINAL_STATES, LocalCluster, app_ids
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import AppInfo, HistoryServer, HttpSettings, ResourceManager
 from yarnctl.sim.workload.queues import site_properties
@@ -50,9 +51,11 @@ class MrRun:
 
 def run_doc(spec: BenchSpec, done: MrRun, history: Path) -> dict[str, Any]:
     """One run as bench.json keeps it: label, spec, capacity, wall time, records and its history dir."""
+    located = map_locality(history)
     doc = {"label": done.label, "spec": spec.name, "capacity_mb": done.capacity_mb,
            "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
-           "records": [r.to_json() for r in done.records], "history": str(history)}
+           "records": [dataclasses.replace(r, maps_local=located.get(r.app_id, ())).to_json() for r in done.records],
+           "history": str(history)}
     if done.queue_samples:
         doc["queue_samples"] = [[t, {q: list(v) for q, v in row.items()}] for t, row in done.queue_samples]
     return doc
@@ -91,7 +94,7 @@ def write_text(inp: TextInput, work: Path, seed: int = 0) -> None:
 
 
 def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_args: Sequence[str] = (),
-        timeout_s: float = 1800.0, say: Say = lambda s: None) -> MrRun:
+        timeout_s: float = 1800.0, say: Say = lambda s: None, hdfs: bool = False) -> MrRun:
     """Start a cluster for `label`, submit the spec's jobs on schedule, wait for all, read them back, stop it."""
     native, policy = scheduler_of(label)
     lc = LocalCluster(cluster_dir)
@@ -100,11 +103,14 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
     # a spec's queue tree goes into capacity-scheduler.xml, and the shim then extends CapacityScheduler
     info = lc.up(nodes=spec.nodes, policy=policy, native=native, nm_memory_mb=spec.nm_memory_mb,
                  nm_vcores=spec.nm_vcores, serve_args=serve_args, shim_on="capacity" if spec.queues else "fifo",
-                 capacity_site=site_properties(spec.queues) if spec.queues else None)
+                 capacity_site=site_properties(spec.queues) if spec.queues else None, hdfs=hdfs)
     try:
         work.mkdir(parents=True, exist_ok=True)
         for inp in spec.inputs:
             write_text(inp, work)
+            if info.namenode is not None:  # the job reads the same path on HDFS, spread over the DataNodes
+                lc.fs("-mkdir", "-p", str(work))
+                lc.fs("-put", str(work / inp.path), str(work / inp.path))
         sampler = RmSampler(lc.rm(_PROBE)).start() if spec.queues else None
         try:
             records = _submit_and_wait(lc, spec, label, work, timeout_s, say)
@@ -115,6 +121,8 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
         if sampler:
             say(f"{label}: sampled the queues {len(samples)} times ({sampler.errors} polls failed"
                 + (f"; the last: {sampler.last_error}" if sampler.errors else "") + ")")
+        if info.namenode is not None:  # MapReduce wrote its history to HDFS: fetch it before `down` formats it away
+            lc.fs("-copyToLocal", f"{HDFS_DIR}/history", str(cluster_dir / "history"))
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
         if policy is not None:
@@ -180,6 +188,19 @@ def _submit_and_wait(lc: LocalCluster, spec: BenchSpec, label: str, work: Path, 
     if lags:
         say(f"{label}: reached the RM {statistics.median(lags):+.1f} s from the schedule (median), "
             f"{min(lags):+.1f} to {max(lags):+.1f} s")
+    return out
+
+
+def map_locality(history: Path) -> dict[str, tuple[int, int, int]]:
+    """app id -> its maps launched data-local, rack-local and off-switch, from the kept job history files."""
+    out = {}
+    for f in sorted(history.glob("*.jhist")):
+        try:
+            h = read_jhist(f)
+        except ClusterError:
+            continue  # a truncated file: the job's other numbers come from the JobHistoryServer anyway
+        if h.job_counters:
+            out[h.job_id.replace("job_", "application_", 1)] = h.locality
     return out
 
 

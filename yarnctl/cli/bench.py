@@ -43,6 +43,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     mr.add_argument("--seed", type=int, default=0, help="seed of a random submission schedule (default 0)")
     mr.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
                     help="where the local clusters live (default ~/.yarnctl/bench-cluster)")
+    mr.add_argument("--hdfs", action="store_true",
+                    help="run each cluster with HDFS (`cluster up --hdfs`): inputs are put there, and each job's "
+                         "data-local / rack-local / other maps are reported (Hadoop's JobCounter)")
     mr.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
                     help="extra argument for `yarnctl serve` under the shim (repeatable), e.g. --serve-arg=--tune-interval=1")
     mr.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS",
@@ -116,7 +119,8 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
     runs = []
     for label in labels:
         work = (args.out or root) / "work" / label
-        done = mr.run(spec, label, root, work, serve_args=args.serve_arg, timeout_s=args.timeout, say=_say)
+        done = mr.run(spec, label, root, work, serve_args=args.serve_arg, timeout_s=args.timeout, say=_say,
+                      hdfs=args.hdfs)
         doc = mr.run_doc(spec, done, work / "history")
         if spec.queues:
             from yarnctl.bench.fidelity import FITTED
@@ -189,7 +193,7 @@ def results_of(runs: Sequence[dict[str, Any]]) -> list[Any]:
 
     out = []
     for run in runs:
-        records = [AppRecord(**r) for r in run["records"]]
+        records = [AppRecord(**{**r, "maps_local": tuple(r.get("maps_local", ()))}) for r in run["records"]]
         out.append(result(run["label"], records, run["capacity_mb"], run["capacity_vcores"], {"wall_s": run["wall_s"]}))
     return out
 
@@ -232,6 +236,8 @@ def _report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> int:
             output.print_jobs(results)
         if any(r.get("queue_shares") for r in runs):
             output.print_queue_shares(runs)
+        if any(rec.get("maps_local") for r in runs for rec in r["records"]):
+            output.print_map_locality(runs)
     if args.out:
         from yarnctl.sim.report import write_results_csv
 

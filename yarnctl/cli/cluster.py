@@ -18,6 +18,7 @@ examples:
   yarnctl cluster up --native fifo               # stock FifoScheduler, no policy server
   yarnctl cluster up --policy fifo --nodes 3     # the shim calling `yarnctl serve --policy fifo`
   yarnctl cluster up --policy dress --metrics-port 9464
+  yarnctl cluster up --hdfs                      # + a NameNode and a DataNode per node: map locality
   yarnctl cluster run -- pi 2 10
   yarnctl cluster status
   yarnctl cluster down
@@ -33,11 +34,12 @@ examples:
   yarnctl cluster run --class sleep -- -m 2 -r 1 -mt 1000 -rt 1000
   yarnctl cluster run --class dshell -- -shell_command "sleep 2" -num_containers 2
   yarnctl cluster run --class org.apache.hadoop.examples.ExampleDriver -- wordcount in/ out/
+  yarnctl cluster run --class fs -- -put README.md /in      # onto HDFS (`up --hdfs`)
 
 --class takes a main class or an alias: examples (default, the MapReduce examples driver),
 sleep (org.apache.hadoop.mapreduce.SleepJob), dshell (the distributed shell client; its -jar
 and -master_memory 256 are added when missing: the client's default 10 MB AM dies of
-OutOfMemoryError).
+OutOfMemoryError), fs (`hadoop fs`: the cluster's default file system).
 """
 
 
@@ -66,6 +68,10 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                     help="the scheduler the shim extends: fifo (default), or capacity: CapacityScheduler's queue "
                          "tree, ACLs and queue metrics from the cluster's capacity-scheduler.xml, which the policy "
                          "sees and may not exceed (not yet the default; docs/design/queues.md)")
+    up.add_argument("--hdfs", action="store_true",
+                    help="run HDFS too: a NameNode and a DataNode beside each NodeManager, the jobs' default file "
+                         "system; each node goes by a loopback address of its own (127.0.1.N), so maps are "
+                         "data-local, rack-local or off-switch as on a real cluster (default: file:///, lighter)")
     up.add_argument("--nodes", type=int, default=2, help="NodeManagers to start (default 2)")
     up.add_argument("--nm-memory-mb", type=int, default=4096, help="memory per NodeManager (default 4096)")
     up.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
@@ -192,7 +198,7 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
     info = cluster.up(nodes=args.nodes, policy=policy, native=args.native, nm_memory_mb=args.nm_memory_mb,
                       nm_vcores=args.nm_vcores, deadline_ms=args.deadline_ms, token_file=args.token_file,
                       heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout, recovery=args.recovery, ha=args.ha,
-                      shim_on=args.shim_on,
+                      shim_on=args.shim_on, hdfs=args.hdfs,
                       serve_args=() if args.metrics_port is None else ("--metrics-port", str(args.metrics_port)))
     flag = _flag(cluster)
     what = (f"shim on {args.shim_on}, policy {info.policy}" if info.policy and args.shim_on != "fifo"
@@ -202,6 +208,9 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
         print(f"  ResourceManager{' ' + rm_id if rm_id else '    '}  {d.url}/cluster  (REST {d.url}/ws/v1/cluster)")
     if info.zookeeper:
         print(f"  zookeeper        127.0.0.1:{info.zookeeper.ports['client']}  (RM leader election and state store)")
+    if info.namenode:
+        print(f"  HDFS             {info.default_fs}  (namenode {info.namenode.url}/jmx, "
+              f"{len(info.datanodes)} datanodes)")
     for n in info.nodes:
         print(f"  {n.name:<16} {n.url}/node")
     if info.history:

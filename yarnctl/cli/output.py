@@ -125,6 +125,26 @@ def print_queue_shares(runs: Sequence[dict[str, Any]]) -> None:
     out.print(t)
 
 
+def print_map_locality(runs: Sequence[dict[str, Any]]) -> None:
+    """Per job and scheduler: its maps launched data-local / rack-local / off-switch (Hadoop's JobCounter)."""
+    t = Table(title="maps data-local / rack-local / off-switch (data-local share)",
+              caption="the jobs' own DATA_LOCAL_MAPS / RACK_LOCAL_MAPS / OTHER_LOCAL_MAPS; a job without input "
+                      "blocks (SleepJob, pi) has only off-switch maps; all: the jobs with input blocks")
+    for col in ("job", *(str(r["label"]) for r in runs)):
+        t.add_column(col, justify="left" if col == "job" else "right", no_wrap=True)
+
+    def cell(local: Sequence[int]) -> str:
+        return f"{local[0]}/{local[1]}/{local[2]} ({100 * local[0] / max(1, sum(local)):.0f}%)"
+
+    by_job = [{rec["job_id"]: tuple(rec.get("maps_local") or ()) for rec in r["records"]} for r in runs]
+    for job in dict.fromkeys(j for jobs in by_job for j in jobs):
+        t.add_row(job, *("-" if not jobs.get(job) else cell(jobs[job]) for jobs in by_job))
+    totals = [[sum(x) for x in zip(*(v for v in jobs.values() if len(v) == 3 and v[0] + v[1]))] or [0, 0, 0]
+              for jobs in by_job]
+    t.add_row("all", *(cell(x) for x in totals))
+    out.print(t)
+
+
 def print_waits(runs: Sequence[SimRun], jobs: Sequence[str], last: int) -> None:
     """Per watched job and policy: the last `last` reasons it got nothing at a heartbeat, and all of them by code."""
     for job in jobs:

@@ -155,10 +155,20 @@ class NodeManagerConf:
     localizer_port: int
     webapp_port: int
     shuffle_port: int
+    # with HDFS on the local cluster: the loopback address this NM (and its DataNode) goes by, so that
+    # block locations name one YARN node each, and its DataNode's ports and storage (`dir`/dfs/data)
+    host: str | None = None
+    dn_ports: tuple[int, int, int] | None = None  # block transfer, IPC, web/JMX
 
     def values(self) -> dict[str, str]:
-        return {"NM_DIR": str(self.dir), "NM_PORT": str(self.port), "NM_LOCALIZER_PORT": str(self.localizer_port),
-                "NM_WEBAPP_PORT": str(self.webapp_port), "NM_SHUFFLE_PORT": str(self.shuffle_port)}
+        out = {"NM_DIR": str(self.dir), "NM_PORT": str(self.port), "NM_LOCALIZER_PORT": str(self.localizer_port),
+               "NM_WEBAPP_PORT": str(self.webapp_port), "NM_SHUFFLE_PORT": str(self.shuffle_port)}
+        if self.host is not None:
+            out["NM_HOST"] = self.host
+        if self.dn_ports is not None:
+            out |= {"DN_PORT": str(self.dn_ports[0]), "DN_IPC_PORT": str(self.dn_ports[1]),
+                    "DN_WEBAPP_PORT": str(self.dn_ports[2]), "DFS_DIR": str(self.dir / "dfs")}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,13 +199,15 @@ class ClusterConf:
     shim_on: str = "fifo"  # the shim's host scheduler (SHIM_HOSTS)
     capacity_site: Mapping[str, str] = field(default_factory=dict)  # set in capacity-scheduler.xml
     # the file system jobs use (fs.defaultFS) and the dir on it holding MapReduce staging and job history
-    # (default: `dir`); HDFS (hdfs-site.xml) serves it in docker only, the local cluster stays on file:///
+    # (default: `dir`): HDFS (hdfs-site.xml) in docker and on the local cluster, file:/// in its light mode
     default_fs: str = "file:///"
     fs_dir: str | None = None
     dfs_dir: Path | None = None          # NameNode/DataNode storage (default: dir/dfs)
     dfs_replication: int = 1
     nn_webapp_port: int = 50070
     dn_webapp_port: int = 50075
+    dn_port: int = 50010
+    dn_ipc_port: int = 50020
 
     @property
     def scheduler_class(self) -> str:
@@ -226,6 +238,7 @@ class ClusterConf:
             "DEFAULT_FS": self.default_fs, "FS_DIR": self.fs_dir or str(self.dir),
             "DFS_DIR": str(self.dfs_dir or self.dir / "dfs"), "DFS_REPLICATION": str(self.dfs_replication),
             "NN_WEBAPP_PORT": str(self.nn_webapp_port), "DN_WEBAPP_PORT": str(self.dn_webapp_port),
+            "DN_PORT": str(self.dn_port), "DN_IPC_PORT": str(self.dn_ipc_port),
         }
 
 
@@ -247,12 +260,33 @@ def render_conf_dir(templates: Path, out: Path, conf: ClusterConf, nm: NodeManag
             frag = templates / "yarn-site.shim.xml"
             text = set_values(merge(text, _read(frag)),
                               {"yarn.resourcemanager.scheduler.class": conf.scheduler_class, **conf.shim})
+        if nm is not None and name == "yarn-site.xml" and nm.host is not None:
+            # the NM takes its node id from yarn.nodemanager.address only with a bind host set (else the
+            # canonical name of the address it listens on: "localhost" for every loopback NM)
+            text = set_values(text, {"yarn.nodemanager.bind-host": "0.0.0.0"})
         if name == "yarn-site.xml" and conf.yarn_site:
             text = set_values(text, conf.yarn_site)
         if name == "capacity-scheduler.xml" and conf.capacity_site:
             text = set_values(text, conf.capacity_site)
         (out / name).write_text(text)
     return out
+
+
+HDFS_WEBAPPS = ("hdfs", "datanode", "secondary")
+
+
+def hdfs_webapps(conf_dir: Path) -> None:
+    """webapps/hdfs and webapps/datanode on the classpath (the conf dir comes first there).
+
+    The NameNode and DataNode refuse to start without them, and Maven Central's hadoop-hdfs jar leaves
+    them out (only the release tarball ships the HTML UI). Empty ones serve what the daemons register in
+    code (/jmx, /webhdfs, /conf, /logLevel); the HTML pages are not there.
+    """
+    for app in HDFS_WEBAPPS:
+        d = conf_dir / "webapps" / app
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "index.html").write_text(f"<html><body>HDFS {app}: no HTML UI in this image (Hadoop's jars from Maven "
+                                      "Central); see <a href=\"/jmx\">/jmx</a></body></html>\n")
 
 
 def _read(path: Path) -> str:

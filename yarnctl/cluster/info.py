@@ -24,6 +24,7 @@ MAIN_CLASSES = {
     "examples": "org.apache.hadoop.examples.ExampleDriver",
     "sleep": "org.apache.hadoop.mapreduce.SleepJob",
     "dshell": "org.apache.hadoop.yarn.applications.distributedshell.Client",
+    "fs": "org.apache.hadoop.fs.FsShell",  # `hadoop fs`: the cluster's default file system (HDFS with `up --hdfs`)
 }
 JARS = {  # name -> jar file name in the resolved classpath
     "examples": "hadoop-mapreduce-examples-2.7.7.jar",
@@ -75,6 +76,9 @@ class ClusterInfo:
     rm2: DaemonInfo | None = None        # RM HA (`up --ha`): the second ResourceManager (`rm` is rm1)
     serve2: DaemonInfo | None = None     # RM HA: rm2's own policy server
     zookeeper: DaemonInfo | None = None  # RM HA: leader election and the RM state store
+    namenode: DaemonInfo | None = None   # HDFS (not in the light mode, `up --no-hdfs`)
+    datanodes: tuple[DaemonInfo, ...] = ()  # one beside each NodeManager, in its order, on its loopback address
+    default_fs: str = "file:///"         # fs.defaultFS: hdfs://127.0.0.1:PORT with HDFS
 
     @property
     def rm_urls(self) -> list[str]:
@@ -96,9 +100,9 @@ class ClusterInfo:
 
     @property
     def daemons(self) -> list[DaemonInfo]:
-        return [*([self.zookeeper] if self.zookeeper else []), *([self.serve] if self.serve else []),
-                *([self.serve2] if self.serve2 else []), *self.rms, *([self.history] if self.history else []),
-                *self.nodes]
+        return [*([self.zookeeper] if self.zookeeper else []), *([self.namenode] if self.namenode else []),
+                *self.datanodes, *([self.serve] if self.serve else []), *([self.serve2] if self.serve2 else []),
+                *self.rms, *([self.history] if self.history else []), *self.nodes]
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = _plain(dataclasses.asdict(self))
@@ -128,7 +132,10 @@ class ClusterInfo:
                    nm_memory_mb=int(doc["nm_memory_mb"]), nm_vcores=int(doc["nm_vcores"]),
                    started_at=float(doc["started_at"]), up_seconds=float(doc.get("up_seconds", 0.0)),
                    serve_args=tuple(str(a) for a in doc.get("serve_args", ())), rm2=daemon(doc.get("rm2")),
-                   serve2=daemon(doc.get("serve2")), zookeeper=daemon(doc.get("zookeeper")))
+                   serve2=daemon(doc.get("serve2")), zookeeper=daemon(doc.get("zookeeper")),
+                   namenode=daemon(doc.get("namenode")),
+                   datanodes=tuple(d for d in (daemon(n) for n in doc.get("datanodes", ())) if d is not None),
+                   default_fs=str(doc.get("default_fs", "file:///")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,13 +35,13 @@ from yarnctl.cluster.info import (
     ClusterInfo, DaemonInfo, DownReport,
 )
 from yarnctl.cluster.rmstatus import UNFINISHED_STATES, rm_status, shim_status
-from yarnctl.cluster.start import Startup, serve_files
+from yarnctl.cluster.start import HDFS_DIR, Startup, serve_files
 
 AT_TIME = "io.yarnctl.bench.AtTime"  # runs a client's main at a given instant (java-bridge)
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import AppInfo, HttpSettings, ResourceManager
 
-__all__ = ["DEFAULT_DIR", "DEFAULT_TOKEN_FILE", "LAST_CLUSTER", "PROBE", "TERMINAL_STATES", "UNFINISHED_STATES",
+__all__ = ["DEFAULT_DIR", "HDFS_DIR", "DEFAULT_TOKEN_FILE", "LAST_CLUSTER", "PROBE", "TERMINAL_STATES", "UNFINISHED_STATES",
            "ClusterInfo", "DaemonInfo", "DownReport", "LocalCluster", "app_ids", "find_java_home", "find_running",
            "py4j_jar_if_needed"]
 
@@ -103,9 +103,10 @@ class LocalCluster(Startup):
                 log.warning("%s", e)
         groups: list[tuple[DaemonInfo, ...]] = []
         if info is not None:
-            # ZooKeeper last: RMs stopping under HA still talk to it
+            # ZooKeeper last: RMs stopping under HA still talk to it; HDFS after YARN, whose daemons write to it
             groups = [info.nodes, (*info.rms, *([info.history] if info.history else [])),
-                      tuple(d for d in (info.serve, info.serve2) if d), (info.zookeeper,) if info.zookeeper else ()]
+                      tuple(d for d in (info.serve, info.serve2) if d), (*info.datanodes,),
+                      (info.namenode,) if info.namenode else (), (info.zookeeper,) if info.zookeeper else ()]
         live = [[d for d in g if procs.owned(d.pid, marker(d, self.dir))] for g in groups]
         daemon_pids = {d.pid for g in groups for d in g}
         # Containers (and clients) go first, with the NMs frozen so that they launch nothing new
@@ -256,6 +257,14 @@ class LocalCluster(Startup):
                                   stderr=subprocess.PIPE if capture else None)
         except subprocess.TimeoutExpired:
             raise ClusterError(f"client {cmd[-len(args) - 1] if args else cmd[-1]} did not finish in {timeout} s") from None
+
+    def fs(self, *args: str, timeout: float = 120.0) -> str:
+        """`hadoop fs ARGS` on the cluster's default file system; its output, or ClusterError with its last error line."""
+        done = self.run(list(args), "fs", timeout=timeout)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise ClusterError(f"hadoop fs {' '.join(args)}: exit {done.returncode}: {last}")
+        return done.stdout
 
     def wait_app(self, app_id: str, timeout_s: float = 300.0, poll_s: float = 1.0) -> AppInfo:
         """Poll /ws/v1/cluster/apps/{id} until FINISHED, FAILED or KILLED; return the RM's record of the app."""

@@ -28,7 +28,7 @@ from typing import Any
 
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
-from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, render_conf_dir
+from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, hdfs_webapps, render_conf_dir
 from yarnctl.errors import ClusterError, ConfigError, RMError
 from yarnctl.rm import HdfsDaemon, HistoryServer, HttpSettings, NodeManager, ResourceManager
 
@@ -133,25 +133,8 @@ def render_role(role: str, env: Mapping[str, str], root: Path | None = None) -> 
     if role in ("namenode", "datanode"):
         (Path(setting(env, "YARNCTL_DFS_DIR")) / ("name" if role == "namenode" else "data")).mkdir(
             parents=True, exist_ok=True)
-        _hdfs_webapps(out)
+        hdfs_webapps(out)
     return render_conf_dir(root / "hadoop-conf", out, conf, nm)
-
-
-HDFS_WEBAPPS = ("hdfs", "datanode", "secondary")
-
-
-def _hdfs_webapps(conf_dir: Path) -> None:
-    """webapps/hdfs and webapps/datanode on the classpath (the conf dir comes first there).
-
-    The NameNode and DataNode refuse to start without them, and Maven Central's hadoop-hdfs jar leaves
-    them out (only the release tarball ships the HTML UI). Empty ones serve what the daemons register in
-    code (/jmx, /webhdfs, /conf, /logLevel); the HTML pages are not there.
-    """
-    for app in HDFS_WEBAPPS:
-        d = conf_dir / "webapps" / app
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "index.html").write_text(f"<html><body>HDFS {app}: no HTML UI in this image (Hadoop's jars from Maven "
-                                      "Central); see <a href=\"/jmx\">/jmx</a></body></html>\n")
 
 
 def serve_args(env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:

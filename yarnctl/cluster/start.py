@@ -19,7 +19,8 @@ from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
 from yarnctl.cluster.conf import (
-    NATIVE_SCHEDULERS, RM_ADDRESS_KEYS, SHIM_HOSTS, ClusterConf, NodeManagerConf, ha_site, recovery_site, render_conf_dir,
+    NATIVE_SCHEDULERS, RM_ADDRESS_KEYS, SHIM_HOSTS, ClusterConf, NodeManagerConf, ha_site, hdfs_webapps, recovery_site,
+    render_conf_dir,
 )
 from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
 from yarnctl.cluster.info import (
@@ -27,10 +28,11 @@ from yarnctl.cluster.info import (
 )
 from yarnctl.cluster.ports import free_ports, is_listening
 from yarnctl.errors import ClusterError, RMError
-from yarnctl.rm import HistoryServer, ResourceManager
+from yarnctl.rm import HdfsDaemon, HistoryServer, ResourceManager
 
 log = logging.getLogger("yarnctl.cluster.local")
 
+HDFS_DIR = "/yarnctl"  # on the local cluster's HDFS: MapReduce staging and job history
 POLICY_STATE = "policy-state.json"  # a stateful policy's saved state (serve --state-file)
 NM_REGISTERED = "Registered with ResourceManager as"  # NodeStatusUpdaterImpl.registerWithRM, once per registration
 
@@ -59,7 +61,7 @@ class Startup:
            token_file: Path | None = None, heartbeat_ms: int = 1000, serve_args: Sequence[str] = (),
            timeout_s: float = 180.0, recovery: bool = False, ha: bool = False,
            yarn_site: Mapping[str, str] | None = None, shim_on: str = "fifo",
-           capacity_site: Mapping[str, str] | None = None) -> ClusterInfo:
+           capacity_site: Mapping[str, str] | None = None, hdfs: bool = False) -> ClusterInfo:
         """Start the policy server (shim on), the RM and `nodes` NMs; return once every NM is RUNNING.
 
         `native` (fifo|capacity|fair) runs a stock scheduler and no policy server; otherwise the shim
@@ -67,7 +69,11 @@ class Startup:
         ZooKeeper and two RMs (rm1, rm2), each with its own policy server, that elect the active one
         and share their state there (see `failover`). `yarn_site` properties go into every conf dir
         last, `capacity_site` ones into capacity-scheduler.xml. `shim_on` is the scheduler the shim
-        extends: fifo, or capacity (the queue tree of capacity-scheduler.xml). On any failure everything started so far is stopped and ClusterError names the log to read.
+        extends: fifo, or capacity (the queue tree of capacity-scheduler.xml). `hdfs` starts a NameNode and a
+        DataNode beside each NodeManager, jobs' default file system; each NM and its DataNode then go by a
+        loopback address of their own (127.0.1.<i+1>), so that a block's location names one YARN node and
+        data-local, rack-local and off-switch mean what they do on a real cluster. On any failure everything
+        started so far is stopped and ClusterError names the log to read.
         """
         if nodes < 1:
             raise ClusterError(f"--nodes must be at least 1, got {nodes}")
@@ -91,7 +97,7 @@ class Startup:
         logs.mkdir(parents=True, exist_ok=True)
 
         host = "127.0.0.1"
-        ports = iter(free_ports(9 + 4 * nodes + (7 if ha else 0), host))
+        ports = iter(free_ports(9 + 4 * nodes + (7 if ha else 0) + ((2 + 3 * nodes) if hdfs else 0), host))
         rm_ports = {k: next(ports) for k in RM_ADDRESS_KEYS}
         jhs_ports = {k: next(ports) for k in ("jhs", "webapp", "admin")}
         serve_port = next(ports)
@@ -99,6 +105,10 @@ class Startup:
         serve2_port, zk_port = (next(ports), next(ports)) if ha else (0, 0)
         nm_confs = [NodeManagerConf(i, self.dir / f"nm-{i}", next(ports), next(ports), next(ports), next(ports))
                     for i in range(nodes)]
+        nn_ports = {"rpc": next(ports), "webapp": next(ports)} if hdfs else {}
+        if hdfs:
+            nm_confs = [dataclasses.replace(nm, host=nm_address(nm.index), dn_ports=(next(ports), next(ports), next(ports)))
+                        for nm in nm_confs]
         token = Path(token_file).expanduser() if token_file else DEFAULT_TOKEN_FILE
         shim_values = {"yarnctl.shim.enabled": "true", "yarnctl.shim.address": host,
                        "yarnctl.shim.port": str(serve_port), "yarnctl.shim.token-file": str(token)}
@@ -112,7 +122,10 @@ class Startup:
                            capacity_site=dict(capacity_site or {}), jhs_port=jhs_ports["jhs"],
                            jhs_webapp_port=jhs_ports["webapp"], jhs_admin_port=jhs_ports["admin"],
                            yarn_site={**(ha_site(host, zk_port, {"rm1": rm_ports, "rm2": rm2_ports}) if ha
-                                         else recovery_site(self.dir) if recovery else {}), **(yarn_site or {})})
+                                         else recovery_site(self.dir) if recovery else {}), **(yarn_site or {})},
+                           default_fs=f"hdfs://{host}:{nn_ports['rpc']}" if hdfs else "file:///",
+                           # with HDFS, MapReduce staging and job history live on it, as in docker
+                           fs_dir=HDFS_DIR if hdfs else None, nn_webapp_port=nn_ports.get("webapp", 50070))
         templates = self.root / "hadoop-conf"
         # under HA each RM's own conf dir says which RM it is; the others say rm1, because Hadoop
         # (HAUtil.getRMHAId, in the NM too) refuses two RM addresses that are both local otherwise
@@ -129,6 +142,10 @@ class Startup:
             render_conf_dir(templates, nm.dir / "conf", conf, nm)
             for sub in ("local", "logs"):
                 (nm.dir / sub).mkdir(parents=True, exist_ok=True)
+            if hdfs:
+                hdfs_webapps(nm.dir / "conf")
+        if hdfs:
+            hdfs_webapps(conf_dir)
 
         rm_url = f"http://{host}:{rm_ports['webapp']}"
         by_name = {p.name: Path(p) for p in map(Path, jars)}
@@ -152,6 +169,15 @@ class Startup:
                                      logs / "resourcemanager-rm2.out", rm2_url, rm2_ports, self.dir / "rm2"),
                 zookeeper=DaemonInfo("zookeeper", 0, logs / "zookeeper.log", logs / "zookeeper.out", "",
                                      {"client": zk_port}, self.dir / "zk"))
+        if hdfs:
+            info = dataclasses.replace(
+                info, default_fs=conf.default_fs,
+                namenode=DaemonInfo("namenode", 0, logs / "namenode.log", logs / "namenode.out",
+                                    f"http://{host}:{nn_ports['webapp']}", nn_ports, self.dir / "dfs"),
+                datanodes=tuple(DaemonInfo(f"datanode-{nm.index}", 0, logs / f"datanode-{nm.index}.log",
+                                           logs / f"datanode-{nm.index}.out", f"http://{nm.host}:{nm.dn_ports[2]}",
+                                           dict(zip(("data", "ipc", "webapp"), nm.dn_ports)), nm.dir)
+                                for nm in nm_confs if nm.dn_ports))
         deadline = time.monotonic() + timeout_s
         try:
             if ha:
@@ -163,6 +189,8 @@ class Startup:
                 if ha:
                     info = self._start_serve(info, policy, serve2_port, _next_metrics_port(serve_args), deadline,
                                              rm_id="rm2")
+            if hdfs:
+                info = self._start_hdfs(info, cp_file, java_home, deadline)
             # the JobHistoryServer first: it always sleeps 10 s after creating its dirs
             # (HistoryFileManager.createHistoryDirs), so the RM and NMs start meanwhile
             info, jhs = self._start_history(info, cp_file, java_home)
@@ -170,6 +198,8 @@ class Startup:
             if ha:
                 info = self._start_rm(info, cp_file, java_home, shim_jar, deadline, rm_id="rm2")
             info = self._start_nms(info, nm_confs, cp_file, java_home, deadline)
+            if hdfs:
+                self._wait_datanodes(info, deadline)
             self._wait_history(info, jhs, deadline)
         except BaseException:
             self.down()
@@ -311,7 +341,7 @@ class Startup:
     def _clean_previous(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         extra = {str(p.relative_to(self.dir)) for p in serve_files(self.dir, "rm2").values()}
-        for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "rm2", "zk", "state", "decisions.jsonl",
+        for name in ("conf", "logs", "tmp", "staging", "history", "rm-state", "rm2", "zk", "state", "dfs", "decisions.jsonl",
                      "serve-status.json", POLICY_STATE, STATE_FILE, *extra):
             p = self.dir / name
             if p.is_dir():
@@ -392,6 +422,57 @@ class Startup:
         self._save(info)
         self._wait_until(proc, zk, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
         return info
+
+    def _start_hdfs(self, info: ClusterInfo, cp_file: Path, java_home: str, deadline: float) -> ClusterInfo:
+        """Format and start the NameNode, then a DataNode in each NodeManager's conf dir (registered under its address)."""
+        nn = info.namenode
+        assert nn is not None and nn.dir is not None
+        env = self._daemon_env(info.conf_dir, cp_file, java_home, nn.name)
+        env["YARNCTL_HEAP"] = "256m"
+        self._say(f"starting HDFS: a namenode and {len(info.datanodes)} datanode(s)")
+        t0 = time.monotonic()
+        fmt_out = self.dir / "logs" / "namenode-format.out"
+        with fmt_out.open("wb") as out:
+            fmt = subprocess.run([str(self.daemon_script), "namenode", "-format", "-nonInteractive", "-clusterId",
+                                  "yarnctl"], env={**env, "YARNCTL_DAEMON_NAME": "namenode-format"}, cwd=self.dir,
+                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                 timeout=max(10.0, deadline - time.monotonic()))
+        if fmt.returncode != 0:
+            raise ClusterError(f"formatting HDFS in {nn.dir} failed (exit {fmt.returncode}); read {fmt_out}")
+        proc = procs.spawn([str(self.daemon_script), "namenode"], env, nn.out, cwd=self.dir)
+        info = dataclasses.replace(info, namenode=dataclasses.replace(nn, pid=proc.pid))
+        self._save(info)
+        self._wait_until(proc, nn, deadline, "listen for clients", lambda: is_listening("127.0.0.1", nn.ports["rpc"]), 0.2)
+        started = []
+        for dn in info.datanodes:
+            assert dn.dir is not None
+            env = self._daemon_env(dn.dir / "conf", cp_file, java_home, dn.name)
+            env["YARNCTL_HEAP"] = "256m"
+            started.append(dataclasses.replace(dn, pid=procs.spawn([str(self.daemon_script), "datanode"], env, dn.out,
+                                                                   cwd=dn.dir).pid))
+        info = dataclasses.replace(info, datanodes=tuple(started))
+        self._save(info)
+        self._say(f"  namenode up at {nn.url}, {info.default_fs} ({time.monotonic() - t0:.1f} s)")
+        return info
+
+    def _wait_datanodes(self, info: ClusterInfo, deadline: float) -> None:
+        """Until the NameNode counts every DataNode live and is out of safe mode."""
+        nn = info.namenode
+        assert nn is not None
+        t0 = time.monotonic()
+        with closing(HdfsDaemon(nn.url, settings=PROBE)) as client:
+            def ready() -> bool:
+                for d in info.datanodes:
+                    if not procs.alive(d.pid):
+                        raise ClusterError(f"{d.name} (pid {d.pid}) exited: {reason(d)}; read {log_to_read(d)}")
+                beans = client.jmx("Hadoop:service=NameNode,name=NameNodeInfo")
+                if not beans:
+                    return False
+                doc = beans[0].attributes
+                live = json.loads(str(doc.get("LiveNodes") or "{}"))
+                return len(live) >= len(info.datanodes) and not doc.get("Safemode")
+            self._wait_until(None, nn, deadline, "count every datanode live", ready)
+        self._say(f"  {len(info.datanodes)} datanode(s) live ({time.monotonic() - t0:.1f} s)")
 
     def _start_history(self, info: ClusterInfo, cp_file: Path, java_home: str
                        ) -> tuple[ClusterInfo, subprocess.Popen[bytes]]:
@@ -491,6 +572,11 @@ class Startup:
         """docker/bin/yarnctl-daemon, the start script every daemon goes through."""
         script: Path = self.root / "docker" / "bin" / "yarnctl-daemon"
         return script
+
+
+def nm_address(index: int) -> str:
+    """The loopback address NodeManager `index` and its DataNode go by when the local cluster runs HDFS."""
+    return f"127.0.1.{index + 1}"
 
 
 def _count(path: Path, needle: str) -> int:
