@@ -44,8 +44,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     mr.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
                     help="where the local clusters live (default ~/.yarnctl/bench-cluster)")
     mr.add_argument("--hdfs", action="store_true",
-                    help="run each cluster with HDFS (`cluster up --hdfs`): inputs are put there, and each job's "
-                         "data-local / rack-local / other maps are reported (Hadoop's JobCounter)")
+                    help="run each cluster with HDFS, as `cluster up` does (default here: file:///, as the fidelity runs "
+                         "were measured): inputs are put there, and each job's maps data-local / rack-local / "
+                         "off-switch are reported (Hadoop's JobCounter)")
     mr.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
                     help="extra argument for `yarnctl serve` under the shim (repeatable), e.g. --serve-arg=--tune-interval=1")
     mr.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS",

@@ -18,7 +18,7 @@ examples:
   yarnctl cluster up --native fifo               # stock FifoScheduler, no policy server
   yarnctl cluster up --policy fifo --nodes 3     # the shim calling `yarnctl serve --policy fifo`
   yarnctl cluster up --policy dress --metrics-port 9464
-  yarnctl cluster up --hdfs                      # + a NameNode and a DataNode per node: map locality
+  yarnctl cluster up --no-hdfs                   # jobs on file:///, no NameNode and DataNodes
   yarnctl cluster run -- pi 2 10
   yarnctl cluster status
   yarnctl cluster down
@@ -34,7 +34,7 @@ examples:
   yarnctl cluster run --class sleep -- -m 2 -r 1 -mt 1000 -rt 1000
   yarnctl cluster run --class dshell -- -shell_command "sleep 2" -num_containers 2
   yarnctl cluster run --class org.apache.hadoop.examples.ExampleDriver -- wordcount in/ out/
-  yarnctl cluster run --class fs -- -put README.md /in      # onto HDFS (`up --hdfs`)
+  yarnctl cluster run --class fs -- -put README.md /in      # onto HDFS (`up` without --no-hdfs)
 
 --class takes a main class or an alias: examples (default, the MapReduce examples driver),
 sleep (org.apache.hadoop.mapreduce.SleepJob), dshell (the distributed shell client; its -jar
@@ -68,10 +68,11 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                     help="the scheduler the shim extends: fifo (default), or capacity: CapacityScheduler's queue "
                          "tree, ACLs and queue metrics from the cluster's capacity-scheduler.xml, which the policy "
                          "sees and may not exceed (not yet the default; docs/design/queues.md)")
-    up.add_argument("--hdfs", action="store_true",
-                    help="run HDFS too: a NameNode and a DataNode beside each NodeManager, the jobs' default file "
-                         "system; each node goes by a loopback address of its own (127.0.1.N), so maps are "
-                         "data-local, rack-local or off-switch as on a real cluster (default: file:///, lighter)")
+    up.add_argument("--hdfs", action=argparse.BooleanOptionalAction, default=True,
+                    help="run HDFS (default): a NameNode and a DataNode beside each NodeManager, the jobs' default "
+                         "file system; each node goes by a loopback address of its own (127.0.1.N), so maps are "
+                         "data-local, rack-local or off-switch as on a real cluster. --no-hdfs: file:///, three "
+                         "JVMs lighter")
     up.add_argument("--nodes", type=int, default=2, help="NodeManagers to start (default 2)")
     up.add_argument("--nm-memory-mb", type=int, default=4096, help="memory per NodeManager (default 4096)")
     up.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
