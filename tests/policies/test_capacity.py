@@ -3,8 +3,9 @@
 import pytest
 from snapshots import GB, running, snapshot
 
-from yarnctl.model import App, Assignment, Ask
+from yarnctl.model import App, Assignment, Ask, Locality
 from yarnctl.policies import make_policy
+from yarnctl.policies.waiting import WaitCode
 
 NODES = [("n1", GB(10, 10)), ("n2", GB(10, 10))]  # 20 GB cluster
 
@@ -102,3 +103,51 @@ def test_an_app_reserves_no_more_nodes_than_containers_it_still_needs():
     huge = snapshot([("n1", GB(4, 8)), ("n3", GB(10, 8))], apps, [Ask("a", 20, GB(8), 1), Ask("b", 20, GB(1), 1)], busy[:1])
     cap = make_policy("capacity", {"reservations": True})
     assert cap.decide(huge, "n1").assignments == (Assignment("b", 20, "n1", 1),) and cap.reserved == {}
+
+
+def _located(app: str, host: str, n: int, priority: int = 20) -> list[Ask]:
+    """A map-like ask: n containers on `host`, on its rack r1, anywhere (what the MR AM sends for split blocks)."""
+    return [Ask(app, priority, GB(1), n), Ask(app, priority, GB(1), n, host, Locality.NODE),
+            Ask(app, priority, GB(1), n, "r1", Locality.RACK)]
+
+
+def test_node_local_containers_do_not_end_the_heartbeat():
+    # ParentQueue (root): only an OFF_SWITCH assignment stops the loop; node-local ones go on, one per call
+    snap = snapshot(NODES, [App("a")], _located("a", "n1", 3))
+    assert make_policy("capacity").decide(snap, "n1").assignments == (Assignment("a", 20, "n1", 3),)
+    # the same app asking ANY only: one off-switch container per heartbeat
+    assert make_policy("capacity").decide(snapshot(NODES, [App("a")], [Ask("a", 20, GB(1), 3)]), "n1").containers() == 1
+
+
+def test_rack_local_waits_node_locality_delay_missed_heartbeats():
+    # LeafQueue.canAssign(RACK_LOCAL): min(node-locality-delay, nodes) < missed opportunities, counted per
+    # heartbeat offered (addSchedulingOpportunity) and reset by a node- or rack-local container
+    snap = snapshot(NODES, [App("a")], _located("a", "n1", 2))
+    policy = make_policy("capacity", {"node_locality_delay": 2})
+    assert policy.decide(snap, "n2").is_empty() and policy.decide(snap, "n2").is_empty()  # missed 1, 2
+    assert policy.decide(snap, "n2").assignments == (Assignment("a", 20, "n2", 1),)  # 3 > 2; then reset to 0
+    assert policy.missed == {("a", 20): 1}  # the next call in that heartbeat counted one and found it too early
+    # node-local at once, both containers in one heartbeat
+    assert make_policy("capacity", {"node_locality_delay": 2}).decide(snap, "n1").containers() == 2
+    # Hadoop's default -1: rack-local at once, and (not off-switch) as many as fit
+    assert make_policy("capacity").decide(snap, "n2").containers() == 2
+
+
+def test_an_app_waiting_for_its_node_lets_the_next_app_have_this_one():
+    apps = [App("a", submit_s=0), App("b", submit_s=1)]
+    snap = snapshot(NODES, apps, [*_located("a", "n1", 2), Ask("b", 20, GB(1), 1)])
+    policy = make_policy("capacity", {"node_locality_delay": 5})
+    assert policy.decide(snap, "n2").assignments == (Assignment("b", 20, "n2", 1),)
+    why = policy.why_waiting(snap, "n2", "a", policy.decide(snap, "n2"))
+    assert why.code == WaitCode.LOCALITY and why.values["missed"] == 2 and "node-locality-delay" in why.text
+
+
+def test_off_switch_waits_for_required_containers_times_the_share_of_nodes_named():
+    # canAssign(OFF_SWITCH): required x min(named / nodes, 1) < missed; a node on another rack has no rack ask
+    nodes = [("n1", GB(10, 10)), ("n2", GB(10, 10))]
+    snap = snapshot(nodes, [App("a")], [Ask("a", 20, GB(1), 1), Ask("a", 20, GB(1), 1, "h9", Locality.NODE),
+                                        Ask("a", 20, GB(1), 1, "r9", Locality.RACK)])
+    policy = make_policy("capacity")  # 2 names on 2 nodes: factor 1, one container: after 1 missed
+    assert policy.decide(snap, "n1").is_empty()
+    assert policy.decide(snap, "n1").assignments == (Assignment("a", 20, "n1", 1),)
+    assert policy.missed == {("a", 20): 2}  # an off-switch container does not reset the count

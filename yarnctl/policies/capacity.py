@@ -5,7 +5,9 @@ skipping queues at their maximum capacity or whose head apps' users are at their
 inside a leaf queue apps are served in submit order (LeafQueue.activeApplications). Apps are
 activated while AM resources stay within `max_am_resource_percent` of the queue. At the root,
 an off-switch assignment ends the heartbeat (ParentQueue.assignContainers in 2.7), so ANY
-asks get one container per node heartbeat unless `multiple_off_switch`.
+asks get one container per node heartbeat unless `multiple_off_switch`. An app that names hosts (a
+map's split on HDFS) is served one container per call, node-local or rack-local ones not ending the
+heartbeat, with CapacityScheduler's delay scheduling (`node_locality_delay`, policies/locality.py).
 
 Departures, on purpose or not yet modelled: a container must fit in memory *and* vcores (the
 shim counts both; stock 2.7 with DefaultResourceCalculator checks memory only), queue usage is
@@ -23,10 +25,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Node, NodeId, Resources
+from yarnctl.model import ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Locality, Node, NodeId, Resources
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.locality import Place, may_assign, place
 from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 from yarnctl.policies.reservations import Reservations, fulfil, held_for
 
@@ -54,6 +57,7 @@ class CapacityConfig:
     multiple_off_switch: bool = False
     dominant: bool = False  # DominantResourceCalculator instead of the memory-only default
     reservations: bool = False
+    node_locality_delay: int = -1  # yarn.scheduler.capacity.node-locality-delay: missed heartbeats before rack-local
 
 
 class Capacity(PolicyBase):
@@ -66,6 +70,9 @@ class Capacity(PolicyBase):
     def __init__(self, config: CapacityConfig = CapacityConfig()) -> None:
         self.config = config
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
+        # (app, priority) -> node heartbeats it was offered and took nothing local at (apps that name hosts)
+        self.missed: dict[tuple[AppId, int], int] = {}
+        self._local_taken: dict[tuple[AppId, int], int] = {}  # node-local containers given in this heartbeat
 
     def _queue_confs(self, snap: ClusterSnapshot) -> dict[str, CapacityQueue]:
         # the scheduler's own tree when it has one (the shim on CapacityScheduler), its leaves' absolute
@@ -98,11 +105,15 @@ class Capacity(PolicyBase):
         available = node.available
         out: list[Assignment] = []
         taken: dict[tuple[str, int], int] = {}
-        limit = None if self.config.multiple_off_switch else 1
-        while snap.min_allocation.fits_in(available) and (limit is None or len(out) < limit):
-            got = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
+        self._local_taken = {}
+        if len(self.missed) > 2 * len(snap.apps):
+            self.missed = {k: v for k, v in self.missed.items() if k[0] in snap.apps}
+        ended = False
+        while snap.min_allocation.fits_in(available) and not ended:
+            got, off_switch = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
             if not got:
                 break
+            ended = off_switch and not self.config.multiple_off_switch
             for a in got:
                 taken[(a.app_id, a.priority)] = taken.get((a.app_id, a.priority), 0) + a.count
                 cap = _capability(snap, a)
@@ -125,7 +136,8 @@ class Capacity(PolicyBase):
         user_used: dict[tuple[str, str], Resources],
         available: Resources,
         taken: dict[tuple[str, int], int],
-    ) -> list[Assignment]:
+    ) -> tuple[list[Assignment], bool]:
+        """The next assignment in queue order, and whether it was off-switch (which ends the heartbeat)."""
         cluster = snap.capacity
 
         def used_capacity(q: str) -> float:
@@ -150,13 +162,36 @@ class Capacity(PolicyBase):
                 mine = self._amount(user_used.get((q, app.user), ZERO), cluster)
                 if mine > user_limit + 1e-9:
                     continue
+                where = self._place(snap, app.id, req.priority, node.id, taken)
+                if where.named:  # it names hosts: one container per call, with delay scheduling
+                    key = (app.id, req.priority)
+                    self.missed[key] = self.missed.get(key, 0) + 1  # LeafQueue.addSchedulingOpportunity
+                    if not may_assign(where, self.missed[key], self.config.node_locality_delay, len(snap.nodes)):
+                        continue  # not here yet: the next app (no out-of-order priorities within this one)
+                    if not req.capability.fits_in(available):
+                        if self.config.reservations and self._reserve(snap, node, app, available, taken):
+                            return [], False
+                        continue
+                    if where.level is not Locality.ANY:
+                        del self.missed[key]  # resetSchedulingOpportunities: not after an off-switch one
+                        if where.level is Locality.NODE:
+                            self._local_taken[key] = self._local_taken.get(key, 0) + 1
+                    return [Assignment(app.id, req.priority, node.id, 1)], where.level is Locality.ANY
                 got, _ = fill_app(snap, app, node, available,
                                   limit=None if self.config.multiple_off_switch else 1, taken=taken)
                 if got:
-                    return got
+                    return got, True
                 if self.config.reservations and self._reserve(snap, node, app, available, taken):
-                    return []  # a reservation ends the heartbeat, as nothing to assign does
-        return []
+                    return [], False  # a reservation ends the heartbeat, as nothing to assign does
+        return [], False
+
+    def _place(self, snap: ClusterSnapshot, app_id: AppId, priority: int, node_id: NodeId,
+               taken: dict[tuple[str, int], int]) -> Place:
+        """`place` less what this heartbeat gave already: node-local from the host's count, all from rack and ANY."""
+        p = place(snap, app_id, priority, node_id)
+        given = taken.get((app_id, priority), 0)
+        return Place(max(0, p.on_host - self._local_taken.get((app_id, priority), 0)), max(0, p.on_rack - given),
+                     max(0, p.anywhere - given), p.named)
 
     def _user_limit(self, conf: CapacityQueue, q_used: Resources, ask: Resources, users: int,
                     cluster: Resources) -> float:
@@ -199,6 +234,15 @@ class Capacity(PolicyBase):
             return wait(WaitCode.USER_LIMIT, f"user {app.user} holds {mine:.1%} of the cluster in queue {q}, over its "
                         f"user limit {limit:.1%} ({len(users)} user{'s' if len(users) != 1 else ''} asking)",
                         user=app.user, queue=q, used=mine, limit=limit)
+        where = place(snap, app_id, ask.priority, node_id)
+        missed = self.missed.get((app_id, ask.priority), 0)
+        # the decision at this node counted its opportunity already
+        if where.named and not may_assign(where, missed, self.config.node_locality_delay, len(snap.nodes)):
+            return wait(WaitCode.LOCALITY, f"delay scheduling: its priority {ask.priority} ask names hosts, none "
+                        f"of them {node_id}, and it has passed up {missed} node heartbeat(s) of "
+                        f"{min(self.config.node_locality_delay, len(snap.nodes))} (node-locality-delay) before "
+                        f"it takes a rack-local container", node=node_id, missed=missed,
+                        delay=self.config.node_locality_delay)
         return super().why_waiting(snap, node_id, app_id, decision)
 
     def _reserve(self, snap: ClusterSnapshot, node: Node, app: App, available: Resources,

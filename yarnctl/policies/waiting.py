@@ -26,7 +26,7 @@ class WaitCode(str, enum.Enum):
     TOO_LARGE = "too-large"  # its ask is larger than any node
     NO_ROOM = "no-room"  # no node has room for its ask now
     NODE_FULL = "node-full"  # this node has no room for its ask; another has
-    LOCALITY = "locality"  # its ask does not relax locality to this node
+    LOCALITY = "locality"  # its ask does not relax locality to this node, or waits for a local one (delay scheduling)
     RESERVED = "reserved"  # the node is reserved for another app's request
     USER_LIMIT = "user-limit"  # its user holds the user limit of its queue
     FAIR_SHARE = "fair-share"  # it holds more than the apps served first, against its weight
