@@ -199,7 +199,8 @@ def test_ha_site_names_both_rms_on_zookeeper() -> None:
 
 
 def test_with_hdfs_each_nm_and_its_datanode_go_by_their_own_address(tmp_path: Path) -> None:
-    conf = dataclasses.replace(_conf(tmp_path), default_fs="hdfs://127.0.0.1:300", fs_dir="/yarnctl")
+    conf = dataclasses.replace(_conf(tmp_path), default_fs="hdfs://127.0.0.1:300", fs_dir="/yarnctl",
+                               hdfs_bind="127.0.0.1")
     nms = [dataclasses.replace(_nm(tmp_path, i), host=f"127.0.1.{i + 1}", dn_ports=(400 + i, 410 + i, 420 + i))
            for i in (0, 1)]
     for i, nm in enumerate(nms):
@@ -207,16 +208,17 @@ def test_with_hdfs_each_nm_and_its_datanode_go_by_their_own_address(tmp_path: Pa
         y, h = _props(out / "yarn-site.xml"), _props(out / "hdfs-site.xml")
         # the node id comes from the address only with a bind host (else "localhost" for every loopback NM)
         assert (y["yarn.nodemanager.address"], y["yarn.nodemanager.bind-host"]) == (f"127.0.1.{i + 1}:{200 + 10 * i}",
-                                                                                  "0.0.0.0")
+                                                                                  f"127.0.1.{i + 1}")
         assert h["dfs.datanode.hostname"] == f"127.0.1.{i + 1}"  # block locations name the YARN node
+        # on loopback, where clients reach a DataNode (the NameNode gives them the address it registered from)
         assert (h["dfs.datanode.address"], h["dfs.datanode.ipc.address"], h["dfs.datanode.http.address"]) == (
-            f"0.0.0.0:{400 + i}", f"0.0.0.0:{410 + i}", f"0.0.0.0:{420 + i}")
+            f"127.0.0.1:{400 + i}", f"127.0.0.1:{410 + i}", f"127.0.0.1:{420 + i}")
         assert h["dfs.datanode.data.dir"] == f"{tmp_path}/nm-{i}/dfs/data"
     rm = render_conf_dir(TEMPLATES, tmp_path / "rm", conf)
     assert _props(rm / "core-site.xml")["fs.defaultFS"] == "hdfs://127.0.0.1:300"
     assert _props(rm / "mapred-site.xml")["mapreduce.jobhistory.done-dir"] == "/yarnctl/history/done"
     assert _props(rm / "hdfs-site.xml")["dfs.namenode.name.dir"] == f"{tmp_path}/dfs/name"
-    # the light mode and docker keep Hadoop's DataNode ports and no bind host
+    # the light mode and docker keep Hadoop's DataNode ports on every interface, and no NM bind host
     y = _props(render_conf_dir(TEMPLATES, tmp_path / "light", _conf(tmp_path), _nm(tmp_path, 0)) / "yarn-site.xml")
     assert "yarn.nodemanager.bind-host" not in y
     assert _props(tmp_path / "light" / "hdfs-site.xml")["dfs.datanode.address"] == "0.0.0.0:50010"

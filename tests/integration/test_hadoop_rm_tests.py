@@ -15,10 +15,10 @@ on every class (7.4 min on the 2-core CI machine, too long for `make test`).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
-import os
 import sys
 import time
 import xml.etree.ElementTree as ET

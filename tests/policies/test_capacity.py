@@ -151,3 +151,22 @@ def test_off_switch_waits_for_required_containers_times_the_share_of_nodes_named
     assert policy.decide(snap, "n1").is_empty()
     assert policy.decide(snap, "n1").assignments == (Assignment("a", 20, "n1", 1),)
     assert policy.missed == {("a", 20): 2}  # an off-switch container does not reset the count
+
+
+def test_a_rack_local_wait_ends_early_when_the_off_switch_test_passes():
+    # assignContainersOnNode falls through to the ANY request (2.7): 10 nodes, delay 40, one map naming n1 and r1:
+    # rack-local needs more than min(40, 10) missed heartbeats, off-switch more than 1 x min(2 / 10, 1) = 0.2
+    nodes = [(f"n{i}", GB(10, 10)) for i in range(1, 11)]
+    snap = snapshot(nodes, [App("a")], _located("a", "n1", 1))
+    policy = make_policy("capacity", {"node_locality_delay": 40})
+    assert policy.decide(snap, "n2").assignments == (Assignment("a", 20, "n2", 1),)
+    assert policy.missed == {}  # on the app's rack it counts as rack-local: the count is reset
+
+
+def test_strict_locality_skips_the_node_without_counting_an_opportunity():
+    # a request that does not relax past its hosts: SKIP_ASSIGNMENT, subtractSchedulingOpportunity
+    snap = snapshot(NODES, [App("a")], [Ask("a", 20, GB(1), 1, relax_locality=False),
+                                        Ask("a", 20, GB(1), 1, "h9", Locality.NODE),
+                                        Ask("a", 20, GB(1), 1, "r9", Locality.RACK, relax_locality=False)])
+    policy = make_policy("capacity")
+    assert policy.decide(snap, "n1").is_empty() and policy.missed == {}

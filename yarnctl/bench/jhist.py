@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from yarnctl.errors import ClusterError
@@ -48,7 +49,7 @@ class JobHistory:
     status: str  # SUCCEEDED | FAILED | KILLED, or "" when the file has no end
     attempts: tuple[TaskAttempt, ...]
     # Hadoop's JobCounter group at JOB_FINISHED (DATA_LOCAL_MAPS, RACK_LOCAL_MAPS, OTHER_LOCAL_MAPS, ...)
-    job_counters: Mapping[str, int] = field(default_factory=dict)
+    job_counters: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def locality(self) -> tuple[int, int, int]:
@@ -82,7 +83,7 @@ def _events(path: Path) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
 def read_jhist(path: Path) -> JobHistory:
     """Parse one .jhist file (ClusterError naming the file and line when it is not one)."""
     job: dict[str, Any] = {"job_id": "", "name": "", "user": "", "queue": "", "submit_ms": 0, "am_start_ms": 0,
-                           "launch_ms": 0, "finish_ms": 0, "status": "", "job_counters": {}}
+                           "launch_ms": 0, "finish_ms": 0, "status": "", "job_counters": MappingProxyType({})}
     started: dict[str, Mapping[str, Any]] = {}
     ended: dict[str, Mapping[str, Any]] = {}
     for n, kind, e in _events(path):
@@ -115,9 +116,9 @@ def read_jhist(path: Path) -> JobHistory:
     return JobHistory(**job, attempts=tuple(attempts))
 
 
-def _job_counters(finished: Mapping[str, Any]) -> dict[str, int]:
+def _job_counters(finished: Mapping[str, Any]) -> Mapping[str, int]:
     """The JobCounter group of a JOB_FINISHED event's totalCounters (Avro-JSON: groups of name/value counts)."""
     for group in (finished.get("totalCounters") or {}).get("groups") or ():
         if str(group.get("name", "")).endswith("JobCounter"):
-            return {str(c["name"]): int(c["value"]) for c in group.get("counts") or ()}
-    return {}
+            return MappingProxyType({str(c["name"]): int(c["value"]) for c in group.get("counts") or ()})
+    return MappingProxyType({})

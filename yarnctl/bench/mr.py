@@ -122,7 +122,10 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
             say(f"{label}: sampled the queues {len(samples)} times ({sampler.errors} polls failed"
                 + (f"; the last: {sampler.last_error}" if sampler.errors else "") + ")")
         if info.namenode is not None:  # MapReduce wrote its history to HDFS: fetch it before `down` formats it away
-            lc.fs("-copyToLocal", f"{HDFS_DIR}/history", str(cluster_dir / "history"))
+            try:
+                lc.fs("-copyToLocal", f"{HDFS_DIR}/history", str(cluster_dir / "history"))
+            except ClusterError as e:  # the records came from the JobHistoryServer: keep the run without the files
+                say(f"{label}: could not fetch the job history from HDFS ({e}); tasks.csv and locality will lack it")
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
         if policy is not None:

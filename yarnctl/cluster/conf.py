@@ -208,6 +208,7 @@ class ClusterConf:
     dn_webapp_port: int = 50075
     dn_port: int = 50010
     dn_ipc_port: int = 50020
+    hdfs_bind: str = "0.0.0.0"  # where the NameNode's web port and the DataNodes listen (loopback on the local cluster)
 
     @property
     def scheduler_class(self) -> str:
@@ -238,7 +239,7 @@ class ClusterConf:
             "DEFAULT_FS": self.default_fs, "FS_DIR": self.fs_dir or str(self.dir),
             "DFS_DIR": str(self.dfs_dir or self.dir / "dfs"), "DFS_REPLICATION": str(self.dfs_replication),
             "NN_WEBAPP_PORT": str(self.nn_webapp_port), "DN_WEBAPP_PORT": str(self.dn_webapp_port),
-            "DN_PORT": str(self.dn_port), "DN_IPC_PORT": str(self.dn_ipc_port),
+            "DN_PORT": str(self.dn_port), "DN_IPC_PORT": str(self.dn_ipc_port), "HDFS_BIND": self.hdfs_bind,
         }
 
 
@@ -263,7 +264,7 @@ def render_conf_dir(templates: Path, out: Path, conf: ClusterConf, nm: NodeManag
         if nm is not None and name == "yarn-site.xml" and nm.host is not None:
             # the NM takes its node id from yarn.nodemanager.address only with a bind host set (else the
             # canonical name of the address it listens on: "localhost" for every loopback NM)
-            text = set_values(text, {"yarn.nodemanager.bind-host": "0.0.0.0"})
+            text = set_values(text, {"yarn.nodemanager.bind-host": nm.host})
         if name == "yarn-site.xml" and conf.yarn_site:
             text = set_values(text, conf.yarn_site)
         if name == "capacity-scheduler.xml" and conf.capacity_site:

@@ -41,7 +41,7 @@ AT_TIME = "io.yarnctl.bench.AtTime"  # runs a client's main at a given instant (
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import AppInfo, HttpSettings, ResourceManager
 
-__all__ = ["DEFAULT_DIR", "HDFS_DIR", "DEFAULT_TOKEN_FILE", "LAST_CLUSTER", "PROBE", "TERMINAL_STATES", "UNFINISHED_STATES",
+__all__ = ["DEFAULT_DIR", "DEFAULT_TOKEN_FILE", "HDFS_DIR", "LAST_CLUSTER", "PROBE", "TERMINAL_STATES", "UNFINISHED_STATES",
            "ClusterInfo", "DaemonInfo", "DownReport", "LocalCluster", "app_ids", "find_java_home", "find_running",
            "py4j_jar_if_needed"]
 

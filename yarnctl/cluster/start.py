@@ -83,6 +83,8 @@ class Startup:
             raise ClusterError(f"unknown shim host {shim_on!r}; valid: {', '.join(SHIM_HOSTS)}")
         if native is None and not policy:
             raise ClusterError("give a policy for the shim (--policy) or a stock scheduler (--native)")
+        if hdfs and nodes > 254:
+            raise ClusterError(f"--nodes {nodes}: with HDFS each node needs a loopback address 127.0.1.N (at most 254)")
         if nm_memory_mb < 1024 or nm_vcores < 1:
             raise ClusterError("a NodeManager needs at least 1024 MB and 1 vcore")
         self._refuse_if_running()
@@ -125,7 +127,8 @@ class Startup:
                                          else recovery_site(self.dir) if recovery else {}), **(yarn_site or {})},
                            default_fs=f"hdfs://{host}:{nn_ports['rpc']}" if hdfs else "file:///",
                            # with HDFS, MapReduce staging and job history live on it, as in docker
-                           fs_dir=HDFS_DIR if hdfs else None, nn_webapp_port=nn_ports.get("webapp", 50070))
+                           fs_dir=HDFS_DIR if hdfs else None, nn_webapp_port=nn_ports.get("webapp", 50070),
+                           hdfs_bind=host)
         templates = self.root / "hadoop-conf"
         # under HA each RM's own conf dir says which RM it is; the others say rm1, because Hadoop
         # (HAUtil.getRMHAId, in the NM too) refuses two RM addresses that are both local otherwise
@@ -175,7 +178,7 @@ class Startup:
                 namenode=DaemonInfo("namenode", 0, logs / "namenode.log", logs / "namenode.out",
                                     f"http://{host}:{nn_ports['webapp']}", nn_ports, self.dir / "dfs"),
                 datanodes=tuple(DaemonInfo(f"datanode-{nm.index}", 0, logs / f"datanode-{nm.index}.log",
-                                           logs / f"datanode-{nm.index}.out", f"http://{nm.host}:{nm.dn_ports[2]}",
+                                           logs / f"datanode-{nm.index}.out", f"http://{host}:{nm.dn_ports[2]}",
                                            dict(zip(("data", "ipc", "webapp"), nm.dn_ports)), nm.dir)
                                 for nm in nm_confs if nm.dn_ports))
         deadline = time.monotonic() + timeout_s
@@ -433,25 +436,29 @@ class Startup:
         t0 = time.monotonic()
         fmt_out = self.dir / "logs" / "namenode-format.out"
         with fmt_out.open("wb") as out:
-            fmt = subprocess.run([str(self.daemon_script), "namenode", "-format", "-nonInteractive", "-clusterId",
-                                  "yarnctl"], env={**env, "YARNCTL_DAEMON_NAME": "namenode-format"}, cwd=self.dir,
-                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                 timeout=max(10.0, deadline - time.monotonic()))
+            try:
+                fmt = subprocess.run([str(self.daemon_script), "namenode", "-format", "-nonInteractive", "-clusterId",
+                                      "yarnctl"], env={**env, "YARNCTL_DAEMON_NAME": "namenode-format"}, cwd=self.dir,
+                                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                     timeout=max(10.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise ClusterError(f"formatting HDFS in {nn.dir} did not finish in time; read {fmt_out}") from None
         if fmt.returncode != 0:
             raise ClusterError(f"formatting HDFS in {nn.dir} failed (exit {fmt.returncode}); read {fmt_out}")
         proc = procs.spawn([str(self.daemon_script), "namenode"], env, nn.out, cwd=self.dir)
         info = dataclasses.replace(info, namenode=dataclasses.replace(nn, pid=proc.pid))
         self._save(info)
         self._wait_until(proc, nn, deadline, "listen for clients", lambda: is_listening("127.0.0.1", nn.ports["rpc"]), 0.2)
-        started = []
+        started: list[DaemonInfo] = []
         for dn in info.datanodes:
             assert dn.dir is not None
             env = self._daemon_env(dn.dir / "conf", cp_file, java_home, dn.name)
             env["YARNCTL_HEAP"] = "256m"
             started.append(dataclasses.replace(dn, pid=procs.spawn([str(self.daemon_script), "datanode"], env, dn.out,
                                                                    cwd=dn.dir).pid))
-        info = dataclasses.replace(info, datanodes=tuple(started))
-        self._save(info)
+            # saved after each start: `down` after a failed one stops those already running
+            info = dataclasses.replace(info, datanodes=(*started, *info.datanodes[len(started):]))
+            self._save(info)
         self._say(f"  namenode up at {nn.url}, {info.default_fs} ({time.monotonic() - t0:.1f} s)")
         return info
 
@@ -504,7 +511,7 @@ class Startup:
             env = self._daemon_env(nm.dir / "conf", cp_file, java_home, name)
             proc = procs.spawn([str(self.daemon_script), "nodemanager"], env, logs / f"{name}.out", cwd=nm.dir)
             d = DaemonInfo(name, proc.pid, logs / f"{name}.log", logs / f"{name}.out",
-                           f"http://{info.rm_url.split('//')[1].split(':')[0]}:{nm.webapp_port}",
+                           f"http://{nm.host or info.rm_url.split('//')[1].split(':')[0]}:{nm.webapp_port}",
                            {"nm": nm.port, "localizer": nm.localizer_port, "webapp": nm.webapp_port,
                             "shuffle": nm.shuffle_port}, nm.dir)
             started.append((proc, d))

@@ -6,8 +6,10 @@ inside a leaf queue apps are served in submit order (LeafQueue.activeApplication
 activated while AM resources stay within `max_am_resource_percent` of the queue. At the root,
 an off-switch assignment ends the heartbeat (ParentQueue.assignContainers in 2.7), so ANY
 asks get one container per node heartbeat unless `multiple_off_switch`. An app that names hosts (a
-map's split on HDFS) is served one container per call, node-local or rack-local ones not ending the
-heartbeat, with CapacityScheduler's delay scheduling (`node_locality_delay`, policies/locality.py).
+map's split on HDFS; on file:// every split names `localhost`, which every NM of the light local cluster
+is) is served one container per call, node-local or rack-local ones not ending the heartbeat, with
+CapacityScheduler's delay scheduling (`node_locality_delay`, policies/locality.py). The simulator's
+workloads ask ANY only, so there it is the one-per-heartbeat path.
 
 Departures, on purpose or not yet modelled: a container must fit in memory *and* vcores (the
 shim counts both; stock 2.7 with DefaultResourceCalculator checks memory only), queue usage is
@@ -21,6 +23,7 @@ re-reservation starvation term), and the node serves only that request until it 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -164,6 +167,8 @@ class Capacity(PolicyBase):
                     continue
                 where = self._place(snap, app.id, req.priority, node.id, taken)
                 if where.named:  # it names hosts: one container per call, with delay scheduling
+                    if where.skipped:
+                        continue
                     key = (app.id, req.priority)
                     self.missed[key] = self.missed.get(key, 0) + 1  # LeafQueue.addSchedulingOpportunity
                     if not may_assign(where, self.missed[key], self.config.node_locality_delay, len(snap.nodes)):
@@ -190,8 +195,8 @@ class Capacity(PolicyBase):
         """`place` less what this heartbeat gave already: node-local from the host's count, all from rack and ANY."""
         p = place(snap, app_id, priority, node_id)
         given = taken.get((app_id, priority), 0)
-        return Place(max(0, p.on_host - self._local_taken.get((app_id, priority), 0)), max(0, p.on_rack - given),
-                     max(0, p.anywhere - given), p.named)
+        return dataclasses.replace(p, on_host=max(0, p.on_host - self._local_taken.get((app_id, priority), 0)),
+                                   on_rack=max(0, p.on_rack - given), anywhere=max(0, p.anywhere - given))
 
     def _user_limit(self, conf: CapacityQueue, q_used: Resources, ask: Resources, users: int,
                     cluster: Resources) -> float:
@@ -237,11 +242,14 @@ class Capacity(PolicyBase):
         where = place(snap, app_id, ask.priority, node_id)
         missed = self.missed.get((app_id, ask.priority), 0)
         # the decision at this node counted its opportunity already
-        if where.named and not may_assign(where, missed, self.config.node_locality_delay, len(snap.nodes)):
-            return wait(WaitCode.LOCALITY, f"delay scheduling: its priority {ask.priority} ask names hosts, none "
-                        f"of them {node_id}, and it has passed up {missed} node heartbeat(s) of "
-                        f"{min(self.config.node_locality_delay, len(snap.nodes))} (node-locality-delay) before "
-                        f"it takes a rack-local container", node=node_id, missed=missed,
+        if where.named and not where.skipped and not may_assign(where, missed, self.config.node_locality_delay,
+                                                                len(snap.nodes)):
+            needed = (f"more than min(node-locality-delay {self.config.node_locality_delay}, {len(snap.nodes)} nodes) "
+                      "for a rack-local container, or " if where.level is Locality.RACK else "")
+            factor = min(where.named / len(snap.nodes), 1.0)
+            return wait(WaitCode.LOCALITY, f"delay scheduling: its priority {ask.priority} ask names hosts, none of "
+                        f"them {node_id}; it has passed up {missed} node heartbeat(s) and waits for {needed}more than "
+                        f"{where.anywhere} x {factor:.2f} for an off-switch one", node=node_id, missed=missed,
                         delay=self.config.node_locality_delay)
         return super().why_waiting(snap, node_id, app_id, decision)
 
