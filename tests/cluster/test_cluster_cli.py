@@ -39,7 +39,10 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     (["cluster", "up", "--native", "fifo", "--nm-memory-mb", "512"], "error: a NodeManager needs at least 1024 MB"),
     (["cluster", "up", "--native", "fair", "--metrics-port", "9464"],
      "error: --metrics-port is the policy server's; --native fair runs none"),
-], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-small-nm", "up-native-metrics"])
+    (["cluster", "up", "--native", "fifo", "--nodes", "255"],
+     "error: --nodes 255: with HDFS each node needs a loopback address 127.0.1.N (at most 254)"),
+], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-small-nm", "up-native-metrics",
+        "up-too-many-hdfs-nodes"])
 def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
                                     message: str) -> None:
     code, out, err = _run(capsys, *argv[:2], "--dir", str(tmp_path), *argv[2:])
@@ -47,6 +50,20 @@ def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path
     assert out == ""
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith(message.format(d=tmp_path)), err
+
+
+@pytest.mark.parametrize("flag, hdfs", [((), True), (("--no-hdfs",), False)], ids=["default", "no-hdfs"])
+def test_up_runs_hdfs_unless_told_not_to(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flag: tuple[str, ...],
+                                         hdfs: bool) -> None:
+    asked: dict[str, object] = {}
+
+    def up(self: LocalCluster, **kw: object) -> None:
+        asked.update(kw)
+        raise ClusterError("stop here")  # only what the CLI asked for matters
+
+    monkeypatch.setattr(LocalCluster, "up", up)
+    assert main(["cluster", "up", "--dir", str(tmp_path), "--native", "fifo", *flag]) == 2
+    assert asked["hdfs"] is hdfs
 
 
 def test_down_without_cluster_is_a_no_op(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
