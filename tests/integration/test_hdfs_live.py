@@ -40,10 +40,11 @@ def test_wordcount_on_hdfs_reports_map_locality_and_its_asks_reach_the_policy(tm
     (run,) = json.loads((out / "bench.json").read_text())["runs"]
     assert [r["final_status"] for r in run["records"]] == ["SUCCEEDED", "SUCCEEDED"]
     for r in run["records"]:
-        # one map per 1 MB file; every one counted somewhere (data-local + rack-local + off-switch)
-        assert len(r["maps_local"]) == 3 and sum(r["maps_local"]) == 4, r
+        # one map per 1 MB file, each counted data-local or rack-local (one rack: never off-switch); more than
+        # four when MapReduce launched a speculative attempt, as it may on a loaded machine
+        assert len(r["maps_local"]) == 3 and sum(r["maps_local"]) >= 4 and r["maps_local"][2] == 0, r
     assert "maps data-local / rack-local / off-switch" in " ".join(proc.stdout.split())  # rich wraps titles
-    assert re.search(r"w1\W+\d/\d/\d \(\d+%\)", proc.stdout) and re.search(r"all\W+\d/\d/0 \(\d+%\)", proc.stdout)
+    assert re.search(r"w1\W+\d+/\d+/0 \(\d+%\)", proc.stdout) and re.search(r"all\W+\d+/\d+/0 \(\d+%\)", proc.stdout)
     assert len(list((out / "work" / "fifo" / "history").glob("*.jhist"))) == 2  # fetched from HDFS before `down`
 
     # Python saw the nodes by their own addresses and the maps' asks by DataNode host, with the rack
@@ -53,4 +54,6 @@ def test_wordcount_on_hdfs_reports_map_locality_and_its_asks_reach_the_policy(tm
     nodes = {n[0].rsplit(":", 1)[0] for r in reqs if r for n in r.get("nodes", [])}
     assert nodes == {"127.0.1.1", "127.0.1.2"}, nodes
     named = {loc[0] for r in reqs if r for a in r.get("asks", []) for loc in (a[6] or [])}
-    assert {"127.0.1.1", "127.0.1.2", "/default-rack"} <= named, named
+    # the NameNode places each block on a DataNode at random (both registered from 127.0.0.1, the writer's
+    # address): usually both hosts are named, all four blocks on one in 1 run of 8
+    assert "/default-rack" in named and named & {"127.0.1.1", "127.0.1.2"}, named
