@@ -106,10 +106,11 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
                  capacity_site=site_properties(spec.queues) if spec.queues else None, hdfs=hdfs)
     try:
         work.mkdir(parents=True, exist_ok=True)
+        if info.namenode is not None and spec.inputs:
+            lc.fs("-mkdir", "-p", str(work))
         for inp in spec.inputs:
             write_text(inp, work)
             if info.namenode is not None:  # the job reads the same path on HDFS, spread over the DataNodes
-                lc.fs("-mkdir", "-p", str(work))
                 lc.fs("-put", str(work / inp.path), str(work / inp.path))
         sampler = RmSampler(lc.rm(_PROBE)).start() if spec.queues else None
         try:

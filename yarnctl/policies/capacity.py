@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Locality, Node, NodeId, Resources
+from yarnctl.model import ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Locality, Node, NodeId, Resources
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
@@ -165,8 +165,10 @@ class Capacity(PolicyBase):
                 mine = self._amount(user_used.get((q, app.user), ZERO), cluster)
                 if mine > user_limit + 1e-9:
                     continue
-                where = self._place(snap, app.id, req.priority, node.id, taken)
-                if where.named:  # it names hosts: one container per call, with delay scheduling
+                # most apps ask ANY only (every simulated one): keep the locality work off their path
+                located = any(r.resource_name != ANY for r in snap.asks.get(app.id, ()))
+                where = self._place(snap, app.id, req.priority, node.id, taken) if located else None
+                if where is not None and where.named:  # it names hosts: one container per call, delay scheduling
                     if where.skipped:
                         continue
                     key = (app.id, req.priority)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from yarnctl.model import ANY, Ask, AppId, ClusterSnapshot, Decision, NodeId, Resources
+from yarnctl.policies.locality import host_of
 
 
 class WaitCode(str, enum.Enum):
@@ -100,8 +101,7 @@ def named(snap: ClusterSnapshot, app_id: AppId, priority: int, node_id: NodeId) 
     """True when the app's asks at `priority` name `node_id`, its host or its rack (strict locality allows it)."""
     node = snap.nodes[node_id]
     names = {r.resource_name for r in snap.asks.get(app_id, ()) if r.priority == priority}
-    host = node_id.rpartition(":")[0] or node_id  # live node ids are host:port; the AM asks by host
-    return node_id in names or host in names or node.rack in names
+    return node_id in names or host_of(node_id) in names or node.rack in names
 
 
 def behind(snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision, policy: str) -> Wait:
