@@ -13,7 +13,9 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import os
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,9 @@ import pytest
 
 from fixturerm import FIXTURES, JSON, HttpStub
 from yarnctl.bench.collect import AppRecord, result
-from yarnctl.bench.suites import app_ids_in, combine, hibench_jobs, tpcds_jobs
+from yarnctl.bench.suites import PYTHON2_SH, app_ids_in, combine, hibench_conf, hibench_jobs, python2, tpcds_jobs
 from yarnctl.cli.main import main
+from yarnctl.errors import ConfigError
 
 APP = json.loads((FIXTURES / "apps_running.json").read_text())["apps"]["app"][0]
 T0 = 1_795_326_565_641
@@ -223,3 +226,75 @@ def test_suite_builders_need_the_real_layout(tmp_path: Path) -> None:
     (tmp_path / "sample-queries-tpcds" / "query19.sql").write_text("select 1;")
     q = tpcds_jobs(tmp_path, ["19"], "db", interval_s=2.0)
     assert q[0].id == "query19" and q[0].command[-1].endswith("query19.sql")
+
+
+def test_hibench_conf_is_the_checkouts_conf_then_the_clusters_hadoop_conf_then_overrides(tmp_path: Path) -> None:
+    home = tmp_path / "HiBench"
+    (home / "conf").mkdir(parents=True)
+    (home / "conf" / "hibench.conf").write_text("hibench.scale.profile large\n")
+    (home / "conf" / "hadoop.conf").write_text("hibench.hadoop.home /elsewhere\n")
+    (home / "conf" / "hadoop.conf.template").write_text("not read by HiBench\n")
+    dest = tmp_path / "out" / "conf"
+    dest.mkdir(parents=True)
+    (dest / "stale.conf").write_text("from a previous run\n")
+    hibench_conf(home, dest, hadoop_home=tmp_path / "cluster" / "hadoop", default_fs="hdfs://127.0.0.1:9000",
+                 overrides={"hibench.scale.profile": "tiny"})
+    # HiBench reads the folder's *.conf in name order, a later value winning: yarnctl.conf comes last
+    assert sorted(p.name for p in dest.glob("*.conf")) == ["hadoop.conf", "hibench.conf", "yarnctl.conf"]
+    hadoop = (dest / "hadoop.conf").read_text()
+    assert f"hibench.hadoop.home {tmp_path}/cluster/hadoop\n" in hadoop and "hibench.hdfs.master hdfs://127.0.0.1:9000\n" in hadoop
+    assert (dest / "hibench.conf").read_text() == "hibench.scale.profile large\n"
+    assert (dest / "yarnctl.conf").read_text().splitlines()[-1] == "hibench.scale.profile tiny"
+    with pytest.raises(ConfigError, match="not a HiBench checkout"):
+        hibench_conf(tmp_path / "nothing", dest)
+
+
+def _fake_python2(d: Path, code: int) -> None:
+    d.mkdir(parents=True)
+    (d / "python2").write_text(f"#!/bin/sh\nexit {code}\n")
+    (d / "python2").chmod(0o755)
+
+
+def test_python2_is_a_working_one_on_path_else_the_unpacked_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stand-in interpreters: one that runs, one that fails as a pyenv shim does without a 2.x selected."""
+    _fake_python2(tmp_path / "works", 0)
+    _fake_python2(tmp_path / "shim", 127)
+    _fake_python2(tmp_path / "home" / "bin", 0)  # unpacked before: python2.sh does not run again
+    monkeypatch.setenv("PATH", f"{tmp_path / 'works'}:/usr/bin:/bin")
+    assert python2(tmp_path / "home") == tmp_path / "works"
+    monkeypatch.setenv("PATH", f"{tmp_path / 'shim'}:/usr/bin:/bin")
+    said: list[str] = []
+    assert python2(tmp_path / "home", say=said.append) == tmp_path / "home" / "bin" and said == []
+
+
+class BadMirror(HttpStub):
+    """A Debian mirror whose InRelease is not signed by Debian's archive key (a fault injected)."""
+
+    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        return 200, {"Content-Type": "text/plain"}, b"-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nforged\n"
+
+
+def test_python2_sh_refuses_an_unsigned_archive_and_wants_a_destination(tmp_path: Path) -> None:
+    mirror = BadMirror()
+    try:
+        r = subprocess.run(["sh", str(PYTHON2_SH), str(tmp_path / "py2")], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "DEBIAN_MIRROR": mirror.url})
+    finally:
+        mirror.stop()
+    assert r.returncode == 1 and r.stderr.strip() == f"python2.sh: {mirror.url}/dists/bullseye/InRelease: bad signature"
+    assert not (tmp_path / "py2" / "bin" / "python2").exists()
+    r = subprocess.run(["sh", str(PYTHON2_SH)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == "usage: python2.sh DEST"
+
+
+def test_bench_hibench_needs_a_cluster_and_a_label(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _fake_hibench(tmp_path, {"micro/wordcount": []})
+    base = ["hibench", "--home", str(tmp_path), "--workloads", "micro/wordcount"]
+    code, _, err = _bench(capsys, *base)
+    assert code == 2 and err.startswith("error: bench hibench: say which cluster: --scheduler")
+    code, _, err = _bench(capsys, *base, "--rm", "http://127.0.0.1:1")
+    assert code == 2 and err.strip() == "error: bench hibench: --label names the scheduler of this run (e.g. capacity)"
+    code, _, err = _bench(capsys, *base, "--cluster", str(tmp_path / "none"))
+    assert code == 2 and err.startswith(f"error: no cluster in {tmp_path / 'none'}")
+    code, _, err = _bench(capsys, *base, "--scheduler", "native-bogus")
+    assert code == 2 and "unknown stock scheduler 'native-bogus'" in err and len(err.strip().splitlines()) == 1

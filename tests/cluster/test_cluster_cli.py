@@ -180,6 +180,7 @@ def test_env_and_client_command(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert f"export HADOOP_CONF_DIR={tmp_path}/conf" in out
     assert f"export CLASSPATH={tmp_path}/conf:/j/a.jar:/j/b.jar" in out
     assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in out
+    assert f'export PATH={tmp_path}/hadoop/bin:"$PATH"' in out
     c = LocalCluster(tmp_path)
     cmd = c.client_command(["pi", "2", "10"])
     assert cmd[0] == "/jdk/bin/java" and cmd[-3:] == ["pi", "2", "10"]

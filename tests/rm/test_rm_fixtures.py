@@ -190,3 +190,16 @@ def test_history_tasks_of_a_finished_sleep_job() -> None:
     assert all(t.state == "SUCCEEDED" and 0 < t.start_time_ms < t.finish_time_ms for t in tasks)
     reduce = next(t for t in tasks if t.type == "REDUCE")
     assert (reduce.id, reduce.start_time_ms) == ("task_1795342470864_0001_r_000000", 1795342492782)
+
+
+def test_history_counters_of_a_hibench_wordcount_give_its_map_locality() -> None:
+    """HiBench's micro/wordcount on the local HDFS cluster (groups trimmed): 7 maps data-local, 1 rack-local."""
+    from yarnctl.bench.collect import JOB_COUNTER, maps_local
+
+    job = "job_1795787843434_0002"
+    counters = jhs_with(f"/ws/v1/history/mapreduce/jobs/{job}/counters", "history_job_counters").job_counters(
+        "application_1795787843434_0002")
+    assert list(counters) == ["org.apache.hadoop.mapreduce.FileSystemCounter", JOB_COUNTER, "Shuffle Errors"]
+    assert counters[JOB_COUNTER]["TOTAL_LAUNCHED_MAPS"] == 8
+    assert maps_local(counters) == (7, 1, 0)  # OTHER_LOCAL_MAPS absent: none off-switch
+    assert maps_local({JOB_COUNTER: {"TOTAL_LAUNCHED_MAPS": 2}}) == ()  # a job that counted no locality

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from yarnctl.bench.jhist import locality_of
 from yarnctl.errors import RMError
 from yarnctl.rm import AppInfo, HistoryServer, ResourceManager
 from yarnctl.sim.report import JobResult, PolicyResult
 
+JOB_COUNTER = "org.apache.hadoop.mapreduce.JobCounter"
 _STATES = {"SUCCEEDED": "succeeded", "FAILED": "failed", "KILLED": "killed"}
 
 
@@ -48,11 +50,13 @@ def missing(job_id: str, program: str, submit_ms: int) -> AppRecord:
 def record(job_id: str, program: str, app: AppInfo, rm: ResourceManager, history: HistoryServer | None) -> AppRecord:
     """Read one finished application's times: tasks from the JobHistoryServer, else its AM attempt's start."""
     first, tasks, source = 0, 0, ""
+    located: tuple[int, ...] = ()
     if history is not None and app.application_type == "MAPREDUCE":
         try:
             reports = history.job_tasks(app.id)
             starts = [t.start_time_ms for t in reports if t.start_time_ms > 0]
             first, tasks, source = (min(starts), len(reports), "history") if starts else (0, len(reports), "")
+            located = maps_local(history.job_counters(app.id))
         except RMError:
             pass  # no history (failed early, or not an MR job): fall back to the AM below
     if not first:
@@ -63,7 +67,13 @@ def record(job_id: str, program: str, app: AppInfo, rm: ResourceManager, history
         except RMError:
             pass
     return AppRecord(job_id, program, app.id, app.user, app.queue, app.started_time_ms, first, app.finished_time_ms,
-                     app.final_status, tasks, app.memory_seconds, app.vcore_seconds, source)
+                     app.final_status, tasks, app.memory_seconds, app.vcore_seconds, source, maps_local=located)
+
+
+def maps_local(counters: dict[str, dict[str, int]]) -> tuple[int, ...]:
+    """Maps launched data-local, rack-local and off-switch from a job's counters; () when it counted none."""
+    c = counters.get(JOB_COUNTER, {})
+    return locality_of(c) if any(k.endswith("_LOCAL_MAPS") for k in c) else ()
 
 
 def _mean(xs: Sequence[float]) -> float | None:

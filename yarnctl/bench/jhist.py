@@ -54,12 +54,17 @@ class JobHistory:
     @property
     def locality(self) -> tuple[int, int, int]:
         """Maps launched data-local, rack-local and elsewhere (off-switch), as the job's AM counted them."""
-        c = self.job_counters
-        return c.get("DATA_LOCAL_MAPS", 0), c.get("RACK_LOCAL_MAPS", 0), c.get("OTHER_LOCAL_MAPS", 0)
+        return locality_of(self.job_counters)
 
     def of_type(self, kind: str) -> list[TaskAttempt]:
         """The attempts of one task type (MAP or REDUCE), in start order."""
         return sorted((a for a in self.attempts if a.type == kind), key=lambda a: (a.start_ms, a.attempt_id))
+
+
+def locality_of(job_counter: Mapping[str, int]) -> tuple[int, int, int]:
+    """DATA_LOCAL_MAPS, RACK_LOCAL_MAPS and OTHER_LOCAL_MAPS (off-switch) of a JobCounter group, 0 when absent."""
+    c = job_counter
+    return c.get("DATA_LOCAL_MAPS", 0), c.get("RACK_LOCAL_MAPS", 0), c.get("OTHER_LOCAL_MAPS", 0)
 
 
 def _events(path: Path) -> Iterator[tuple[int, str, Mapping[str, Any]]]:

@@ -54,7 +54,7 @@ def run_doc(spec: BenchSpec, done: MrRun, history: Path) -> dict[str, Any]:
     located = map_locality(history)
     doc = {"label": done.label, "spec": spec.name, "capacity_mb": done.capacity_mb,
            "capacity_vcores": done.capacity_vcores, "wall_s": done.wall_s,
-           "records": [dataclasses.replace(r, maps_local=located.get(r.app_id, ())).to_json() for r in done.records],
+           "records": [dataclasses.replace(r, maps_local=located.get(r.app_id, r.maps_local)).to_json() for r in done.records],
            "history": str(history)}
     if done.queue_samples:
         doc["queue_samples"] = [[t, {q: list(v) for q, v in row.items()}] for t, row in done.queue_samples]

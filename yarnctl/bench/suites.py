@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from yarnctl.rm import HistoryServer, ResourceManager
 _IDS = re.compile(r"\b(?:application|job)_(\d{10,})_(\d{4,})\b")
 
 Say = Callable[[str], None]
+PYTHON2_SH = Path(__file__).with_name("python2.sh")  # HiBench's bin/functions/*.py are Python 2 only
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,51 @@ def hibench_jobs(home: Path, workloads: Sequence[str], framework: str = "hadoop"
         jobs.append(SuiteJob(wl.replace("/", "-"), ("bash", str(run)), home, i * interval_s,
                              ("bash", str(prep)) if prepare else ()))
     return jobs
+
+
+def hibench_conf(home: Path, dest: Path, *, hadoop_home: Path | None = None, default_fs: str = "",
+                 overrides: dict[str, str] | None = None) -> Path:
+    """A HiBench conf folder in `dest` (HIBENCH_CONF_FOLDER): the checkout's conf/*.conf, this cluster's hadoop.conf, then `overrides`.
+
+    HiBench reads every `*.conf` of the folder in name order, a later value winning; the overrides
+    go last, in `yarnctl.conf`.
+    """
+    src = home / "conf"
+    if not (src / "hibench.conf").is_file():
+        raise ConfigError(f"{src / 'hibench.conf'}: not a HiBench checkout (no conf/hibench.conf)")
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.glob("*.conf"):
+        old.unlink()
+    for f in sorted(src.glob("*.conf")):
+        shutil.copy2(f, dest / f.name)
+    if hadoop_home is not None:
+        (dest / "hadoop.conf").write_text(
+            "# written by yarnctl bench hibench --cluster: the local cluster's Hadoop home and HDFS\n"
+            f"hibench.hadoop.home {hadoop_home}\n"
+            "hibench.hadoop.executable ${hibench.hadoop.home}/bin/hadoop\n"
+            "hibench.hadoop.configure.dir ${hibench.hadoop.home}/etc/hadoop\n"
+            f"hibench.hdfs.master {default_fs}\n"
+            "hibench.hadoop.release apache\n")
+    if overrides:
+        (dest / "yarnctl.conf").write_text("# written by yarnctl bench hibench: these win over the files before\n"
+                                           + "".join(f"{k} {v}\n" for k, v in sorted(overrides.items())))
+    return dest
+
+
+def python2(home: Path, say: Say = lambda s: None) -> Path:
+    """The directory holding a `python2` for HiBench's scripts: PATH's, else one unpacked under `home` (python2.sh)."""
+    found = shutil.which("python2")
+    # a pyenv shim is on PATH without a 2.x selected: it exists but does not run
+    if found and subprocess.run([found, "-c", "import urllib, socket"], capture_output=True).returncode == 0:
+        return Path(found).parent
+    local = home / "bin"
+    if not (local / "python2").is_file():
+        say(f"HiBench's scripts need python2 (none runs from PATH): unpacking Debian 11's python2.7 into {home}")
+        done = subprocess.run(["sh", str(PYTHON2_SH), str(home)], capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise ConfigError(f"no python2 for HiBench's scripts: {PYTHON2_SH.name} failed: {last}")
+    return local
 
 
 def tpcds_jobs(testbench: Path, queries: Sequence[str], database: str, hive: str = "hive",
@@ -90,10 +137,11 @@ def combine(job_id: str, program: str, records: Sequence[AppRecord]) -> AppRecor
 
 
 def run(jobs: Sequence[SuiteJob], rm: ResourceManager, history: HistoryServer | None, logs: Path, *,
-        program: str, timeout_s: float = 7200.0, say: Say = lambda s: None) -> list[AppRecord]:
+        program: str, timeout_s: float = 7200.0, say: Say = lambda s: None,
+        env: dict[str, str] | None = None) -> list[AppRecord]:
     """Prepare, then start each job's command on schedule, wait for all, and read its applications from the RM."""
     logs.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
+    env = {**os.environ, **(env or {})}
     for job in jobs:
         if job.prepare:
             say(f"{job.id}: preparing ({' '.join(job.prepare)})")

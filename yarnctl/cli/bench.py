@@ -16,7 +16,10 @@ EPILOG = """\
 examples:
   # 8 real MapReduce jobs, 5 s apart, under the stock CapacityScheduler and under the shim running dress
   yarnctl bench mr --spec mr-mix --scheduler native-capacity,dress --out /tmp/bench
-  # HiBench on an existing cluster (run once per scheduler, then merge the JSON files)
+  # HiBench on a local cluster with HDFS per scheduler, tiny data
+  yarnctl bench hibench --home ~/HiBench --workloads micro/wordcount,micro/terasort --profile tiny \\
+      --scheduler native-capacity,dress,haste --out /tmp/hb
+  # HiBench on another cluster (run once per scheduler, then merge the JSON files)
   yarnctl bench hibench --home ~/HiBench --workloads micro/wordcount,micro/sort --rm http://rm:8088 \\
       --label capacity --out /tmp/hb-capacity
   yarnctl bench report /tmp/hb-capacity/bench.json /tmp/hb-dress/bench.json --out /tmp/hb
@@ -65,17 +68,33 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
             s.add_argument("--framework", default="hadoop", choices=("hadoop", "spark"),
                            help="which run script (default hadoop)")
             s.add_argument("--skip-prepare", action="store_true", help="do not run prepare.sh first")
+            s.add_argument("--profile", metavar="NAME",
+                           help="HiBench's hibench.scale.profile (tiny, small, large, ...; default: the checkout's conf)")
         else:
             s.add_argument("--queries", required=True, metavar="N[,N...]", help="TPC-DS query numbers, e.g. 3,7,19")
             s.add_argument("--database", required=True, help="the Hive database hive-testbench loaded")
             s.add_argument("--hive", default="hive", help="the Hive CLI (default hive)")
         s.add_argument("--interval", type=float, default=5.0, metavar="SECONDS",
                        help="submission gap (default 5, as in [DRESS] Sec. V-A2)")
-        r = s.add_mutually_exclusive_group(required=True)
+        r = s.add_mutually_exclusive_group(required=name == "tpcds")
         r.add_argument("--rm", action="append", default=[], metavar="URL", help="ResourceManager web address")
         r.add_argument("--yarn-site", type=Path, metavar="FILE", help="read the RM address from this yarn-site.xml")
+        if name == "hibench":
+            r.add_argument("--scheduler", "-s", metavar="S[,S...]",
+                           help="start a local cluster with HDFS for each scheduler in turn (native-capacity, ..., or "
+                                "a yarnctl policy, as `bench mr --scheduler`), run the workloads, stop it")
+            r.add_argument("--cluster", nargs="?", type=Path, const=Path("~/.yarnctl/cluster"), metavar="DIR",
+                           help="the running local cluster `yarnctl cluster up` started (default dir "
+                                "~/.yarnctl/cluster). With --scheduler or --cluster, its RM, JobHistoryServer, HDFS "
+                                "and Hadoop home (DIR/hadoop) go into a HiBench conf folder under --out, and python2 "
+                                "for HiBench's scripts is found or fetched (~/.yarnctl/python2)")
+            s.add_argument("--nodes", type=int, default=2, help="NodeManagers of each --scheduler cluster (default 2)")
+            s.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
+                           help="where the --scheduler clusters live (default ~/.yarnctl/bench-cluster)")
         s.add_argument("--history", metavar="URL", help="MapReduce JobHistoryServer web address (task start times)")
-        s.add_argument("--label", required=True, help="name of the scheduler this cluster runs, for the report")
+        s.add_argument("--label", required=name == "tpcds",
+                       help="name of the scheduler this cluster runs, for the report"
+                            + (" (default with --cluster: its policy, or native-<scheduler>)" if name == "hibench" else ""))
         _common(s)
     from yarnctl.cli import fidelity
 
@@ -138,28 +157,94 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from yarnctl.bench import suites
+
+    out = args.out or Path.home() / ".yarnctl" / "bench"
+    if args.backend == "tpcds":
+        jobs = suites.tpcds_jobs(args.home, _split(args.queries), args.database, args.hive, args.interval)
+        return [_suite_run(args, jobs, out, args.label, args.history, {})]
+    jobs = suites.hibench_jobs(args.home, _split(args.workloads), args.framework, args.interval,
+                               prepare=not args.skip_prepare)
+    overrides = {"hibench.scale.profile": args.profile} if args.profile else {}
+    if args.scheduler:
+        return _hibench_per_scheduler(args, jobs, out, overrides)
+    if args.cluster is not None:
+        return [_hibench_local(args, jobs, out, args.cluster.expanduser(), overrides)]
+    if not (args.rm or args.yarn_site):
+        raise ConfigError("bench hibench: say which cluster: --scheduler S[,S...] (local clusters started for you), "
+                          "--cluster [DIR] (a running local one), --rm URL or --yarn-site FILE")
+    env = {"HIBENCH_CONF_FOLDER": str(suites.hibench_conf(args.home, out / "hibench-conf", overrides=overrides))
+           } if overrides else {}
+    return [_suite_run(args, jobs, out, args.label, args.history, env)]
+
+
+def _suite_run(args: argparse.Namespace, jobs: Sequence[Any], out: Path, label: str | None, history_url: str | None,
+               env: dict[str, str], rm_url: str | None = None) -> dict[str, Any]:
+    """Run a suite's jobs against one cluster (`rm_url`, else --rm / --yarn-site); its bench.json run."""
     from contextlib import closing
 
     from yarnctl.bench import suites
     from yarnctl.cli.rmopts import resource_manager
-    from yarnctl.rm import HistoryServer, HttpSettings
+    from yarnctl.rm import HistoryServer, HttpSettings, ResourceManager
 
-    if args.backend == "hibench":
-        jobs = suites.hibench_jobs(args.home, _split(args.workloads), args.framework, args.interval,
-                                   prepare=not args.skip_prepare)
-    else:
-        jobs = suites.tpcds_jobs(args.home, _split(args.queries), args.database, args.hive, args.interval)
+    if not label:
+        raise ConfigError(f"bench {args.backend}: --label names the scheduler of this run (e.g. capacity)")
     settings = HttpSettings()
-    rm = resource_manager(args, settings)
-    assert rm is not None  # the group is required
-    history = HistoryServer(args.history, settings=settings) if args.history else None
+    rm = ResourceManager([rm_url], settings=settings) if rm_url else resource_manager(args, settings)
+    assert rm is not None  # --rm or --yarn-site is required without a local cluster
+    history = HistoryServer(history_url, settings=settings) if history_url else None
     started = time.monotonic()
     with closing(rm):
         m = rm.metrics()  # fails early, in one line, when the RM is unreachable
-        records = suites.run(jobs, rm, history, (args.out or Path.home() / ".yarnctl" / "bench") / "logs" / args.label,
-                             program=args.backend, say=_say)
-    return [{"label": args.label, "spec": args.backend, "capacity_mb": m.total.memory_mb, "capacity_vcores": m.total.vcores,
-             "wall_s": time.monotonic() - started, "records": [r.to_json() for r in records]}]
+        records = suites.run(jobs, rm, history, out / "logs" / label, program=args.backend, say=_say, env=env)
+    return {"label": label, "spec": args.backend, "capacity_mb": m.total.memory_mb, "capacity_vcores": m.total.vcores,
+            "wall_s": time.monotonic() - started, "records": [r.to_json() for r in records]}
+
+
+def _hibench_local(args: argparse.Namespace, jobs: Sequence[Any], out: Path, cluster_dir: Path,
+                   overrides: dict[str, str]) -> dict[str, Any]:
+    """HiBench on the running local cluster in `cluster_dir`: its Hadoop home, HDFS, RM and JobHistoryServer."""
+    import os
+
+    from yarnctl.bench import suites
+    from yarnctl.cluster import LocalCluster
+
+    info = LocalCluster(cluster_dir).info()  # one line when there is no cluster there
+    if not (info.hadoop_home / "bin" / "hadoop").is_file():
+        raise ConfigError(f"{info.hadoop_home}/bin/hadoop: missing; restart the cluster with this yarnctl (`yarnctl cluster up`)")
+    label = args.label or info.policy or f"native-{info.native}"
+    # HiBench's own report (hibench.report, monitor files) goes beside ours, not into the checkout
+    overrides = {"hibench.report.dir": str((out / "hibench-report" / label).resolve()), **overrides}
+    conf = suites.hibench_conf(args.home, out / "hibench-conf" / label, hadoop_home=info.hadoop_home,
+                               default_fs=info.default_fs, overrides=overrides)
+    py2 = suites.python2(Path.home() / ".yarnctl" / "python2", say=_say)
+    env = {"HIBENCH_CONF_FOLDER": str(conf), "PATH": f"{py2}{os.pathsep}{os.environ.get('PATH', '')}"}
+    history = args.history or (info.history.url if info.history else None)
+    return _suite_run(args, jobs, out, label, history, env, rm_url=info.rm_url)
+
+
+def _hibench_per_scheduler(args: argparse.Namespace, jobs: Sequence[Any], out: Path,
+                           overrides: dict[str, str]) -> list[dict[str, Any]]:
+    """Start a local cluster with HDFS per scheduler (as `bench mr` does), run HiBench on it, stop it."""
+    from yarnctl.bench import mr
+    from yarnctl.cluster import LocalCluster
+
+    labels = [s.strip() for s in args.scheduler.split(",") if s.strip()]
+    if not labels or len(set(labels)) != len(labels):
+        raise ConfigError("--scheduler: give distinct schedulers, e.g. native-capacity,dress")
+    mr.check_labels(labels)
+    root = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
+    runs = []
+    for label in labels:
+        native, policy = mr.scheduler_of(label)
+        lc = LocalCluster(root)
+        _say(f"{label}: starting a local cluster with HDFS")
+        lc.up(policy=policy, native=native, hdfs=True, nodes=args.nodes)
+        try:
+            runs.append(_hibench_local(argparse.Namespace(**{**vars(args), "label": label}), jobs, out, root, overrides))
+        finally:
+            lc.down()
+    return runs
 
 
 def _merge(args: argparse.Namespace) -> list[dict[str, Any]]:

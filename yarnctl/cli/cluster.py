@@ -294,5 +294,8 @@ def _env(cluster: Any, args: argparse.Namespace) -> int:
     env = cluster.env()
     for k, v in env.items():
         print(f"export {k}={shlex.quote(v)}")
-    print('# e.g.: "$JAVA_HOME/bin/java" $YARNCTL_JAVA_OPTS org.apache.hadoop.examples.ExampleDriver pi 2 10')
+    # Hadoop's own commands (bin/hadoop, bin/yarn, bin/hdfs) for this cluster, first on PATH
+    print(f'export PATH={shlex.quote(str(cluster.info().hadoop_home / "bin"))}:"$PATH"')
+    print('# e.g.: hadoop jar "$YARNCTL_EXAMPLES_JAR" pi 2 10, or plain java: '
+          '"$JAVA_HOME/bin/java" $YARNCTL_JAVA_OPTS org.apache.hadoop.examples.ExampleDriver pi 2 10')
     return 0

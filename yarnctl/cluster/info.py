@@ -86,6 +86,11 @@ class ClusterInfo:
         return [self.rm_url, *([self.rm2.url] if self.rm2 else [])]
 
     @property
+    def hadoop_home(self) -> Path:
+        """`bin/hadoop`, `bin/yarn`, `bin/hdfs` and `etc/hadoop` for this cluster, as tools expect of a Hadoop install."""
+        return self.dir / "hadoop"
+
+    @property
     def rms(self) -> list[DaemonInfo]:
         """The ResourceManagers, rm1 first."""
         return [self.rm, *([self.rm2] if self.rm2 else [])]

@@ -23,6 +23,7 @@ from yarnctl.cluster.conf import (
     render_conf_dir,
 )
 from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
+from yarnctl.cluster.home import write_hadoop_home
 from yarnctl.cluster.info import (
     DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo, DownReport,
 )
@@ -181,6 +182,8 @@ class Startup:
                                            logs / f"datanode-{nm.index}.out", f"http://{host}:{nm.dn_ports[2]}",
                                            dict(zip(("data", "ipc", "webapp"), nm.dn_ports)), nm.dir)
                                 for nm in nm_confs if nm.dn_ports))
+        write_hadoop_home(info.hadoop_home, cluster_dir=self.dir, conf_dir=conf_dir, classpath_file=cp_file,
+                          java_home=java_home, jars=info.jars, bin_dir=self.daemon_script.parent)
         deadline = time.monotonic() + timeout_s
         try:
             if ha:

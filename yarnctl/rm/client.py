@@ -231,7 +231,7 @@ def _tasks(reply: Reply) -> tuple[TaskReport, ...]:
 
 
 class HistoryServer(_Client):
-    """The /ws/v1/history REST API of a MapReduce JobHistoryServer (e.g. "http://host:19888"); only its info so far."""
+    """The /ws/v1/history REST API of a MapReduce JobHistoryServer (e.g. "http://host:19888")."""
 
     what = "JobHistoryServer"
 
@@ -260,6 +260,12 @@ class HistoryServer(_Client):
         """/ws/v1/history/mapreduce/jobs/{job}/tasks of a finished MapReduce job (an application id is accepted)."""
         job = app_or_job_id.replace("application_", "job_", 1)
         return _tasks(self._get(f"/ws/v1/history/mapreduce/jobs/{job}/tasks"))
+
+    def job_counters(self, app_or_job_id: str) -> dict[str, dict[str, int]]:
+        """/ws/v1/history/mapreduce/jobs/{job}/counters: group name -> counter name -> the job's total."""
+        job = app_or_job_id.replace("application_", "job_", 1)
+        reply = self._get(f"/ws/v1/history/mapreduce/jobs/{job}/counters")
+        return parse.job_counters(parse.root(reply.text, reply.url, "jobCounters"))
 
 
 def _remote_message(text: str) -> str:

@@ -277,6 +277,12 @@ def history_job(f: Fields) -> HistoryJob:
                       avg_shuffle_ms=f.integer("avgShuffleTime", 0), avg_merge_ms=f.integer("avgMergeTime", 0))
 
 
+def job_counters(f: Fields) -> dict[str, dict[str, int]]:
+    """A job's counters as the JobHistoryServer lists them: group name -> counter name -> total value."""
+    return {g.string("counterGroupName"): {c.string("name"): c.integer("totalCounterValue") for c in g.list("counter")}
+            for g in f.list("counterGroup")}
+
+
 def history_info(f: Fields) -> HistoryInfo:
     return HistoryInfo(
         started_on_ms=f.integer("startedOn"), hadoop_version=f.string("hadoopVersion"),
