@@ -22,10 +22,11 @@ from pathlib import Path
 
 from py4j.protocol import escape_new_line, unescape_new_line  # type: ignore[import-untyped]
 
-SWITCH_INTERVAL_S = 0.0002  # what `yarnctl serve` sets: a waiting heartbeat gets the GIL within 0.2 ms
+from yarnctl.bridge.server import SWITCH_INTERVAL_S
+
 _TOKEN = "gilbench-token"
-# the wire schema's full-state example: two nodes, two apps, their asks
-_REQUEST = json.loads((Path(__file__).resolve().parents[2] / "schema" / "fixtures" / "request-full.json").read_text())
+# the wire schema's full-state example (two nodes, two apps, their asks), in the source tree only
+_REQUEST_FILE = Path(__file__).resolve().parents[2] / "schema" / "fixtures" / "request-full.json"
 
 
 class CallbackCaller:
@@ -64,6 +65,7 @@ def round_trips(calls: int, interval_s: float, busy: bool) -> list[float]:
     from yarnctl.bridge.service import PolicyService
     from yarnctl.policies import make_policy
 
+    request = json.loads(_REQUEST_FILE.read_text())
     old = sys.getswitchinterval()
     sys.setswitchinterval(interval_s)
     server = PolicyServer(PolicyService(make_policy("fifo")), _TOKEN, "127.0.0.1", 0)
@@ -76,7 +78,7 @@ def round_trips(calls: int, interval_s: float, busy: bool) -> list[float]:
     out: list[float] = []
     try:
         for i in range(calls):
-            req = json.dumps({**_REQUEST, "seq": i + 1})  # full state every call: no resync, same work each time
+            req = json.dumps({**request, "seq": i + 1})  # full state every call: no resync, same work each time
             t0 = time.perf_counter()
             caller.decide(req)
             out.append((time.perf_counter() - t0) * 1000)

@@ -182,7 +182,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
         load_state(state_file, policy.name, policy)
     server = PolicyServer(service, token, args.address, args.port)
-    from yarnctl.bridge.gilbench import SWITCH_INTERVAL_S
+    from yarnctl.bridge.server import SWITCH_INTERVAL_S
 
     # CPython hands the GIL to a waiting thread only every 5 ms: while the control loop parses an
     # observation, each heartbeat's answer waited 11 ms at the median, past the shim's 10 ms deadline
