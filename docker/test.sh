@@ -151,11 +151,14 @@ refusals() {  # connections serve refused for want of the token (a py4j login th
 containers() { podman ps -a -q --filter "label=io.podman.compose.project=$PROJECT"; }
 volumes() { podman volume ls -q --filter "label=io.podman.compose.project=$PROJECT"; }
 
-wait_healthy() {  # podman 4.3 without systemd runs no health checks by itself: run them until all pass
+# podman 4.3 without systemd runs no health checks by itself: run them until all pass; $1 timeout (s),
+# $2 a service left out (one a bad-input case keeps down)
+wait_healthy() {
     local deadline=$(( $(date +%s) + ${1:-300} )) c bad
     while :; do
         bad=
         for c in $(podman ps -a --format '{{.Names}}' --filter "label=io.podman.compose.project=$PROJECT"); do
+            [ "$c" = "${PROJECT}_${2:-}_1" ] && continue
             podman healthcheck run "$c" >/dev/null 2>&1 || bad="$bad $c"
         done
         [ -z "$bad" ] && return 0
@@ -206,6 +209,73 @@ journey() {
     SHIM_BEAN=$out
 }
 
+# a job that needs no input: pi with 2 maps; $1 names its log
+pi() {
+    docker compose -f docker/compose.yaml exec resourcemanager yarnctl-daemon client \
+        org.apache.hadoop.util.RunJar /opt/hadoop/lib/hadoop-mapreduce-examples-2.7.7.jar pi 2 10 \
+        >"$W/$1-pi.log" 2>&1 || { tail -40 "$W/$1-pi.log"; die "$1: pi"; }
+    grep -E 'Job job_[0-9_]+ completed successfully' "$W/$1-pi.log" | sed 's/^.*INFO [A-Za-z.]*: *//; s/^/   /'
+}
+shim_bean() { curl -s 'http://localhost:8088/jmx?qry=Hadoop:service=ResourceManager,name=YarnctlShim' | jq -c "$1"; }
+# SERVICE PATTERN: the first (last) line of its log matching, from the pattern on; non-zero when none.
+# The log is read whole first: grep -m1 closing the pipe early would fail `podman logs` (pipefail)
+first_line() { local log; log=$(podman logs "${PROJECT}_$1_1" 2>&1); grep -m1 -oE "$2.*" <<<"$log"; }
+last_line() { local log; log=$(podman logs "${PROJECT}_$1_1" 2>&1); grep -oE "$2.*" <<<"$log" | tail -1 | grep .; }
+# the count of native containers went up since $1: the shim's fallback placed the job's containers
+natively_since() {
+    local now
+    now=$(shim_bean '.beans[0].ContainersNative')
+    [ "$now" -gt "$1" ] || die "$2: no container placed natively ($1 -> $now)"
+    echo "   $2: the job ran; containers placed natively $1 -> $now"
+}
+
+# bad input on the running shim cluster: serve without the RM's token, then a stopped serve. Each gives
+# one clear log line and the cluster still runs jobs: the shim decides natively
+serve_faults() {
+    local before placed line refused
+    say "bad input: serve without the RM's token (the token file gone, serve restarted: it makes its own)"
+    docker compose -f docker/compose.yaml exec resourcemanager rm -f /var/lib/yarnctl/secrets/bridge.token
+    docker compose -f docker/compose.yaml restart serve >/dev/null 2>&1 || die "compose restart serve"
+    wait_healthy 120
+    before=$(shim_bean '.beans[0].ContainersNative')
+    placed=$(shim_bean '.beans[0].ContainersByPolicy')
+    refused=$(refusals)
+    pi bad-token
+    [ "$(refusals)" -gt "$refused" ] || die "serve refused no connection: did the shim not call?"
+    line=$(last_line serve 'refused a connection.*') || die "serve logged no refused connection"
+    echo "   serve: $line"
+    natively_since "$before" "a token serve does not share"
+    [ "$(shim_bean '.beans[0].ContainersByPolicy')" = "$placed" ] || die "the policy placed containers without the token"
+
+    say "bad input: serve stopped"
+    docker compose -f docker/compose.yaml stop serve >/dev/null 2>&1 || die "compose stop serve"
+    before=$(shim_bean '.beans[0].ContainersNative')
+    pi no-serve
+    line=$(last_line resourcemanager 'yarnctl shim: heartbeat decided natively') || die "the shim logged no fallback"
+    echo "   resourcemanager: $line"
+    natively_since "$before" "no serve"
+}
+
+# bad input at compose up: a policy yarnctl does not have. serve says so in one line (each time it is
+# restarted) and the cluster runs jobs natively
+bad_policy() {
+    local before line
+    say "bad input: YARNCTL_POLICY=no-such-policy: up"
+    YARNCTL_POLICY=no-such-policy docker compose -f docker/compose.yaml up -d >"$W/up-bad-policy.log" 2>&1 ||
+        { tail -40 "$W/up-bad-policy.log"; die "compose up"; }
+    wait_healthy 360 serve
+    line=$(first_line serve 'error: unknown policy') || die "serve logged no 'unknown policy' line"
+    echo "   serve: $line"
+    [ "$(podman logs "${PROJECT}_serve_1" 2>&1 | grep -c 'Traceback')" = 0 ] || die "a stack trace in serve's log"
+    before=$(shim_bean '.beans[0].ContainersNative')
+    pi bad-policy
+    line=$(last_line resourcemanager 'yarnctl shim: heartbeat decided natively') || die "the shim logged no fallback"
+    echo "   resourcemanager: $line"
+    natively_since "$before" "no policy server"
+    say "bad input: down"
+    docker compose -f docker/compose.yaml down -v >/dev/null 2>&1
+}
+
 main() {
     trap teardown EXIT
     say "machine set-up"
@@ -235,8 +305,11 @@ main() {
     after=$(refusals)
     [ "$after" = "$before" ] || die "serve logged $((after - before)) refused connection(s) for 3 health checks"
     echo "   serve's log: 3 more health checks, no refused connection ($after refused in the whole run)"
+    serve_faults
     say "shim with policy dress: down"
     docker compose -f docker/compose.yaml down -v >/dev/null 2>&1
+
+    bad_policy
 
     say "native CapacityScheduler: up"
     YARNCTL_SCHEDULER=capacity docker compose -f docker/compose.yaml up -d >"$W/up-capacity.log" 2>&1 ||
