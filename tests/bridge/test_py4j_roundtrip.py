@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import struct
 import time
 from collections.abc import Iterator
 
@@ -93,6 +94,31 @@ def test_a_refused_connection_is_one_counted_warning_without_a_stack(server: Pol
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert TOKEN not in caplog.text and "wrong" not in caplog.text
     assert server.service.stats.as_dict()["auth_failures"] == 2
+
+
+def test_a_login_broken_by_the_peer_is_one_counted_warning_naming_the_cause(
+        server: PolicyServer, caplog: pytest.LogCaptureFixture) -> None:
+    """A shim that gives up on a connection mid-login (here: the token sent, then a reset) is not a wrong token."""
+    caplog.set_level(logging.WARNING, logger="py4j")
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    sock.sendall(f"A\n{TOKEN}\n".encode())  # no end marker: py4j reads on, and meets the reset
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+    sock.close()
+    deadline = time.monotonic() + 5
+    while not caplog.records and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)  # py4j's second record (the refusal) comes just after the first, on the same thread
+    (line,) = [r for r in caplog.records if r.name.startswith("py4j")]
+    assert line.levelname == "WARNING" and line.exc_info is None
+    assert line.getMessage().startswith("a connection closed during its login (ConnectionResetError: "), line.getMessage()
+    assert "1 failed logins so far" in line.getMessage() and TOKEN not in caplog.text
+    assert server.service.stats.auth_failures == 1
+    FakeShim(server.port, "wrong").close()  # a refusal after it is still one
+    while server.service.stats.auth_failures < 2 and time.monotonic() < deadline + 5:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    assert [r.getMessage()[:42] for r in caplog.records if r.name.startswith("py4j")][1:] == \
+        ["refused a connection without the bridge to"]
 
 
 def test_port_in_use_is_one_clear_error(server: PolicyServer) -> None:

@@ -9,6 +9,7 @@ import os
 import secrets
 import socket
 import stat
+import threading
 from pathlib import Path
 
 from py4j.java_gateway import (  # type: ignore[import-untyped]
@@ -96,22 +97,48 @@ _PY4J_AUTH_LOGGERS = ("py4j.java_gateway", "py4j.clientserver")  # where py4j lo
 
 
 class _AuthFailures(logging.Filter):
-    """py4j's "Could not authenticate connection." ERROR with a traceback, as one counted WARNING line."""
+    """py4j's failed-login ERRORs with tracebacks, as one counted WARNING line per connection.
+
+    py4j logs a refused token as "Could not authenticate connection.". When the login itself breaks
+    (the peer closed mid-login: the shim gives up on a connection past its deadline), it logs "An
+    exception occurred while trying to authenticate a connection" first, on the same thread: that
+    one becomes the line, naming the cause, and the refusal after it is dropped.
+    """
+
+    _BROKEN = "An exception occurred while trying to authenticate a connection"
 
     def __init__(self, service: PolicyService) -> None:
         super().__init__()
         self.service = service
+        self._broken = threading.local()  # this connection thread logged a broken login just now
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.getMessage() != "Could not authenticate connection.":
+        message = record.getMessage()
+        if message == self._BROKEN:
+            self.service.stats.auth_failures += 1
+            cause = record.exc_info[1] if record.exc_info else None
+            # the type, and an OSError's reason: never the exception's text, which may quote what was sent
+            what = type(cause).__name__ + (f": {cause.strerror}" if isinstance(cause, OSError) and cause.strerror else "")
+            self._broken.pending = True
+            self._one_line(record, "a connection closed during its login (%s; %d failed logins so far): the shim "
+                                   "gives up on a call past its deadline", what, self.service.stats.auth_failures)
             return True
+        if message != "Could not authenticate connection.":
+            return True
+        if getattr(self._broken, "pending", False):
+            self._broken.pending = False
+            return False  # its cause is the line just logged
         self.service.stats.auth_failures += 1
         # a port probe or a health check connects without the token: worth a line, not a stack
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
-        record.msg, record.args = ("refused a connection without the bridge token (%d so far; a port probe, "
-                                   "a shim with another token, or someone else)"), (self.service.stats.auth_failures,)
-        record.exc_info, record.exc_text = None, None
+        self._one_line(record, "refused a connection without the bridge token (%d so far; a port probe, "
+                               "a shim with another token, or someone else)", self.service.stats.auth_failures)
         return True
+
+    @staticmethod
+    def _one_line(record: logging.LogRecord, msg: str, *args: object) -> None:
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.msg, record.args = msg, args
+        record.exc_info, record.exc_text = None, None
 
 
 class PolicyServer:
