@@ -214,7 +214,8 @@ pi() {
     docker compose -f docker/compose.yaml exec resourcemanager yarnctl-daemon client \
         org.apache.hadoop.util.RunJar /opt/hadoop/lib/hadoop-mapreduce-examples-2.7.7.jar pi 2 10 \
         >"$W/$1-pi.log" 2>&1 || { tail -40 "$W/$1-pi.log"; die "$1: pi"; }
-    grep -E 'Job job_[0-9_]+ completed successfully' "$W/$1-pi.log" | sed 's/^.*INFO [A-Za-z.]*: *//; s/^/   /'
+    grep -E 'Job job_[0-9_]+ completed successfully' "$W/$1-pi.log" | sed 's/^.*INFO [A-Za-z.]*: *//; s/^/   /' ||
+        { tail -40 "$W/$1-pi.log"; die "$1: pi did not complete successfully"; }
 }
 shim_bean() { curl -s 'http://localhost:8088/jmx?qry=Hadoop:service=ResourceManager,name=YarnctlShim' | jq -c "$1"; }
 # SERVICE PATTERN: the first (last) line of its log matching, from the pattern on; non-zero when none.

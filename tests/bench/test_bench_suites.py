@@ -261,7 +261,7 @@ def test_python2_is_a_working_one_on_path_else_the_unpacked_one(tmp_path: Path, 
     _fake_python2(tmp_path / "shim", 127)
     _fake_python2(tmp_path / "home" / "bin", 0)  # unpacked before: python2.sh does not run again
     monkeypatch.setenv("PATH", f"{tmp_path / 'works'}:/usr/bin:/bin")
-    assert python2(tmp_path / "home") == tmp_path / "works"
+    assert python2(tmp_path / "home") is None  # PATH stays as it is
     monkeypatch.setenv("PATH", f"{tmp_path / 'shim'}:/usr/bin:/bin")
     said: list[str] = []
     assert python2(tmp_path / "home", say=said.append) == tmp_path / "home" / "bin" and said == []

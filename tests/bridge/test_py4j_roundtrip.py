@@ -110,7 +110,7 @@ def test_a_login_broken_by_the_peer_is_one_counted_warning_naming_the_cause(
     time.sleep(0.2)  # py4j's second record (the refusal) comes just after the first, on the same thread
     (line,) = [r for r in caplog.records if r.name.startswith("py4j")]
     assert line.levelname == "WARNING" and line.exc_info is None
-    assert line.getMessage().startswith("a connection closed during its login (ConnectionResetError: "), line.getMessage()
+    assert line.getMessage().startswith("a connection broke during its login (ConnectionResetError: "), line.getMessage()
     assert "1 failed logins so far" in line.getMessage() and TOKEN not in caplog.text
     assert server.service.stats.auth_failures == 1
     FakeShim(server.port, "wrong").close()  # a refusal after it is still one

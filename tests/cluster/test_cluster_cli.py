@@ -221,8 +221,10 @@ def test_daemon_script_refuses_bad_input(argv: list[str], env: dict[str, str], m
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
-def test_daemon_script_is_shellcheck_clean() -> None:
-    r = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+@pytest.mark.parametrize("script", [SCRIPT, SCRIPT.with_name("hadoop"), repo_root() / "yarnctl" / "bench" / "python2.sh",
+                                    repo_root() / "docker" / "test.sh"], ids=lambda p: p.name)
+def test_shell_scripts_are_shellcheck_clean(script: Path) -> None:
+    r = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
 
 

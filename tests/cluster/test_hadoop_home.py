@@ -20,14 +20,15 @@ BIN = repo_root() / "docker" / "bin"
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("YARNCTL_", "HADOOP_"))}
 
 
-@pytest.fixture()
-def home(tmp_path: Path) -> Path:
-    """A Hadoop home for a cluster in tmp_path whose `java` prints its arguments, one per line."""
+@pytest.fixture(params=["plain", "with space"])
+def home(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hadoop home for a cluster in a dir (one with a space and a quote in its name) whose `java` prints its arguments."""
+    tmp_path = tmp_path_factory.mktemp("c") / ("cluster" if request.param == "plain" else "my cluster's dir")
     java = tmp_path / "jdk" / "bin" / "java"
     java.parent.mkdir(parents=True)
     java.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
     java.chmod(0o755)
-    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf").mkdir(parents=True)
     (tmp_path / "classpath.txt").write_text("/j/hadoop-common.jar:/j/hadoop-yarn-client.jar\n")
     jars = {"examples": tmp_path / "m2" / "hadoop-mapreduce-examples-2.7.7.jar",
             "jobclient-tests": tmp_path / "m2" / "hadoop-mapreduce-client-jobclient-2.7.7-tests.jar"}
@@ -49,7 +50,8 @@ def _main_and_args(r: subprocess.CompletedProcess[str]) -> list[str]:
     return argv[argv.index("-classpath") + 2:]
 
 
-def test_the_home_has_the_layout_tools_probe_for(home: Path, tmp_path: Path) -> None:
+def test_the_home_has_the_layout_tools_probe_for(home: Path) -> None:
+    tmp_path = home.parent
     # what HiBench's load_config.py globs for, and `etc/hadoop` as the conf dir
     assert (home / "etc" / "hadoop").resolve() == (tmp_path / "conf").resolve()
     assert (home / "share/hadoop/mapreduce/hadoop-mapreduce-examples-2.7.7.jar").read_bytes() == b"PK"
@@ -74,7 +76,8 @@ def test_each_command_runs_its_main_class(home: Path, tool: str, argv: list[str]
     assert _main_and_args(_run(home, tool, *argv)) == want
 
 
-def test_the_scripts_carry_the_clusters_conf_jars_and_marker(home: Path, tmp_path: Path) -> None:
+def test_the_scripts_carry_the_clusters_conf_jars_and_marker(home: Path) -> None:
+    tmp_path = home.parent
     r = _run(home, "hadoop", "version")
     argv = r.stdout.splitlines()
     assert argv[0].startswith("-Dproc_client")
@@ -83,7 +86,8 @@ def test_the_scripts_carry_the_clusters_conf_jars_and_marker(home: Path, tmp_pat
     assert "-Dhadoop.root.logger=INFO,console" in argv
 
 
-def test_config_sets_the_conf_dir_and_classpath_prints_it(home: Path, tmp_path: Path) -> None:
+def test_config_sets_the_conf_dir_and_classpath_prints_it(home: Path) -> None:
+    tmp_path = home.parent
     other = tmp_path / "other-conf"
     other.mkdir()
     argv = _run(home, "hadoop", "--config", str(other), "fs", "-ls").stdout.splitlines()
@@ -102,10 +106,12 @@ def test_a_wrong_command_is_one_line_and_exit_2(home: Path, tool: str, argv: lis
     assert ("unknown command" in line) == bool(argv and argv[0] != "--config")
 
 
-def test_writing_again_refreshes_links_and_scripts(home: Path, tmp_path: Path) -> None:
+def test_writing_again_refreshes_links_and_scripts(home: Path) -> None:
+    tmp_path = home.parent
     newer = tmp_path / "conf2"
     newer.mkdir()
     write_hadoop_home(home, cluster_dir=tmp_path, conf_dir=newer, classpath_file=tmp_path / "classpath.txt",
                       java_home=str(tmp_path / "jdk"), jars={}, bin_dir=BIN)
     assert (home / "etc" / "hadoop").resolve() == newer.resolve()
-    assert f"HADOOP_CONF_DIR={newer}" in (home / "bin" / "hadoop").read_text()
+    assert _main_and_args(_run(home, "hadoop", "version")) == ["org.apache.hadoop.util.VersionInfo"]
+    assert newer.name in (home / "bin" / "hadoop").read_text()

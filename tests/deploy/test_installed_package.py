@@ -9,6 +9,7 @@ away from the source tree.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,9 +19,14 @@ from yarnctl.cluster.classpath import repo_root
 
 
 def test_serve_starts_from_an_installed_package(tmp_path: Path) -> None:
-    site = tmp_path / "site"
+    # what the image copies (the package and its metadata), so pip builds in tmp_path, not in the checkout
+    src, site = tmp_path / "src", tmp_path / "site"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(repo_root() / name, src / name)
+    shutil.copytree(repo_root() / "yarnctl", src / "yarnctl", ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--target", str(site), str(repo_root())], check=True, timeout=600, capture_output=True)
+                    "--target", str(site), str(src)], check=True, timeout=600, capture_output=True)
     env = {**os.environ, "PYTHONPATH": str(site), "HOME": str(tmp_path)}
     where = subprocess.run([sys.executable, "-c", "import yarnctl; print(yarnctl.__file__)"], env=env, cwd=tmp_path,
                            capture_output=True, text=True, check=True).stdout.strip()

@@ -57,11 +57,8 @@ def hibench_jobs(home: Path, workloads: Sequence[str], framework: str = "hadoop"
 
 def hibench_conf(home: Path, dest: Path, *, hadoop_home: Path | None = None, default_fs: str = "",
                  overrides: dict[str, str] | None = None) -> Path:
-    """A HiBench conf folder in `dest` (HIBENCH_CONF_FOLDER): the checkout's conf/*.conf, this cluster's hadoop.conf, then `overrides`.
-
-    HiBench reads every `*.conf` of the folder in name order, a later value winning; the overrides
-    go last, in `yarnctl.conf`.
-    """
+    """A HiBench conf folder (HIBENCH_CONF_FOLDER) in `dest`: the checkout's conf, a cluster's hadoop.conf, `overrides` last."""
+    # HiBench reads every *.conf of the folder in name order, a later value winning: yarnctl.conf is last
     src = home / "conf"
     if not (src / "hibench.conf").is_file():
         raise ConfigError(f"{src / 'hibench.conf'}: not a HiBench checkout (no conf/hibench.conf)")
@@ -72,7 +69,7 @@ def hibench_conf(home: Path, dest: Path, *, hadoop_home: Path | None = None, def
         shutil.copy2(f, dest / f.name)
     if hadoop_home is not None:
         (dest / "hadoop.conf").write_text(
-            "# written by yarnctl bench hibench --cluster: the local cluster's Hadoop home and HDFS\n"
+            "# written by yarnctl bench hibench: the local cluster's Hadoop home and HDFS\n"
             f"hibench.hadoop.home {hadoop_home}\n"
             "hibench.hadoop.executable ${hibench.hadoop.home}/bin/hadoop\n"
             "hibench.hadoop.configure.dir ${hibench.hadoop.home}/etc/hadoop\n"
@@ -84,20 +81,20 @@ def hibench_conf(home: Path, dest: Path, *, hadoop_home: Path | None = None, def
     return dest
 
 
-def python2(home: Path, say: Say = lambda s: None) -> Path:
-    """The directory holding a `python2` for HiBench's scripts: PATH's, else one unpacked under `home` (python2.sh)."""
+def python2(home: Path, say: Say = lambda s: None) -> Path | None:
+    """The directory to put first on PATH for HiBench's `python2`: None when one runs from PATH, else one unpacked under `home`."""
     found = shutil.which("python2")
     # a pyenv shim is on PATH without a 2.x selected: it exists but does not run
     if found and subprocess.run([found, "-c", "import urllib, socket"], capture_output=True).returncode == 0:
-        return Path(found).parent
-    local = home / "bin"
-    if not (local / "python2").is_file():
+        return None
+    if not (home / "bin" / "python2").exists():
         say(f"HiBench's scripts need python2 (none runs from PATH): unpacking Debian 11's python2.7 into {home}")
-        done = subprocess.run(["sh", str(PYTHON2_SH), str(home)], capture_output=True, text=True)
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise ConfigError(f"no python2 for HiBench's scripts: {PYTHON2_SH.name} failed: {last}")
-    return local
+    # python2.sh returns at once when the unpacked interpreter runs, and repairs it when it does not
+    done = subprocess.run(["sh", str(PYTHON2_SH), str(home)], capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ConfigError(f"no python2 for HiBench's scripts: {PYTHON2_SH.name} failed: {last}")
+    return home / "bin"
 
 
 def tpcds_jobs(testbench: Path, queries: Sequence[str], database: str, hive: str = "hive",

@@ -65,6 +65,8 @@ def round_trips(calls: int, interval_s: float, busy: bool) -> list[float]:
     from yarnctl.bridge.service import PolicyService
     from yarnctl.policies import make_policy
 
+    if not _REQUEST_FILE.is_file():
+        raise SystemExit(f"gilbench: {_REQUEST_FILE}: missing; run it from a yarnctl source checkout")
     request = json.loads(_REQUEST_FILE.read_text())
     old = sys.getswitchinterval()
     sys.setswitchinterval(interval_s)

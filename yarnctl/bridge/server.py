@@ -100,7 +100,7 @@ class _AuthFailures(logging.Filter):
     """py4j's failed-login ERRORs with tracebacks, as one counted WARNING line per connection.
 
     py4j logs a refused token as "Could not authenticate connection.". When the login itself breaks
-    (the peer closed mid-login: the shim gives up on a connection past its deadline), it logs "An
+    (e.g. the peer closed mid-login: the shim gives up on a connection past its deadline), it logs "An
     exception occurred while trying to authenticate a connection" first, on the same thread: that
     one becomes the line, naming the cause, and the refusal after it is dropped.
     """
@@ -120,8 +120,8 @@ class _AuthFailures(logging.Filter):
             # the type, and an OSError's reason: never the exception's text, which may quote what was sent
             what = type(cause).__name__ + (f": {cause.strerror}" if isinstance(cause, OSError) and cause.strerror else "")
             self._broken.pending = True
-            self._one_line(record, "a connection closed during its login (%s; %d failed logins so far): the shim "
-                                   "gives up on a call past its deadline", what, self.service.stats.auth_failures)
+            self._one_line(record, "a connection broke during its login (%s; %d failed logins so far), e.g. the shim "
+                                   "giving up on a call past its deadline", what, self.service.stats.auth_failures)
             return True
         if message != "Could not authenticate connection.":
             return True

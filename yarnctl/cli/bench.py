@@ -159,7 +159,9 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
 def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
     from yarnctl.bench import suites
 
-    out = args.out or Path.home() / ".yarnctl" / "bench"
+    # the suite's scripts run in --home: every path they are given must not depend on our cwd
+    out = (args.out or Path.home() / ".yarnctl" / "bench").resolve()
+    args.home = args.home.expanduser().resolve()
     if args.backend == "tpcds":
         jobs = suites.tpcds_jobs(args.home, _split(args.queries), args.database, args.hive, args.interval)
         return [_suite_run(args, jobs, out, args.label, args.history, {})]
@@ -179,8 +181,8 @@ def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _suite_run(args: argparse.Namespace, jobs: Sequence[Any], out: Path, label: str | None, history_url: str | None,
-               env: dict[str, str], rm_url: str | None = None) -> dict[str, Any]:
-    """Run a suite's jobs against one cluster (`rm_url`, else --rm / --yarn-site); its bench.json run."""
+               env: dict[str, str], rm_urls: Sequence[str] = ()) -> dict[str, Any]:
+    """Run a suite's jobs against one cluster (`rm_urls`, else --rm / --yarn-site); its bench.json run."""
     from contextlib import closing
 
     from yarnctl.bench import suites
@@ -190,7 +192,7 @@ def _suite_run(args: argparse.Namespace, jobs: Sequence[Any], out: Path, label: 
     if not label:
         raise ConfigError(f"bench {args.backend}: --label names the scheduler of this run (e.g. capacity)")
     settings = HttpSettings()
-    rm = ResourceManager([rm_url], settings=settings) if rm_url else resource_manager(args, settings)
+    rm = ResourceManager(list(rm_urls), settings=settings) if rm_urls else resource_manager(args, settings)
     assert rm is not None  # --rm or --yarn-site is required without a local cluster
     history = HistoryServer(history_url, settings=settings) if history_url else None
     started = time.monotonic()
@@ -201,38 +203,54 @@ def _suite_run(args: argparse.Namespace, jobs: Sequence[Any], out: Path, label: 
             "wall_s": time.monotonic() - started, "records": [r.to_json() for r in records]}
 
 
-def _hibench_local(args: argparse.Namespace, jobs: Sequence[Any], out: Path, cluster_dir: Path,
-                   overrides: dict[str, str]) -> dict[str, Any]:
-    """HiBench on the running local cluster in `cluster_dir`: its Hadoop home, HDFS, RM and JobHistoryServer."""
+def _python2_path() -> dict[str, str]:
+    """PATH for HiBench's scripts: a python2 that runs first (unpacked under ~/.yarnctl/python2 when PATH has none)."""
     import os
 
+    from yarnctl.bench import suites
+
+    py2 = suites.python2(Path.home() / ".yarnctl" / "python2", say=_say)
+    return {"PATH": f"{py2}{os.pathsep}{os.environ.get('PATH', '')}"} if py2 else {}
+
+
+def _hibench_local(args: argparse.Namespace, jobs: Sequence[Any], out: Path, cluster_dir: Path,
+                   overrides: dict[str, str], path: dict[str, str] | None = None) -> dict[str, Any]:
+    """HiBench on the running local cluster in `cluster_dir`: its Hadoop home, HDFS, RM and JobHistoryServer."""
     from yarnctl.bench import suites
     from yarnctl.cluster import LocalCluster
 
     info = LocalCluster(cluster_dir).info()  # one line when there is no cluster there
+    if info.namenode is None:
+        raise ConfigError(f"the cluster in {cluster_dir} runs no HDFS (started with --no-hdfs): HiBench would write "
+                          "its data to the local root; start it with `yarnctl cluster up` (HDFS by default)")
     if not (info.hadoop_home / "bin" / "hadoop").is_file():
         raise ConfigError(f"{info.hadoop_home}/bin/hadoop: missing; restart the cluster with this yarnctl (`yarnctl cluster up`)")
     label = args.label or info.policy or f"native-{info.native}"
     # HiBench's own report (hibench.report, monitor files) goes beside ours, not into the checkout
-    overrides = {"hibench.report.dir": str((out / "hibench-report" / label).resolve()), **overrides}
+    overrides = {"hibench.report.dir": str(out / "hibench-report" / label), **overrides}
     conf = suites.hibench_conf(args.home, out / "hibench-conf" / label, hadoop_home=info.hadoop_home,
                                default_fs=info.default_fs, overrides=overrides)
-    py2 = suites.python2(Path.home() / ".yarnctl" / "python2", say=_say)
-    env = {"HIBENCH_CONF_FOLDER": str(conf), "PATH": f"{py2}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {"HIBENCH_CONF_FOLDER": str(conf), **(_python2_path() if path is None else path)}
     history = args.history or (info.history.url if info.history else None)
-    return _suite_run(args, jobs, out, label, history, env, rm_url=info.rm_url)
+    return _suite_run(args, jobs, out, label, history, env, rm_urls=info.rm_urls)
 
 
 def _hibench_per_scheduler(args: argparse.Namespace, jobs: Sequence[Any], out: Path,
                            overrides: dict[str, str]) -> list[dict[str, Any]]:
     """Start a local cluster with HDFS per scheduler (as `bench mr` does), run HiBench on it, stop it."""
-    from yarnctl.bench import mr
+    from yarnctl.bench import mr, suites
     from yarnctl.cluster import LocalCluster
 
     labels = [s.strip() for s in args.scheduler.split(",") if s.strip()]
     if not labels or len(set(labels)) != len(labels):
         raise ConfigError("--scheduler: give distinct schedulers, e.g. native-capacity,dress")
+    if args.label:
+        raise ConfigError("bench hibench: --label goes with --rm or --yarn-site; with --scheduler each run is named "
+                          "after its scheduler")
     mr.check_labels(labels)
+    # what can fail without a cluster fails before the first one starts
+    suites.hibench_conf(args.home, out / "hibench-conf" / labels[0])
+    path = _python2_path()
     root = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
     runs = []
     for label in labels:
@@ -241,7 +259,8 @@ def _hibench_per_scheduler(args: argparse.Namespace, jobs: Sequence[Any], out: P
         _say(f"{label}: starting a local cluster with HDFS")
         lc.up(policy=policy, native=native, hdfs=True, nodes=args.nodes)
         try:
-            runs.append(_hibench_local(argparse.Namespace(**{**vars(args), "label": label}), jobs, out, root, overrides))
+            runs.append(_hibench_local(argparse.Namespace(**{**vars(args), "label": label}), jobs, out, root,
+                                       overrides, path))
         finally:
             lc.down()
     return runs

@@ -25,12 +25,13 @@ def write_hadoop_home(home: Path, *, cluster_dir: Path, conf_dir: Path, classpat
         script = home / "bin" / tool
         script.write_text(
             "#!/bin/sh\n"
-            f"# `{tool}` for the yarnctl cluster in {cluster_dir} (written by `yarnctl cluster up`)\n"
+            f"# `{tool}` for the yarnctl cluster in {str(cluster_dir)!r} (written by `yarnctl cluster up`)\n"
             "unset YARNCTL_CLASSPATH\n"
             f"export HADOOP_CONF_DIR={q(str(conf_dir))} YARNCTL_CLASSPATH_FILE={q(str(classpath_file))}\n"
             f"export JAVA_HOME={q(java_home)} YARNCTL_TOOL={tool} YARNCTL_LOG_DIR={q(str(cluster_dir / 'logs'))}\n"
-            # -Dyarnctl.cluster.dir marks the client as this cluster's: `down` stops it too
-            f"export YARNCTL_JAVA_OPTS={q(f'-Dyarnctl.cluster.dir={cluster_dir} -XX:TieredStopAtLevel=1')}\n"
+            # -Dyarnctl.cluster.dir marks the client as this cluster's (`down` stops it too); its own
+            # variable, as YARNCTL_JAVA_OPTS is split on spaces
+            f"export YARNCTL_CLUSTER_DIR={q(str(cluster_dir))} YARNCTL_JAVA_OPTS=-XX:TieredStopAtLevel=1\n"
             f"exec {q(str(bin_dir / 'hadoop'))} \"$@\"\n")
         script.chmod(0o755)
     _link(home / "etc" / "hadoop", conf_dir)
