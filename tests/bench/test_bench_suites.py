@@ -298,3 +298,22 @@ def test_bench_hibench_needs_a_cluster_and_a_label(tmp_path: Path, capsys: pytes
     assert code == 2 and err.startswith(f"error: no cluster in {tmp_path / 'none'}")
     code, _, err = _bench(capsys, *base, "--scheduler", "native-bogus")
     assert code == 2 and "unknown stock scheduler 'native-bogus'" in err and len(err.strip().splitlines()) == 1
+    code, _, err = _bench(capsys, *base, "--scheduler", "dress", "--label", "x")
+    assert code == 2 and err.startswith("error: bench hibench: --label goes with --rm or --yarn-site")
+
+
+def test_bench_hibench_refuses_a_local_cluster_without_hdfs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cluster.json as `cluster up --no-hdfs` leaves it (no NameNode); nothing runs, so no daemon is needed."""
+    from yarnctl.cluster.info import ClusterInfo, DaemonInfo
+
+    _fake_hibench(tmp_path, {"micro/wordcount": []})
+    d = DaemonInfo("resourcemanager", 1, tmp_path / "rm.log", tmp_path / "rm.out", "http://127.0.0.1:1", {"webapp": 1})
+    info = ClusterInfo(dir=tmp_path / "c", rm_url="http://127.0.0.1:1", conf_dir=tmp_path / "conf",
+                       classpath_file=tmp_path / "cp.txt", java_home="/jdk", scheduler_class="X", policy="fifo",
+                       native=None, rm=d, nodes=(), serve=None, history=None, token_file=None, decision_log=None,
+                       status_file=None, shim_jar=None, jars={}, nm_memory_mb=4096, nm_vcores=4, started_at=1.0)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "cluster.json").write_text(json.dumps(info.to_json()))
+    code, _, err = _bench(capsys, "hibench", "--home", str(tmp_path), "--workloads", "micro/wordcount",
+                          "--cluster", str(tmp_path / "c"))
+    assert code == 2 and err.startswith(f"error: the cluster in {tmp_path / 'c'} runs no HDFS (started with --no-hdfs)")
