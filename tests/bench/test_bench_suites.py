@@ -300,6 +300,8 @@ def test_bench_hibench_needs_a_cluster_and_a_label(tmp_path: Path, capsys: pytes
     assert code == 2 and "unknown stock scheduler 'native-bogus'" in err and len(err.strip().splitlines()) == 1
     code, _, err = _bench(capsys, *base, "--scheduler", "dress", "--label", "x")
     assert code == 2 and err.startswith("error: bench hibench: --label goes with --rm or --yarn-site")
+    code, _, err = _bench(capsys, *base, "--rm", "http://127.0.0.1:1", "--label", "x", "--nodes", "3")
+    assert code == 2 and err.startswith("error: bench hibench: --nodes and --cluster-dir shape the clusters --scheduler")
 
 
 def test_bench_hibench_refuses_a_local_cluster_without_hdfs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

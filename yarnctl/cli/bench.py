@@ -88,7 +88,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                 "~/.yarnctl/cluster). With --scheduler or --cluster, its RM, JobHistoryServer, HDFS "
                                 "and Hadoop home (DIR/hadoop) go into a HiBench conf folder under --out, and python2 "
                                 "for HiBench's scripts is found or fetched (~/.yarnctl/python2)")
-            s.add_argument("--nodes", type=int, default=2, help="NodeManagers of each --scheduler cluster (default 2)")
+            s.add_argument("--nodes", type=int, default=None, help="NodeManagers of each --scheduler cluster (default 2)")
             s.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
                            help="where the --scheduler clusters live (default ~/.yarnctl/bench-cluster)")
         s.add_argument("--history", metavar="URL", help="MapReduce JobHistoryServer web address (task start times)")
@@ -170,6 +170,9 @@ def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
     overrides = {"hibench.scale.profile": args.profile} if args.profile else {}
     if args.scheduler:
         return _hibench_per_scheduler(args, jobs, out, overrides)
+    if args.nodes is not None or args.cluster_dir is not None:
+        raise ConfigError("bench hibench: --nodes and --cluster-dir shape the clusters --scheduler starts; "
+                          "this run uses a running cluster")
     if args.cluster is not None:
         return [_hibench_local(args, jobs, out, args.cluster.expanduser(), overrides)]
     if not (args.rm or args.yarn_site):
@@ -257,7 +260,7 @@ def _hibench_per_scheduler(args: argparse.Namespace, jobs: Sequence[Any], out: P
         native, policy = mr.scheduler_of(label)
         lc = LocalCluster(root)
         _say(f"{label}: starting a local cluster with HDFS")
-        lc.up(policy=policy, native=native, hdfs=True, nodes=args.nodes)
+        lc.up(policy=policy, native=native, hdfs=True, nodes=2 if args.nodes is None else args.nodes)
         try:
             runs.append(_hibench_local(argparse.Namespace(**{**vars(args), "label": label}), jobs, out, root,
                                        overrides, path))
