@@ -55,13 +55,19 @@ def hibench_jobs(home: Path, workloads: Sequence[str], framework: str = "hadoop"
     return jobs
 
 
+def hibench_conf_source(home: Path) -> Path:
+    """The checkout's conf dir; ConfigError when `home` is not a HiBench checkout."""
+    src = home / "conf"
+    if not (src / "hibench.conf").is_file():
+        raise ConfigError(f"{src / 'hibench.conf'}: not a HiBench checkout (no conf/hibench.conf)")
+    return src
+
+
 def hibench_conf(home: Path, dest: Path, *, hadoop_home: Path | None = None, default_fs: str = "",
                  overrides: dict[str, str] | None = None) -> Path:
     """A HiBench conf folder (HIBENCH_CONF_FOLDER) in `dest`: the checkout's conf, a cluster's hadoop.conf, `overrides` last."""
     # HiBench reads every *.conf of the folder in name order, a later value winning: yarnctl.conf is last
-    src = home / "conf"
-    if not (src / "hibench.conf").is_file():
-        raise ConfigError(f"{src / 'hibench.conf'}: not a HiBench checkout (no conf/hibench.conf)")
+    src = hibench_conf_source(home)
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("*.conf"):
         old.unlink()

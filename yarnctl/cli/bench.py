@@ -131,9 +131,7 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
     from yarnctl.bench.spec import load_spec
 
     spec = load_spec(args.spec, args.seed)
-    labels = [s.strip() for s in args.scheduler.split(",") if s.strip()]
-    if not labels or len(set(labels)) != len(labels):
-        raise ConfigError("--scheduler: give distinct schedulers, e.g. native-capacity,dress")
+    labels = _schedulers(args.scheduler)
     mr.check_labels(labels, spec)
     root = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
     runs = []
@@ -154,6 +152,14 @@ def _mr(args: argparse.Namespace) -> list[dict[str, Any]]:
                 _say(f"{label}: no queue shares: {e}")
         runs.append(doc)
     return runs
+
+
+def _schedulers(arg: str) -> list[str]:
+    """The distinct labels of a --scheduler list, in order."""
+    labels = [s.strip() for s in arg.split(",") if s.strip()]
+    if not labels or len(set(labels)) != len(labels):
+        raise ConfigError("--scheduler: give distinct schedulers, e.g. native-capacity,dress")
+    return labels
 
 
 def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -244,15 +250,13 @@ def _hibench_per_scheduler(args: argparse.Namespace, jobs: Sequence[Any], out: P
     from yarnctl.bench import mr, suites
     from yarnctl.cluster import LocalCluster
 
-    labels = [s.strip() for s in args.scheduler.split(",") if s.strip()]
-    if not labels or len(set(labels)) != len(labels):
-        raise ConfigError("--scheduler: give distinct schedulers, e.g. native-capacity,dress")
+    labels = _schedulers(args.scheduler)
     if args.label:
         raise ConfigError("bench hibench: --label goes with --rm or --yarn-site; with --scheduler each run is named "
                           "after its scheduler")
     mr.check_labels(labels)
     # what can fail without a cluster fails before the first one starts
-    suites.hibench_conf(args.home, out / "hibench-conf" / labels[0])
+    suites.hibench_conf_source(args.home)
     path = _python2_path()
     root = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
     runs = []
