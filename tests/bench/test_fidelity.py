@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from yarnctl.bench import fidelity as fid
-from yarnctl.bench.jhist import read_jhist
-from yarnctl.bench.replay import job_conf, job_id_of, replay_jobs, sleep_shape, sls_trace, to_workload, workload_doc
+from yarnctl.bench.jhist import JobHistory, TaskAttempt, read_jhist
+from yarnctl.bench.replay import (job_conf, job_id_of, replay_jobs, sleep_shape, sls_trace, start_costs, to_workload,
+                                  workload_doc)
 from yarnctl.bench.spec import load_spec
 from yarnctl.sim.workload import Startup
 from yarnctl.sls.report import read_trace
@@ -59,6 +60,37 @@ def test_a_program_that_does_real_work_takes_its_task_times_from_the_history_les
     assert len(job.maps.durations) == 12
     assert sorted(job.maps.durations) == pytest.approx(sorted((m.finish_ms - m.start_ms) / 1000 - 2.0 for m in maps))
     assert job.reduces is not None and len(job.reduces.durations) == 1
+
+
+def _attempt(n: int, start_s: float, finish_s: float) -> TaskAttempt:
+    return TaskAttempt(f"attempt_1_0001_m_{n:06d}_0", f"task_1_0001_m_{n:06d}", "MAP", int(start_s * 1000),
+                       int(finish_s * 1000), "SUCCEEDED", "localhost", f"container_1_0001_01_{n + 2:06d}")
+
+
+def test_each_attempts_start_cost_is_the_models_at_the_runs_own_concurrency() -> None:
+    """Hand-worked: launch 2 s + 4 s per container still starting, shared over 2 NodeManagers."""
+    h = JobHistory("job_1_0001", "wc", "root", "default", 0, 10_000, 12_000, 60_000, "SUCCEEDED",
+                   (_attempt(0, 13, 30), _attempt(1, 13, 31), _attempt(2, 14, 32), _attempt(3, 40, 50)))
+    costs = start_costs({h.job_id: h}, launch_s=2.0, per_concurrent_s=4.0, nodes=2)
+    # the AM at 10 s starts alone: 2 s (ready at 12); m0 at 13: nothing starting, 2 s (ready 15); m1 at 13:
+    # m0 starting, 2 + 4 * 1/2 = 4 s (ready 17); m2 at 14: m0 and m1, 2 + 4 * 2/2 = 6 s; m3 at 40: alone again
+    assert costs == {"am:job_1_0001": 2.0, h.attempts[0].attempt_id: 2.0, h.attempts[1].attempt_id: 4.0,
+                     h.attempts[2].attempt_id: 6.0, h.attempts[3].attempt_id: 2.0}
+
+
+def test_a_measured_task_is_not_charged_its_crowded_start_twice() -> None:
+    h = read_jhist(FIXTURE)
+    spec = load_spec("fid-examples")
+    recs = ({"job_id": "e2", "app_id": "application_" + h.job_id.removeprefix("job_"), "final_status": "SUCCEEDED",
+             "submit_ms": h.submit_ms},)
+    (plain,) = replay_jobs(spec, recs, {h.job_id: h}, launch_s=2.0)
+    (crowded,) = replay_jobs(spec, recs, {h.job_id: h}, launch_s=2.0, per_concurrent_s=1.0)
+    costs = start_costs({h.job_id: h}, 2.0, 1.0, spec.nodes)
+    maps = h.of_type("MAP")
+    assert max(costs[m.attempt_id] for m in maps) > 2.0  # twelve maps start together: some pay for the others
+    assert crowded.maps.durations == pytest.approx(
+        tuple(max(0.5, (m.finish_ms - m.start_ms) / 1000 - costs[m.attempt_id]) for m in maps))
+    assert sum(crowded.maps.durations) < sum(plain.maps.durations)
 
 
 def test_the_sls_trace_is_one_sls_accepts(tmp_path: Path) -> None:

@@ -31,9 +31,9 @@ SCHEDULERS = ("native-fifo", "native-capacity", "native-fair", "fifo", "dress")
 CALIBRATION = "native-fifo"  # the runs the start-up costs are fitted on: the scheduler with the fewest choices
 FITTED = Startup(8.0, 6.0, 0.5)  # docs/fidelity.md's main fit (2026-11-25), for replays run without one (bench mr)
 # the grid the fit searches: AM start-up, a task's launch cost, and its growth per container starting beside it
-GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
+GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0)
 GRID_LAUNCH_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
-GRID_PER_CONCURRENT_S = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+GRID_PER_CONCURRENT_S = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)
 SAME_RANK_MARGIN = 0.05  # schedulers whose real average completions differ by less than this are not ranked
 # the simulator's counterpart of a real scheduler: policy, its parameters and the AM-share limit it enforces
 # (None: the policy's own). The local cluster's capacity-scheduler.xml sets maximum-am-resource-percent 0.5;
@@ -133,7 +133,7 @@ def replay(run: RealRun, startup: Startup, sample_queues_s: float = 0.0) -> SimR
     from yarnctl.policies import make_policy
     from yarnctl.sim.cluster import SimCluster
 
-    jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s)
+    jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s, startup.launch_per_concurrent_s)
     workload = to_workload(workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup), f"{run.mix}/{run.label}")
     policy, params, am_share = counterpart(run.label)
     engine = Engine(make_policy(policy, params), max_am_share=am_share)

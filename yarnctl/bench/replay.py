@@ -95,9 +95,37 @@ def histories(history_dir: Path) -> dict[str, JobHistory]:
     return out
 
 
+def start_costs(jobs_history: Mapping[str, JobHistory], launch_s: float, per_concurrent_s: float,
+                nodes: int) -> dict[str, float]:
+    """Each task attempt's start-up cost as the simulator's linear model charges it, at the run's own concurrency.
+
+    Its history names no NodeManager apart (both report `localhost`), so the containers still
+    starting when an attempt launched are counted on the whole machine and shared out over its
+    `nodes` NodeManagers: `launch_s + per_concurrent_s * starting / nodes`. ApplicationMasters count
+    from their AM_STARTED; an attempt is still starting until its own cost has passed.
+    """
+    starts = sorted([(h.am_start_ms, f"am:{h.job_id}") for h in jobs_history.values() if h.am_start_ms]
+                    + [(a.start_ms, a.attempt_id) for h in jobs_history.values() for a in h.attempts if a.start_ms])
+    ready: list[float] = []
+    out = {}
+    for start_ms, key in starts:
+        t = start_ms / 1000.0
+        starting = sum(1 for r in ready if r > t)
+        cost = launch_s + per_concurrent_s * starting / max(nodes, 1)
+        ready.append(t + cost)
+        out[key] = cost
+    return out
+
+
 def replay_jobs(spec: BenchSpec, records: Sequence[Mapping[str, Any]], jobs_history: Mapping[str, JobHistory],
-                launch_s: float) -> list[ReplayJob]:
-    """The succeeded jobs of one run, submit times on the run's own clock (its first submit is 0)."""
+                launch_s: float, per_concurrent_s: float = 0.0) -> list[ReplayJob]:
+    """The succeeded jobs of one run, submit times on the run's own clock (its first submit is 0).
+
+    A measured task's work is its attempt's time less its start-up cost: `launch_s` alone, or with
+    `per_concurrent_s` the cost the model charges at the run's concurrency (`start_costs`), so that
+    the replay does not charge a crowded start twice.
+    """
+    costs = start_costs(jobs_history, launch_s, per_concurrent_s, spec.nodes) if per_concurrent_s else {}
     by_id = {j.id: j for j in spec.jobs}
     done = [r for r in records if r.get("final_status") == "SUCCEEDED" and r.get("submit_ms")]
     if not done:
@@ -112,13 +140,14 @@ def replay_jobs(spec: BenchSpec, records: Sequence[Mapping[str, Any]], jobs_hist
         out.append(ReplayJob(job.id, (int(r["submit_ms"]) - t0) / 1000.0,
                              int(conf["yarn.app.mapreduce.am.resource.mb"]),
                              float(conf["mapreduce.job.reduce.slowstart.completedmaps"]),
-                             *_stages(job, conf, jobs_history.get(job_id_of(str(r.get("app_id", "")))), launch_s),
+                             *_stages(job, conf, jobs_history.get(job_id_of(str(r.get("app_id", "")))), launch_s,
+                                      costs),
                              job.queue))
     return out
 
 
 def _stages(job: BenchJob, conf: Mapping[str, str], history: JobHistory | None,
-            launch_s: float) -> tuple[Stage, Stage | None]:
+            launch_s: float, costs: Mapping[str, float]) -> tuple[Stage, Stage | None]:
     map_mb, reduce_mb = int(conf["mapreduce.map.memory.mb"]), int(conf["mapreduce.reduce.memory.mb"])
     if job.program == "sleep":
         s = sleep_shape(job.args)
@@ -129,7 +158,7 @@ def _stages(job: BenchJob, conf: Mapping[str, str], history: JobHistory | None,
         raise ClusterError(f"job {job.id} ({job.program}): no job history kept, so its task times are unknown")
 
     def measured(kind: str) -> tuple[float, ...]:
-        return tuple(max(MIN_TASK_S, (a.finish_ms - a.start_ms) / 1000.0 - launch_s)
+        return tuple(max(MIN_TASK_S, (a.finish_ms - a.start_ms) / 1000.0 - costs.get(a.attempt_id, launch_s))
                      for a in history.of_type(kind) if a.status == "SUCCEEDED")
 
     m, red = measured("MAP"), measured("REDUCE")
