@@ -157,9 +157,18 @@ def _stages(job: BenchJob, conf: Mapping[str, str], history: JobHistory | None,
     if history is None:
         raise ClusterError(f"job {job.id} ({job.program}): no job history kept, so its task times are unknown")
 
+    maps_done_s = max((a.finish_ms for a in history.of_type("MAP") if a.status == "SUCCEEDED"), default=0) / 1000.0
+
     def measured(kind: str) -> tuple[float, ...]:
-        return tuple(max(MIN_TASK_S, (a.finish_ms - a.start_ms) / 1000.0 - costs.get(a.attempt_id, launch_s))
-                     for a in history.of_type(kind) if a.status == "SUCCEEDED")
+        out = []
+        for a in history.of_type(kind):
+            if a.status != "SUCCEEDED":
+                continue
+            began = a.start_ms / 1000.0 + costs.get(a.attempt_id, launch_s)
+            if kind == "REDUCE":  # one started early waited for the maps, as the simulator's does: not its work
+                began = max(began, maps_done_s)
+            out.append(max(MIN_TASK_S, a.finish_ms / 1000.0 - began))
+        return tuple(out)
 
     m, red = measured("MAP"), measured("REDUCE")
     if not m:
