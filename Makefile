@@ -50,11 +50,11 @@ test: java typecheck
 	$(BIN)/python -m pytest --durations=30
 
 bench: $(STAMP)
-	$(BIN)/python -m yarnctl.sim.bench
+	$(BIN)/python -m yarnctl.sim.bench --policy all --repeat 1
 
-# the shim + Python fifo against native FifoScheduler, 1,000 nodes and 200 apps (README: Benchmarks)
+# the shim + Python fifo against native FifoScheduler at 100, 1,000 and 5,000 nodes, 200 apps, plotted (docs/performance.md)
 bench-shim: $(STAMP) java
-	$(BIN)/python -m yarnctl.bridge.shimbench
+	$(BIN)/python -m yarnctl.bridge.shimbench --nodes 100,1000,5000 --plot docs/img/bench-shim.png
 
 # Hadoop 2.7.7's own ResourceManager tests (java-bridge/hadoop-tests) under stock FifoScheduler, then under the
 # shim (vcore-aware, no Python), compared class by class, then CapacityScheduler's classes under stock CS and the

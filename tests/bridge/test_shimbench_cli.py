@@ -11,3 +11,19 @@ def test_an_unknown_mode_is_one_line_naming_it_and_the_choices(capsys: pytest.Ca
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.endswith("error: unknown mode(s) shim-fair; choose from native, shim, native-cs, shim-cs")
+
+
+@pytest.mark.parametrize("nodes, problem", [("100,lots", "expected node counts like 100,1000,5000, got '100,lots'"),
+                                            ("0,100", "node counts must be at least 1, got '0,100'")])
+def test_bad_node_counts_are_one_line(nodes: str, problem: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        shimbench.main(["--nodes", nodes])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: argument --nodes: {problem}")
+
+
+def test_too_few_heartbeats_for_a_p99_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        shimbench.main(["--heartbeats", "10"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith("error: --heartbeats: at least 100 for a p99, got 10")

@@ -1,10 +1,11 @@
 """Benchmark of the whole delegated heartbeat: the Java shim in a JVM calling `yarnctl serve` over py4j.
 
-`python -m yarnctl.bridge.shimbench [--heartbeats 20000] [--policy fifo]` compiles java-bridge's test
-classes, starts `yarnctl serve` on a free loopback port with a throwaway token, and runs
-`io.yarnctl.shim.bench.HeartbeatBench` (1,000 nodes, 200 apps with pending requests) once with the
-native FifoScheduler and once with YarnctlScheduler delegating to Python, in one run so the two are
-measured on the same machine state. Prints a table (or `--json`).
+`python -m yarnctl.bridge.shimbench [--heartbeats 20000] [--policy fifo] [--nodes 100,1000,5000] [--plot PNG]`
+compiles java-bridge's test classes, starts `yarnctl serve` on a free loopback port with a throwaway
+token, and runs `io.yarnctl.shim.bench.HeartbeatBench` (1,000 nodes or each count asked, 200 apps with
+pending requests) once with the native FifoScheduler and once with YarnctlScheduler delegating to
+Python, in one run per node count so the two are measured on the same machine state. Prints a table
+with the shim's rate as a share of the native one (or `--json`), and plots both against the nodes.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = ROOT / "java-bridge"
 JVM_FLAGS = ["--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.util=ALL-UNNAMED",
              "--add-exports", "java.base/sun.net.dns=ALL-UNNAMED", "--add-exports", "java.base/sun.net.util=ALL-UNNAMED"]
-COLUMNS = ("mode", "heartbeats", "p50_us", "p99_us", "heartbeats_per_s", "delegated", "fallback", "containers")
+COLUMNS = ("nodes", "mode", "heartbeats", "p50_us", "p99_us", "heartbeats_per_s", "of_native", "delegated", "fallback",
+           "containers")
 
 
 def _test_classpath() -> str:
     cp_file = BRIDGE / "target" / "test.cp"
     subprocess.run(["mvn", "-q", "-B", "-f", str(BRIDGE), "test-compile", "dependency:build-classpath",
-                    f"-Dmdep.outputFile={cp_file}", "-Dmdep.includeScope=test"], check=True)
+                    f"-Dmdep.outputFile={cp_file}", "-Dmdep.includeScope=test"], check=True,
+                   stdout=sys.stderr)  # stdout is the table or the JSON
     return f"{BRIDGE / 'target/classes'}:{BRIDGE / 'target/test-classes'}:{cp_file.read_text().strip()}"
 
 
@@ -50,9 +53,10 @@ def _start_serve(policy: str, token: Path, gc_freeze: bool) -> tuple[subprocess.
     raise SystemExit(f"yarnctl serve did not start: {proc.stderr.read() if proc.stderr else ''}")
 
 
-def run(heartbeats: int, policy: str, modes: str = "native,shim") -> list[dict[str, Any]]:
-    """Run each mode and return the bench's JSON objects."""
-    classpath = _test_classpath()
+def run(heartbeats: int, policy: str, modes: str = "native,shim", nodes: int = 1000,
+        classpath: str | None = None) -> list[dict[str, Any]]:
+    """Run each mode on `nodes` nodes and return the bench's JSON objects (each shim mode with its rate `of_native`)."""
+    classpath = classpath or _test_classpath()
     with tempfile.TemporaryDirectory() as tmp:
         token = Path(tmp) / "token"
         token.write_text("bench-" + os.urandom(16).hex() + "\n")
@@ -60,12 +64,55 @@ def run(heartbeats: int, policy: str, modes: str = "native,shim") -> list[dict[s
         serve, port = _start_serve(policy, token, gc_freeze=True)
         try:
             out = subprocess.run(["java", *JVM_FLAGS, "-cp", classpath, "io.yarnctl.shim.bench.HeartbeatBench",
-                                  str(heartbeats), str(port), str(token), modes],
+                                  str(heartbeats), str(port), str(token), modes, str(nodes)],
                                  check=True, capture_output=True, text=True).stdout
         finally:
             serve.terminate()
             serve.wait(timeout=30)
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    native = {r["mode"]: r["heartbeats_per_s"] for r in rows if r["mode"].startswith("native")}
+    for r in rows:  # shim on FIFO against native FIFO, shim on CS against native CS, when both ran
+        base = native.get(r["mode"].replace("shim", "native"))
+        if r["mode"].startswith("shim") and base:
+            r["of_native"] = round(r["heartbeats_per_s"] / base, 2)
+    return rows
+
+
+def node_counts(text: str) -> list[int]:
+    """`--nodes`: comma-separated positive node counts."""
+    try:
+        counts = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected node counts like 100,1000,5000, got {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"node counts must be at least 1, got {text!r}")
+    return counts
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Heartbeats per second and p99 against the node count, one line per mode."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on servers or in CI
+    import matplotlib.pyplot as plt
+
+    fig, (rate, p99) = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    for mode in dict.fromkeys(r["mode"] for r in rows):
+        mine = sorted((r for r in rows if r["mode"] == mode), key=lambda r: r["nodes"])
+        xs = [r["nodes"] for r in mine]
+        rate.plot(xs, [r["heartbeats_per_s"] for r in mine], marker="o", label=mode)
+        p99.plot(xs, [r["p99_us"] for r in mine], marker="o", label=mode)
+    for ax, what in ((rate, "heartbeats per second (handle NODE_UPDATE)"), (p99, "p99 per heartbeat (µs)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("nodes (200 apps with pending asks)")
+        ax.set_ylabel(what)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"Native FifoScheduler and the shim with Python as the cluster grows ({os.cpu_count()} CPUs)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,11 +123,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="native,shim",
                    help="comma-separated: native and shim (FIFO), native-cs and shim-cs (CapacityScheduler's one"
                         " default queue; the shim on it is not the shipped scheduler yet) (default %(default)s)")
+    p.add_argument("--nodes", type=node_counts, default=[1000], metavar="N[,N...]",
+                   help="cluster sizes to measure, each in its own run (default 1000; e.g. 100,1000,5000)")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="draw heartbeats/s and p99 against the nodes into PNG")
     p.add_argument("--json", action="store_true", help="print the JSON objects")
     args = p.parse_args(argv)
     if bad := sorted(set(args.modes.split(",")) - {"native", "shim", "native-cs", "shim-cs"}):
         p.error(f"unknown mode(s) {', '.join(bad)}; choose from native, shim, native-cs, shim-cs")
-    rows = run(args.heartbeats, args.policy, args.modes)
+    if args.heartbeats < 100:
+        p.error(f"--heartbeats: at least 100 for a p99, got {args.heartbeats}")
+    classpath = _test_classpath()
+    rows = []
+    for n in args.nodes:
+        print(f"{n:,} nodes: {args.modes} ...", file=sys.stderr, flush=True)
+        rows += run(args.heartbeats, args.policy, args.modes, n, classpath)
+    if args.plot is not None:
+        print(f"wrote {plot(rows, args.plot)}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

@@ -26,14 +26,15 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoSchedule
 
 /**
  * Per-heartbeat cost of {@code handle(NODE_UPDATE)}: native FifoScheduler vs YarnctlScheduler delegating to
- * a Python policy server, on 1,000 nodes and 200 apps in a steady state (a few containers complete per
- * heartbeat and their apps' asks are topped up). Prints one JSON object per mode.
+ * a Python policy server, on 1,000 nodes (or as many as asked) and 200 apps in a steady state (a few containers
+ * complete per heartbeat and their apps' asks are topped up). Prints one JSON object per mode.
  *
- * <p>Args: {@code [heartbeats=20000] [port=25334] [token-file=~/.yarnctl/bridge.token] [modes=native,shim]}; a mode is
- * {@code native} or {@code shim} (FIFO), {@code native-cs} or {@code shim-cs} (CapacityScheduler, its default one queue).
+ * <p>Args: {@code [heartbeats=20000] [port=25334] [token-file=~/.yarnctl/bridge.token] [modes=native,shim]
+ * [nodes=1000]}; a mode is {@code native} or {@code shim} (FIFO), {@code native-cs} or {@code shim-cs}
+ * (CapacityScheduler, its default one queue).
  */
 public final class HeartbeatBench {
-  private static final int NODES = 1000;
+  private static final int DEFAULT_NODES = 1000;
   private static final int APPS = 200;
   private static final int COMPLETE_PER_HEARTBEAT = 2;
   private static final int OUTSTANDING = 40;
@@ -46,13 +47,14 @@ public final class HeartbeatBench {
     String port = args.length > 1 ? args[1] : String.valueOf(ShimConfig.DEFAULT_PORT);
     String tokenFile = args.length > 2 ? args[2] : null;
     String modes = args.length > 3 ? args[3] : "native,shim";
+    int nodes = args.length > 4 ? Integer.parseInt(args[4]) : DEFAULT_NODES;
     for (String mode : modes.split(",")) {
       Configuration conf = new Configuration();
       conf.set(ShimConfig.PORT, port);
       if (tokenFile != null) {
         conf.set(ShimConfig.TOKEN_FILE, tokenFile);
       }
-      System.out.println(run(mode, new ShimHarness(conf, scheduler(mode)), heartbeats));
+      System.out.println(run(mode, new ShimHarness(conf, scheduler(mode)), heartbeats, nodes));
     }
     System.exit(0);
   }
@@ -73,9 +75,9 @@ public final class HeartbeatBench {
     }
   }
 
-  private static String run(String mode, ShimHarness h, int heartbeats) {
+  private static String run(String mode, ShimHarness h, int heartbeats, int nodeCount) {
     List<FakeNode> nodes = new ArrayList<FakeNode>();
-    for (int i = 0; i < NODES; i++) {
+    for (int i = 0; i < nodeCount; i++) {
       // "localhost" with distinct ports: container tokens resolve the host, and fake names hit DNS timeouts.
       nodes.add(h.addNode("localhost", 20000 + i, "/rack" + (i % 20), 8192, 8));
     }
@@ -86,7 +88,7 @@ public final class HeartbeatBench {
       h.ask(a, 20, 1024, 1, OUTSTANDING, true);
       apps.add(a);
     }
-    int warmup = Math.min(heartbeats, 2 * NODES);
+    int warmup = Math.min(heartbeats, 2 * nodeCount);
     drive(h, nodes, warmup, null);
     long[] us = new long[heartbeats];
     long t0 = System.nanoTime();
@@ -105,9 +107,9 @@ public final class HeartbeatBench {
       fallback = m.getFallback();
     }
     h.stop();
-    return String.format("{\"mode\":\"%s\",\"heartbeats\":%d,\"p50_us\":%d,\"p99_us\":%d,"
+    return String.format("{\"mode\":\"%s\",\"nodes\":%d,\"heartbeats\":%d,\"p50_us\":%d,\"p99_us\":%d,"
         + "\"heartbeats_per_s\":%.0f,\"delegated\":%d,\"fallback\":%d,\"containers\":%d,\"wall_s\":%.2f}",
-        mode, heartbeats, us[heartbeats / 2], us[(int) (heartbeats * 0.99)], heartbeats / (handleUs / 1e6),
+        mode, nodeCount, heartbeats, us[heartbeats / 2], us[(int) (heartbeats * 0.99)], heartbeats / (handleUs / 1e6),
         delegated, fallback, allocated, wall);
   }
 
