@@ -7,6 +7,11 @@ from yarnctl.model import ANY, App, ClusterSnapshot, Container, Locality, Ask, Q
 from yarnctl.state import ClusterState, StateError
 
 
+# from this many alloc rows on (a full sync's thousands) one pass adds up the sums; below, each container's
+# own `allocate` costs less than setting up that pass (both leave the same state: tests/state/test_bulk.py)
+BULK = 16
+
+
 class MirrorMismatch(Exception):
     """The mirror is not at the request's base or disagrees with the RM: the shim must resync."""
 
@@ -51,8 +56,11 @@ class Mirror:
                 state.set_active(a.id, a.active)
             for ask in req.asks:
                 state.set_asks(ask.app, ask.priority, _ask_rows(ask))
-            if req.alloc:
+            if len(req.alloc) >= BULK:
                 state.allocate_all(_containers(req.alloc))
+            else:
+                for c in _containers(req.alloc):
+                    state.allocate(c)
         except StateError as e:
             raise MirrorMismatch(str(e)) from None
         for d in req.done:
