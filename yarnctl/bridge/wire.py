@@ -24,8 +24,9 @@ class WireError(YarnctlError):
         super().__init__(f"{field}: {problem}")
 
 
-# The rows a full sync has thousands of are NamedTuples, built in a third of a frozen dataclass's time;
-# they are as immutable. (AskRow and LocalRow stay dataclasses: a NamedTuple field may not be `count`.)
+# The request and the rows a full sync has thousands of are NamedTuples, built in a third of a frozen
+# dataclass's time and as immutable. (AskRow and LocalRow stay dataclasses: a NamedTuple field may not be
+# named `count`.)
 class NodeRow(NamedTuple):
     """A node that joined or whose capacity changed."""
 
@@ -113,8 +114,7 @@ class DoneRow(NamedTuple):
     status: int
 
 
-@dataclass(frozen=True, slots=True)
-class WireRequest:
+class WireRequest(NamedTuple):
     """One decoded request: the heartbeating node plus the state (full) or what changed (delta)."""
 
     seq: int
