@@ -74,7 +74,8 @@ class WaitBook:
             if now_served:
                 for app_id in now_served:
                     del self._apps[app_id]
-                self.latest = {a: tuple(q) for a, q in self._apps.items()}
+                # the others' reasons did not change since `latest` was built: keep its tuples
+                self.latest = {a: t for a, t in self.latest.items() if a in self._apps}
             return {}
         self._next = self._clock() + self.every_s
         now = self._wall()

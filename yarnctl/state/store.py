@@ -34,11 +34,100 @@ def _app_key(app: App) -> tuple[float, AppId]:
 
 
 def _add(sums: dict[K, Resources], key: K, r: Resources) -> None:
-    total = sums.get(key, ZERO) + r
+    old = sums.get(key)
+    total = r if old is None else old + r  # Resources is immutable: the first one is shared, not copied
     if total.is_zero():
         sums.pop(key, None)
     else:
         sums[key] = total
+
+
+def _take(sums: dict[K, Resources], key: K, r: Resources) -> None:
+    """`_add` of `r * -1`, without building that vector."""
+    total = sums.get(key, ZERO) - r
+    if total.is_zero():
+        sums.pop(key, None)
+    else:
+        sums[key] = total
+
+
+def _plus(sums: dict[K, list[int]], key: K, r: Resources) -> None:
+    """Add `r` to a running [MB, vcores] sum."""
+    s = sums.get(key)
+    if s is None:
+        sums[key] = [r.memory_mb, r.vcores]
+    else:
+        s[0] += r.memory_mb
+        s[1] += r.vcores
+
+
+def _merge(sums: dict[K, Resources], added: dict[K, list[int]]) -> None:
+    """`_add` of each running sum, in the order its key first came."""
+    for key, (mb, vc) in added.items():
+        _add(sums, key, Resources(mb, vc))
+
+
+class _Sums:
+    """What a batch of containers adds to the store's sums, as plain integers, keyed in first-seen order.
+
+    A key enters a map where `launch` would first put it: at once for node and app allocation (the
+    app's even for an empty container), at its first non-empty container for the `_add` sums.
+    """
+
+    def __init__(self) -> None:
+        self.node: dict[NodeId, list[int]] = {}
+        self.app: dict[AppId, list[int]] = {}
+        self.queue: dict[str, list[int]] = {}
+        self.user: dict[tuple[str, str], list[int]] = {}
+        self.prio: dict[AppId, dict[int, list[int]]] = {}  # [containers, MB, vcores]
+        self.am: list[int] = [0, 0]
+        self.app_am: dict[AppId, list[int]] = {}
+        self.queue_am: dict[str, list[int]] = {}
+        self.ams = 0
+
+    def add(self, c: Container, app: App) -> None:
+        """Count one container of `app`."""
+        r = c.resource
+        _plus(self.node, c.node_id, r)
+        _plus(self.app, c.app_id, r)
+        nonzero = not r.is_zero()
+        if nonzero:
+            _plus(self.queue, app.queue, r)
+            _plus(self.user, (app.queue, app.user), r)
+        held = self.prio.setdefault(c.app_id, {}).setdefault(c.priority, [0, 0, 0])
+        held[0] += 1
+        held[1] += r.memory_mb
+        held[2] += r.vcores
+        if c.is_am:
+            self.ams += 1
+            self.am[0] += r.memory_mb
+            self.am[1] += r.vcores
+            if nonzero:
+                _plus(self.app_am, c.app_id, r)
+                _plus(self.queue_am, app.queue, r)
+
+    def merge_into(self, state: ClusterState) -> None:
+        """Add the sums to `state`'s, as `launch` would have one container at a time."""
+        for node_id, (mb, vc) in self.node.items():
+            state._node_alloc[node_id] = state._node_alloc[node_id] + Resources(mb, vc)
+            state._dirty.add(node_id)
+        for app_id, (mb, vc) in self.app.items():
+            held = state._app_alloc.get(app_id)
+            state._app_alloc[app_id] = Resources(mb, vc) if held is None else held + Resources(mb, vc)
+        _merge(state._queue_alloc, self.queue)
+        _merge(state._user_alloc, self.user)
+        for app_id, added in self.prio.items():
+            old = state._prio_alloc.get(app_id)
+            by_priority = {} if old is None else old.copy()
+            for p, (n, mb, vc) in added.items():
+                was, total = by_priority.get(p, (0, ZERO))
+                by_priority[p] = Held(was + n, total + Resources(mb, vc))
+            state._prio_alloc[app_id] = MappingProxyType(by_priority)
+        if self.ams:
+            state._am_allocated = state._am_allocated + Resources(self.am[0], self.am[1])
+            _merge(state._app_am, self.app_am)
+            _merge(state._queue_am, self.queue_am)
+            state._am_views = None
 
 
 class ClusterState:
@@ -67,7 +156,7 @@ class ClusterState:
         self._user_alloc: dict[tuple[str, str], Resources] = {}
         # per app, per priority: count and sum; each app's inner map is replaced, never changed in place, so a
         # snapshot's shallow copy stays what it was
-        self._prio_alloc: dict[AppId, Mapping[int, Held]] = {}
+        self._prio_alloc: dict[AppId, MappingProxyType[int, Held]] = {}
         # what ApplicationMasters hold and ask for, kept as totals so the AM-share limit costs O(1) when far
         self._am_allocated = ZERO
         self._app_am: dict[AppId, Resources] = {}
@@ -173,7 +262,7 @@ class ClusterState:
                 self._count(app, 1, held)
                 am = self._app_am.get(app.id)
                 if am is not None:
-                    _add(self._queue_am, old.queue, am * -1)
+                    _take(self._queue_am, old.queue, am)
                     _add(self._queue_am, app.queue, am)
                     self._am_views = None
         elif self._in_order and self._apps and _app_key(app) < _app_key(next(reversed(self._apps.values()))):
@@ -302,21 +391,48 @@ class ClusterState:
             raise StateError(f"alloc: container {c.id} allocated twice")
         self.launch(c)
 
+    def allocate_all(self, containers: Iterable[Container]) -> None:
+        """`allocate` of each container in turn, the sums added up in one pass (a full sync's thousands).
+
+        The state ends exactly as after the calls one by one, the order of every map included; on a
+        StateError (the first container `allocate` would refuse) it is left as it was.
+        """
+        batch: dict[ContainerId, Container] = {}
+        for c in containers:  # every check first: a refused batch changes nothing
+            if c.node_id not in self._nodes:
+                raise StateError(f"alloc: container {c.id} on unknown node {c.node_id}")
+            if c.app_id not in self._apps:
+                raise StateError(f"alloc: container {c.id} of unknown app {c.app_id}")
+            if c.id in self._containers or c.id in batch:
+                raise StateError(f"alloc: container {c.id} allocated twice")
+            batch[c.id] = c
+        self._containers.update(batch)
+        sums = _Sums()
+        node_cs, note = self._node_cs, self.journal.note
+        for c in batch.values():
+            node_cs[c.node_id][c.id] = c
+            sums.add(c, self._apps[c.app_id])
+            note(c.app_id)
+        self.version += len(batch)
+        sums.merge_into(self)
+
     def launch(self, c: Container) -> None:
         """`allocate` without its checks, for a caller that placed the container itself (the simulator)."""
-        app, node_id = c.app_id, c.node_id
+        app, node_id, r = c.app_id, c.node_id, c.resource
         self._containers[c.id] = c
         self._node_cs[node_id][c.id] = c
-        self._node_alloc[node_id] = self._node_alloc[node_id] + c.resource
+        self._node_alloc[node_id] = self._node_alloc[node_id] + r
         self._dirty.add(node_id)
         held = self._app_alloc.get(app)
-        self._app_alloc[app] = c.resource if held is None else held + c.resource
-        self._count(self._apps[app], 1, c.resource)
+        self._app_alloc[app] = r if held is None else held + r
+        record = self._apps[app]
+        _add(self._queue_alloc, record.queue, r)
+        _add(self._user_alloc, (record.queue, record.user), r)
         self._hold(c, 1)
         if c.is_am:
-            self._am_allocated = self._am_allocated + c.resource
-            _add(self._app_am, app, c.resource)
-            _add(self._queue_am, self._apps[app].queue, c.resource)
+            self._am_allocated = self._am_allocated + r
+            _add(self._app_am, app, r)
+            _add(self._queue_am, record.queue, r)
             self._am_views = None
         self.version += 1
         self.journal.note(app)
@@ -329,36 +445,38 @@ class ClusterState:
         return c
 
     def _release(self, c: Container) -> None:
+        app, node_id, r = c.app_id, c.node_id, c.resource
         del self._containers[c.id]
-        del self._node_cs[c.node_id][c.id]
-        self._node_alloc[c.node_id] = self._node_alloc[c.node_id] - c.resource
-        self._dirty.add(c.node_id)
+        del self._node_cs[node_id][c.id]
+        self._node_alloc[node_id] = self._node_alloc[node_id] - r
+        self._dirty.add(node_id)
         self.version += 1
-        app = c.app_id
         self.journal.note(app)
+        record = self._apps[app]
         if c.is_am:
-            self._am_allocated = self._am_allocated - c.resource
-            _add(self._app_am, app, c.resource * -1)
-            _add(self._queue_am, self._apps[app].queue, c.resource * -1)
+            self._am_allocated = self._am_allocated - r
+            _take(self._app_am, app, r)
+            _take(self._queue_am, record.queue, r)
             self._am_views = None
-        self._count(self._apps[app], -1, c.resource)
+        self._count(record, -1, r)
         self._hold(c, -1)
         held = self._app_alloc[app]
-        if held == c.resource:  # its last container (a container is never empty): absent, see the module docstring
+        if held == r:  # its last container (a container is never empty): absent, see the module docstring
             del self._app_alloc[app]
         else:
-            self._app_alloc[app] = held - c.resource
+            self._app_alloc[app] = held - r
 
     def _count(self, app: App, sign: int, r: Resources) -> None:
         """Add (sign 1) or take (-1) `r` to the sums of the app's queue and user, dropping sums that reach zero."""
-        delta = r if sign > 0 else r * -1
-        _add(self._queue_alloc, app.queue, delta)
-        _add(self._user_alloc, (app.queue, app.user), delta)
+        change = _add if sign > 0 else _take
+        change(self._queue_alloc, app.queue, r)
+        change(self._user_alloc, (app.queue, app.user), r)
 
     def _hold(self, c: Container, sign: int) -> None:
         """Count `c` in (sign 1) or out of (-1) its app's per-priority sums, dropping what reaches zero."""
         app, p = c.app_id, c.priority
-        by_priority = dict(self._prio_alloc.get(app, ()))
+        old = self._prio_alloc.get(app)
+        by_priority = {} if old is None else old.copy()  # a new map: snapshots share the old one
         n, total = by_priority.get(p, (0, ZERO))
         if n + sign == 0:
             del by_priority[p]
@@ -388,7 +506,7 @@ class ClusterState:
             if not self._in_order:
                 self._apps = {a.id: a for a in sorted(self._apps.values(), key=_app_key)}
                 self._in_order = True
-            self._apps_view = MappingProxyType(dict(self._apps))
+            self._apps_view = MappingProxyType(self._apps.copy())
         return self._apps_view
 
     def snapshot(self, now_s: float) -> ClusterSnapshot:
@@ -396,24 +514,24 @@ class ClusterState:
         for node_id in list(self._dirty):
             self._refresh(node_id)
         if self._am_views is None:
-            self._am_views = MappingProxyType(dict(self._app_am)), MappingProxyType(dict(self._queue_am))
+            self._am_views = MappingProxyType(self._app_am.copy()), MappingProxyType(self._queue_am.copy())
         app_am, queue_am = self._am_views
         snap = ClusterSnapshot(
             now_s,
-            MappingProxyType(dict(self._nodes)),
+            MappingProxyType(self._nodes.copy()),
             self._ordered_apps(),
-            MappingProxyType(dict(self._asks)),
-            MappingProxyType(dict(self._node_views)),
-            MappingProxyType(dict(self._app_alloc)),
+            MappingProxyType(self._asks.copy()),
+            MappingProxyType(self._node_views.copy()),
+            MappingProxyType(self._app_alloc.copy()),
             self.min_allocation,
             self.capacity,
             am_allocated=self._am_allocated,
             am_asked=self._am_asked,
             app_am=app_am,
             queue_am=queue_am,
-            queue_allocated=MappingProxyType(dict(self._queue_alloc)),
-            user_allocated=MappingProxyType(dict(self._user_alloc)),
-            priority_allocated=MappingProxyType(dict(self._prio_alloc)),
+            queue_allocated=MappingProxyType(self._queue_alloc.copy()),
+            user_allocated=MappingProxyType(self._user_alloc.copy()),
+            priority_allocated=MappingProxyType(self._prio_alloc.copy()),
             queues=self._queues,
             inactive=self._inactive_view,
             journal=self.journal,
