@@ -34,12 +34,25 @@ def test_every_run_of_the_suite_is_kept_with_its_history(runs: list[fid.RealRun]
     assert all(len(r.history) == len(r.records) for r in runs)
 
 
+# the four runs that shared the machine with a test suite (docs/fidelity.md, "A second machine")
+DISTURBED = {("fid-mixed", "dress"), ("fid-reduce", "native-fifo"), ("fid-reduce", "native-capacity"),
+             ("fid-reduce", "native-fair")}
+
+
+def _pct(errors: list[fid.JobError]) -> tuple[float, float, float]:
+    s = fid.summary(errors, "sim")
+    return tuple(round(100 * x, 1) for x in (s["completion_median"], s["completion_p90"], s["wait_median"]))  # type: ignore[return-value]
+
+
 def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
     result = suite.evaluate(runs, startup=FIT)
-    s = fid.summary(result.errors, "sim")
-    assert (round(100 * s["completion_median"]), round(100 * s["completion_p90"]), round(100 * s["wait_median"])) \
-        == (10, 30, 26)
-    assert round(100 * result.fit_score, 1) == 12.2
+    errors = list(result.errors)
+    assert _pct(errors) == (10.7, 29.6, 26.1)
+    assert _pct([e for e in errors if e.scheduler == fid.CALIBRATION]) == (7.3, 33.6, 14.4)
+    assert _pct([e for e in errors if e.scheduler != fid.CALIBRATION]) == (11.4, 29.5, 28.2)
+    assert _pct([e for e in errors if (e.mix, e.scheduler) not in DISTURBED])[:2] == (8.7, 27.0)
+    assert _pct([e for e in errors if (e.mix, e.scheduler) in DISTURBED])[:2] == (22.1, 34.1)
+    assert round(100 * result.fit_score, 1) == 12.4
     pairs = [result.mixes[m]["sim_pairs"] for m in fid.SUITE]
     assert pairs == [[4, 7], [4, 4], [6, 9], [4, 6], [7, 7]]
 
@@ -47,4 +60,4 @@ def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
 @pytest.mark.slow
 def test_the_fit_finds_the_documented_costs(runs: list[fid.RealRun]) -> None:
     found, score = fid.fit_startup([r for r in runs if r.label == fid.CALIBRATION])
-    assert (found, round(100 * score, 1)) == (FIT, 12.2)
+    assert (found, round(100 * score, 1)) == (FIT, 12.4)

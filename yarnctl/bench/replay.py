@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from yarnctl.bench.jhist import JobHistory, read_jhist
+from yarnctl.bench.jhist import JobHistory, TaskAttempt, read_jhist
 from yarnctl.bench.spec import BenchJob, BenchSpec
 from yarnctl.errors import ClusterError
 from yarnctl.sim.workload import Startup, Workload
@@ -24,6 +24,7 @@ from yarnctl.sim.workload.parse import Parser
 from yarnctl.sim.workload.queues import spec_doc
 
 MIN_TASK_S = 0.5  # a replayed task never runs shorter than this, whatever the fit took off it
+REPLAY_VERSION = 2  # bumped when the same run replays differently: SLS results kept from an older replay are redone
 _SLEEP_FLAGS = {"-m": "maps", "-r": "reduces", "-mt": "map_ms", "-rt": "reduce_ms"}
 
 
@@ -95,24 +96,41 @@ def histories(history_dir: Path) -> dict[str, JobHistory]:
     return out
 
 
+def maps_done_ms(history: JobHistory) -> int:
+    """When the job's last succeeded map finished (0 without one)."""
+    return max((a.finish_ms for a in history.of_type("MAP") if a.status == "SUCCEEDED"), default=0)
+
+
+def waited_for_maps(a: TaskAttempt, maps_done: int) -> bool:
+    """A reduce launched before the last map finished (slow start): it waited for them, as the simulator's does."""
+    return a.type == "REDUCE" and a.start_ms < maps_done
+
+
 def start_costs(jobs_history: Mapping[str, JobHistory], launch_s: float, per_concurrent_s: float,
                 nodes: int) -> dict[str, float]:
     """Each task attempt's start-up cost as the simulator's linear model charges it, at the run's own concurrency.
 
     Its history names no NodeManager apart (both report `localhost`), so the containers still
     starting when an attempt launched are counted on the whole machine and shared out over its
-    `nodes` NodeManagers: `launch_s + per_concurrent_s * starting / nodes`. ApplicationMasters count
-    from their AM_STARTED; an attempt is still starting until its own cost has passed.
+    `nodes` NodeManagers: `launch_s + per_concurrent_s * starting / nodes`. An attempt is still
+    starting until its cost has passed or it finished, whichever is first; an ApplicationMaster from
+    its AM_STARTED until then or its JOB_INITED. A reduce launched at slow start is neither charged nor
+    counted: the simulator starts its JVM while it waits for the maps.
     """
-    starts = sorted([(h.am_start_ms, f"am:{h.job_id}") for h in jobs_history.values() if h.am_start_ms]
-                    + [(a.start_ms, a.attempt_id) for h in jobs_history.values() for a in h.attempts if a.start_ms])
+    starts: list[tuple[int, str, int]] = []  # (start ms, key, end ms)
+    for h in jobs_history.values():
+        if h.am_start_ms:
+            starts.append((h.am_start_ms, f"am:{h.job_id}", h.launch_ms if h.launch_ms > h.am_start_ms else 1 << 62))
+        done = maps_done_ms(h)
+        starts += [(a.start_ms, a.attempt_id, a.finish_ms if a.finish_ms > a.start_ms else 1 << 62)
+                   for a in h.attempts if a.start_ms and not waited_for_maps(a, done)]
     ready: list[float] = []
     out = {}
-    for start_ms, key in starts:
+    for start_ms, key, end_ms in sorted(starts):
         t = start_ms / 1000.0
         starting = sum(1 for r in ready if r > t)
         cost = launch_s + per_concurrent_s * starting / max(nodes, 1)
-        ready.append(t + cost)
+        ready.append(min(t + cost, end_ms / 1000.0))
         out[key] = cost
     return out
 
@@ -157,16 +175,17 @@ def _stages(job: BenchJob, conf: Mapping[str, str], history: JobHistory | None,
     if history is None:
         raise ClusterError(f"job {job.id} ({job.program}): no job history kept, so its task times are unknown")
 
-    maps_done_s = max((a.finish_ms for a in history.of_type("MAP") if a.status == "SUCCEEDED"), default=0) / 1000.0
+    done = maps_done_ms(history)
 
     def measured(kind: str) -> tuple[float, ...]:
         out = []
         for a in history.of_type(kind):
             if a.status != "SUCCEEDED":
                 continue
-            began = a.start_ms / 1000.0 + costs.get(a.attempt_id, launch_s)
-            if kind == "REDUCE":  # one started early waited for the maps, as the simulator's does: not its work
-                began = max(began, maps_done_s)
+            if waited_for_maps(a, done):  # its work is what it did after the last map, its JVM start paid meanwhile
+                began = done / 1000.0
+            else:
+                began = a.start_ms / 1000.0 + costs.get(a.attempt_id, launch_s)
             out.append(max(MIN_TASK_S, a.finish_ms / 1000.0 - began))
         return tuple(out)
 

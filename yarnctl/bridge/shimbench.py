@@ -84,7 +84,7 @@ def node_counts(text: str) -> list[int]:
         counts = [int(x) for x in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected node counts like 100,1000,5000, got {text!r}") from None
-    if not counts or min(counts) < 1:
+    if min(counts) < 1:
         raise argparse.ArgumentTypeError(f"node counts must be at least 1, got {text!r}")
     return counts
 
@@ -108,7 +108,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path:
         ax.set_ylabel(what)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle(f"Native FifoScheduler and the shim with Python as the cluster grows ({os.cpu_count()} CPUs)")
+    fig.suptitle(f"Native schedulers and the shim with Python as the cluster grows ({os.cpu_count()} CPUs)")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)

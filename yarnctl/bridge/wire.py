@@ -25,8 +25,8 @@ class WireError(YarnctlError):
 
 
 # The request and the rows a full sync has thousands of are NamedTuples, built in a third of a frozen
-# dataclass's time and as immutable. (AskRow and LocalRow stay dataclasses: a NamedTuple field may not be
-# named `count`.)
+# dataclass's time and as immutable. (AskRow and LocalRow stay dataclasses: their field `count` would hide
+# tuple.count, which mypy refuses.)
 class NodeRow(NamedTuple):
     """A node that joined or whose capacity changed."""
 

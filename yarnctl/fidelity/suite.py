@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from yarnctl.bench import fidelity as fid
-from yarnctl.bench.replay import replay_jobs, sls_trace, to_workload, workload_doc
+from yarnctl.bench.replay import REPLAY_VERSION, replay_jobs, sls_trace, to_workload, workload_doc
 from yarnctl.bench.spec import load_spec
 from yarnctl.errors import ClusterError
 from yarnctl.sim.workload import Startup
@@ -63,12 +63,11 @@ def sls_times(run: fid.RealRun, startup: Startup, out: Path, say: Say) -> dict[s
 
     d = out / run.mix / "sls" / run.label
     cached = d / "times.json"
-    key = [startup.launch_s]  # all of the start-up costs the SLS trace carries (SLS starts its AMs at once)
+    # all of the start-up costs the SLS trace carries (SLS starts its AMs at once), and how the replay made it
+    key = [startup.launch_s, REPLAY_VERSION]
     if cached.exists():
         doc = json.loads(cached.read_text())
-        kept = doc.get("startup")
-        # a file kept before the key was the launch cost alone holds [am_s, launch_s, per_s]
-        if kept == key or (isinstance(kept, list) and len(kept) == 3 and kept[1] == key[0]):
+        if doc.get("startup") == key:
             say(f"{run.mix}: reusing the SLS run under {run.label} kept in {cached}")
             return {k: fid.JobTimes(**v) for k, v in doc["jobs"].items()}
     jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s)
