@@ -104,6 +104,7 @@ class Serving:
         if self.loop is not None:
             self.loop.stop()
         self.server.stop()
+        self.service.close()  # the last call's decision-log row, before the log closes
         self.save()
         if self.metrics is not None:
             self.metrics.shutdown()

@@ -8,9 +8,11 @@ import logging
 import threading
 import time
 from bisect import bisect_left
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +137,7 @@ class PolicyService:
                  max_request_chars: int = MAX_REQUEST_CHARS, max_am_share: float | None = None,
                  state_file: Path | None = None, waits: WaitBook | None = None,
                  state_path: Callable[[Policy], Path | None] | None = None,
-                 params: Mapping[str, Any] | None = None) -> None:
+                 params: Mapping[str, Any] | None = None, beside_thread: bool = False) -> None:
         # why the oldest pending apps wait, refreshed beside the decisions (`yarnctl explain`), from the last
         # decided call's snapshot, node and accepted decision
         self.waits = waits if waits is not None else WaitBook()
@@ -170,6 +172,49 @@ class PolicyService:
         # py4j runs each Java connection on its own thread: a late call must not interleave with
         # the next one on the mirror
         self._lock = threading.Lock()
+        # The work beside an answer (a candidate's shadow decision, explaining the waiting apps, the
+        # decision-log row) is the last call's until done. With beside_thread (serve) a worker does it
+        # after the answer has gone, so the shim's deadline does not cover it; whoever takes the lock
+        # next does it first if the worker has not, so it always sees the state its call left, in order.
+        self._beside: Callable[[], None] | None = None
+        self._beside_due: threading.Event | None = None
+        self._closed = False
+        if beside_thread:
+            self._beside_due = threading.Event()
+            threading.Thread(target=self._beside_loop, name="yarnctl-beside", daemon=True).start()
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """The service lock, with the last call's beside-work done first."""
+        with self._lock:
+            self._do_beside()
+            yield
+
+    def _do_beside(self) -> None:
+        """The last call's beside-work, if not yet done (under the service lock)."""
+        work, self._beside = self._beside, None
+        if work is None:
+            return
+        try:
+            work()
+        except Exception:  # beside the decision, already answered: log it and go on
+            log.exception("the work beside an answer (shadow, explain, decision log) failed")
+
+    def _beside_loop(self) -> None:
+        """The worker that does each call's beside-work once its answer has gone."""
+        assert self._beside_due is not None
+        while not self._closed:
+            self._beside_due.wait()
+            with self._lock:
+                self._beside_due.clear()
+                self._do_beside()
+
+    def close(self) -> None:
+        """Finish the last call's beside-work and stop the worker (before the decision log closes)."""
+        with self._held():
+            self._closed = True
+        if self._beside_due is not None:
+            self._beside_due.set()
 
     def _engine(self, policy: Recording) -> Engine:
         """An engine for `policy`; once installed, it counts its refusals in the service's one counter."""
@@ -192,7 +237,7 @@ class PolicyService:
 
     def tune(self, obs: Observation) -> None:
         """Feed a control-loop observation to the policy (and a candidate under check), between heartbeats."""
-        with self._lock:
+        with self._held():
             t0 = time.perf_counter_ns()
             if obs.snapshot is None:  # the RM's REST API has no container start times; the mirror has
                 obs = dataclasses.replace(obs, snapshot=self.last_snapshot)
@@ -214,7 +259,7 @@ class PolicyService:
 
     def policy_state(self) -> dict[str, Any] | None:
         """The policy's saved state, taken between heartbeats (None for a stateless policy or a failing save)."""
-        with self._lock:
+        with self._held():
             taken = self._state_locked()
         return None if taken is None else taken[2]
 
@@ -234,7 +279,7 @@ class PolicyService:
         """Write the policy's state if it decided since its last save and no other server wrote the file since; True when written."""
         if self.state_file is None or self.stats.calls == self._calls_saved:
             return False
-        with self._lock:
+        with self._held():
             taken = self._state_locked()
         if taken is None:
             return False
@@ -287,9 +332,10 @@ class PolicyService:
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         t_in = time.perf_counter_ns()
-        with self._lock:
+        with self._held():
             t0 = time.perf_counter_ns()
-            waited = (t0 - t_in) // 1000  # behind another call, a tune or a swap: the shim's clock runs meanwhile
+            # behind another call, a tune, a swap or the last call's beside-work: the shim's clock runs meanwhile
+            waited = (t0 - t_in) // 1000
             if waited >= WAIT_NOTED_US:
                 self.stats.waited += 1
             seq, node, parsed = self._last_seq + 1, "", False
@@ -298,7 +344,6 @@ class PolicyService:
                 self._adopt_newer_state()
             rejected: list[list[str]] = []
             why: dict[str, str] = {}
-            waiting: dict[str, dict[str, Any]] = {}
             decided_by = self.policy_name
             self._seen = None
             try:
@@ -331,23 +376,35 @@ class PolicyService:
             self.stats.calls += 1
             self.stats.observe(us)
             self.stats.last_call_s = time.time()
-            # after the latency is taken: the shadow decision and the explaining are beside the answer;
-            # a candidate is shadowed also when the serving policy failed (it may be what replaces it)
-            shadow = self._shadow(seq) if decided_by == self.policy_name else None
-            if outcome == "ok" and decided_by == self.policy_name:  # a canary's decision is not the serving one's
-                self._explain(seq, node, waiting)
-            if self.decision_log is not None:
-                self.decision_log.write(seq, node, decided_by, outcome, us, request, parsed, resp, rejected,
-                                        why, waiting, shadow, waited if waited >= WAIT_NOTED_US else None)
+            self._beside = partial(self._beside_work, seq, node, decided_by == self.policy_name, decided_by,
+                                   outcome, us, request, parsed, resp, rejected, why, self._seen, self._decided,
+                                   waited if waited >= WAIT_NOTED_US else None)
+            self._seen = None
+            if self._beside_due is not None:
+                self._beside_due.set()
+            else:
+                self._do_beside()
             # settling a candidate (a take-over's save, install and audit) is left to the status tick, off
             # the path of an answer the shim is waiting for
             return resp
 
-    def _explain(self, seq: int, node: str, waiting: dict[str, dict[str, Any]]) -> None:
+    def _beside_work(self, seq: int, node: str, serving: bool, decided_by: str, outcome: str, us: int, request: str,
+                     parsed: bool, resp: str, rejected: list[list[str]], why: dict[str, str],
+                     seen: tuple[ClusterSnapshot, NodeId] | None, decided: tuple[ClusterSnapshot, NodeId, Decision] | None,
+                     waited: int | None) -> None:
+        """A call's shadow decision, explanation and decision-log row, beside its answer (under the service lock)."""
+        waiting: dict[str, dict[str, Any]] = {}
+        # a candidate is shadowed also when the serving policy failed (it may be what replaces it)
+        shadow = self._shadow(seq, seen, decided) if serving else None
+        if outcome == "ok" and serving and decided is not None:  # a canary's decision is not the serving one's
+            self._explain(seq, node, decided, waiting)
+        if self.decision_log is not None:
+            self.decision_log.write(seq, node, decided_by, outcome, us, request, parsed, resp, rejected, why, waiting,
+                                    shadow, waited)
+
+    def _explain(self, seq: int, node: str, decided: tuple[ClusterSnapshot, NodeId, Decision],
+                 waiting: dict[str, dict[str, Any]]) -> None:
         """Why the oldest pending apps got nothing from the decision just made (WaitBook: when due, within its budget)."""
-        decided = self._decided
-        if decided is None:
-            return
         before = self.engine.stats["explain_errors"]  # a policy's why_waiting that raised (the engine goes on)
         try:
             waiting.update((a, w.as_dict()) for a, w in self.waits.record(self.engine, *decided).items())
@@ -431,10 +488,10 @@ class PolicyService:
 
     # ------------------------------------------------------------------ hot swap (bridge/swap.py)
 
-    def _shadow(self, seq: int) -> dict[str, Any] | None:
+    def _shadow(self, seq: int, seen: tuple[ClusterSnapshot, NodeId] | None,
+                decided: tuple[ClusterSnapshot, NodeId, Decision] | None) -> dict[str, Any] | None:
         """The candidate's decision on the call the serving policy just decided (or failed), for the log (not applied)."""
-        cand, seen, decided = self.candidate, self._seen, self._decided
-        self._seen = None
+        cand = self.candidate
         if cand is None or cand.failure or seen is None:
             return None
         snap, node = seen
@@ -488,7 +545,7 @@ class PolicyService:
         if cmd == "rollback":
             return {"event": self.rollback()}
         if cmd == "state":
-            with self._lock:  # one policy and its parameters, and the snapshot of the same call
+            with self._held():  # one policy and its parameters, and the snapshot of the same call
                 snap, active, at = self.last_snapshot, self.active, self.stats.last_call_s
             if snap is None:
                 raise ConfigError("no heartbeat decided yet: the server has not seen the cluster")
@@ -497,7 +554,7 @@ class PolicyService:
 
     def check_swap(self) -> None:
         """Drop a failed candidate, or settle one whose window is over, between calls (the status tick: every second)."""
-        with self._lock:
+        with self._held():
             self._check_candidate()
 
     def begin_swap(self, plan: SwapPlan) -> dict[str, Any]:
@@ -510,7 +567,7 @@ class PolicyService:
             load_state(state_file, policy.name, policy)  # type: ignore[arg-type]
         rec = Recording(policy)
         engine = self._engine(rec)
-        with self._lock:
+        with self._held():
             if self.candidate is not None:
                 raise ConfigError(f"{self.candidate.name} is under check since "
                                   f"{time.monotonic() - self.candidate.started:.0f} s; `yarnctl policy rollback` "
@@ -530,7 +587,7 @@ class PolicyService:
 
     def rollback(self) -> dict[str, Any]:
         """Cancel a candidate under check, else return to the policy the last swap replaced; ConfigError with neither."""
-        with self._lock:
+        with self._held():
             if self.candidate is not None:
                 return self._settle(SwapEvent.CANCELLED, "yarnctl policy rollback")
             if self.previous is None:

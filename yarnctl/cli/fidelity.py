@@ -43,7 +43,7 @@ def add_parser(bs: Any) -> None:
                    help="schedulers also replayed in SLS (default the three stock ones; SLS runs in wall-clock time)")
     p.add_argument("--no-sls", action="store_true", help="do not run SLS")
     p.add_argument("--startup", metavar="AM_S,LAUNCH_S,PER_S", help="use these start-up costs instead of fitting them")
-    p.add_argument("--rerun", action="store_true", help="run every real run again, even if kept in OUT")
+    p.add_argument("--rerun", action="store_true", help="run the real runs of the chosen mixes and schedulers again, even if kept in OUT (others stay kept)")
     p.add_argument("--max-median-error", type=float, metavar="PCT",
                    help="exit 1 if the simulator's median |error| of job completion exceeds PCT percent")
     p.add_argument("--cluster-dir", type=Path, metavar="DIR", help="where the local clusters live "

@@ -176,7 +176,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     token = load_token(token_path)
     dlog = None if args.no_decision_log else DecisionLog(args.decision_log.expanduser())
     service = PolicyService(policy, dlog, max_am_share=args.max_am_share, state_file=state_file,
-                            state_path=lambda p: _swap_state_file(args, p), params=_given_params(args))
+                            state_path=lambda p: _swap_state_file(args, p), params=_given_params(args),
+                            beside_thread=True)
     if state_file is not None:
         from yarnctl.bridge.statefile import load_state
 
@@ -225,6 +226,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if control is not None:
             control.stop()
         server.stop()
+        service.close()
         if dlog is not None:
             dlog.close()
         raise

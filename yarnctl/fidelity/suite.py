@@ -35,14 +35,14 @@ class SuiteResult:
 
 def real_runs(mix: str, labels: Sequence[str], out: Path, cluster_dir: Path, *, rerun: bool = False,
               timeout_s: float = 1800.0, say: Say = lambda s: None) -> Path:
-    """Run `mix` for real under each label not yet kept in OUT/<mix>/bench.json; the file's path."""
+    """Run `mix` for real under each label not yet kept in OUT/<mix>/bench.json (each label, with `rerun`); the file's path."""
     from yarnctl.bench import mr
 
     spec = load_spec(mix)  # a built-in name or a file: its runs are kept under the spec's name
     path = out / spec.name / "bench.json"
-    kept: list[dict[str, Any]] = []
-    if path.exists() and not rerun:
-        kept = fid.kept_runs(path)
+    kept = fid.kept_runs(path) if path.exists() else []
+    if rerun:  # only the labels asked for are run again; the others stay kept
+        kept = [r for r in kept if r["label"] not in labels]
     have = {r["label"] for r in kept}
     for label in labels:
         if label in have:

@@ -1,0 +1,70 @@
+"""The work beside an answer (shadow decision, explanation, decision-log row) done after the answer has gone, in order."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from wirefixtures import STATE, text
+
+from yarnctl.bridge.decisionlog import DecisionLog
+from yarnctl.bridge.service import PolicyService
+from yarnctl.policies import make_policy
+
+
+class HeldLog(DecisionLog):
+    """A decision log whose first row write blocks until released (fault injection: a slow disk)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def write(self, *args: Any, **kwargs: Any) -> None:
+        self.entered.set()
+        assert self.release.wait(30), "the test never released the write"
+        super().write(*args, **kwargs)
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """The log's rows without what differs between two runs (wall-clock time, latencies, lock waits)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows:
+        for k in ("t", "at", "us", "waited_us", "elapsed_s", "p95_us"):
+            r.pop(k, None)
+        r.get("shadow", {}).pop("us", None)
+    return rows
+
+
+def test_the_answer_does_not_wait_for_its_decision_log_row(tmp_path: Path) -> None:
+    dlog = HeldLog(tmp_path / "d.jsonl")
+    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True)
+    answer = json.loads(s.decide(text(STATE[0])))  # returns while the worker is stuck in the row's write
+    assert answer["seq"] == 1 and answer["a"]
+    assert dlog.entered.wait(30)
+    assert dlog.path.read_text() == ""  # the row is not written yet, and the answer is out
+    dlog.release.set()
+    s.close()
+    dlog.close()
+    assert [r["seq"] for r in _rows(dlog.path)] == [1]
+
+
+def test_the_worker_logs_what_inline_work_logs_in_the_same_order(tmp_path: Path) -> None:
+    def run(beside_thread: bool) -> list[dict[str, Any]]:
+        dlog = DecisionLog(tmp_path / f"{beside_thread}.jsonl")
+        s = PolicyService(make_policy("fifo"), dlog, beside_thread=beside_thread)
+        s.decide(text(STATE[0]))
+        s.control({"command": "set", "plan": {"policy": "drf", "check_calls": 2}})  # shadowed from here on
+        for name in STATE[1:]:
+            s.decide(text(name))
+        s.check_swap()  # drf takes over after its two shadowed calls
+        s.decide(text(STATE[0]))  # a full sync decided by drf
+        s.close()
+        dlog.close()
+        return _rows(dlog.path)
+
+    inline, worker = run(False), run(True)
+    assert [r.get("event") or r["policy"] for r in worker] == ["fifo", "shadow", "fifo", "fifo", "active", "drf"]
+    assert [sh["policy"] for sh in (r.get("shadow") for r in worker) if sh] == ["drf", "drf"]
+    assert worker == inline
