@@ -94,3 +94,17 @@ def test_a_wordcount_on_hdfs_counts_its_maps_by_locality(tmp_path: Path) -> None
         (tmp_path / "h" / f.name).write_bytes(f.read_bytes())
     # the SleepJob fixture's counters were trimmed to nothing: no locality is claimed for it
     assert map_locality(tmp_path / "h") == {"application_1795775036136_0001": (2, 2, 0)}
+
+
+def test_a_rerun_keeps_its_own_history_only(tmp_path: Path) -> None:
+    from yarnctl.bench.mr import keep_history
+    from yarnctl.bench.replay import histories
+
+    cluster, dest = tmp_path / "cluster", tmp_path / "work" / "history"
+    (cluster / "history" / "done").mkdir(parents=True)
+    dest.mkdir(parents=True)
+    (dest / "job_1_0001-earlier-run.jhist").write_text("stale")  # the first run under this label
+    (cluster / "history" / "done" / FIXTURE.name).write_bytes(FIXTURE.read_bytes())
+    assert keep_history(cluster, dest) == 1
+    assert sorted(p.name for p in dest.iterdir()) == [FIXTURE.name]
+    assert list(histories(dest)) == ["job_1795584395123_0001"]

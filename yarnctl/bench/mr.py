@@ -209,7 +209,12 @@ def map_locality(history: Path) -> dict[str, tuple[int, int, int]]:
 
 
 def keep_history(cluster_dir: Path, dest: Path) -> int:
-    """Copy the run's job history (.jhist: every task attempt's start, finish and node) before `down` clears it."""
+    """Copy the run's job history (.jhist: every task attempt's start, finish and node) before `down` clears it.
+
+    `dest` keeps this run's history only: the files an earlier run under the same label left there go.
+    """
+    for old in dest.glob("*.jhist"):
+        old.unlink()  # a re-run's replay would read the earlier run's attempts beside its own
     n = 0
     for f in sorted((cluster_dir / "history").rglob("*.jhist")):
         dest.mkdir(parents=True, exist_ok=True)
