@@ -17,7 +17,7 @@ from yarnctl.fidelity import suite
 from yarnctl.sim.workload import Startup
 
 ARCHIVE = Path(__file__).parents[2] / "docs" / "fidelity" / "runs-2026-11-27.tar.gz"
-FIT = Startup(15.0, 2.0, 4.0)  # docs/fidelity.md, "A second machine"
+FIT = Startup(10.0, 3.0, 3.0)  # docs/fidelity.md, "A second machine"
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +34,9 @@ def test_every_run_of_the_suite_is_kept_with_its_history(runs: list[fid.RealRun]
     assert all(len(r.history) == len(r.records) for r in runs)
 
 
-# the four runs that shared the machine with a test suite (docs/fidelity.md, "A second machine")
-DISTURBED = {("fid-mixed", "dress"), ("fid-reduce", "native-fifo"), ("fid-reduce", "native-capacity"),
-             ("fid-reduce", "native-fair")}
+# the four runs that first shared the machine with a test suite, run again on a quiet machine (docs/fidelity.md)
+RERUN = {("fid-mixed", "dress"), ("fid-reduce", "native-fifo"), ("fid-reduce", "native-capacity"),
+         ("fid-reduce", "native-fair")}
 
 
 def _pct(errors: list[fid.JobError]) -> tuple[float, float, float]:
@@ -47,17 +47,20 @@ def _pct(errors: list[fid.JobError]) -> tuple[float, float, float]:
 def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
     result = suite.evaluate(runs, startup=FIT)
     errors = list(result.errors)
-    assert _pct(errors) == (10.7, 29.6, 26.1)
-    assert _pct([e for e in errors if e.scheduler == fid.CALIBRATION]) == (7.3, 33.6, 14.4)
-    assert _pct([e for e in errors if e.scheduler != fid.CALIBRATION]) == (11.4, 29.5, 28.2)
-    assert _pct([e for e in errors if (e.mix, e.scheduler) not in DISTURBED])[:2] == (8.7, 27.0)
-    assert _pct([e for e in errors if (e.mix, e.scheduler) in DISTURBED])[:2] == (22.1, 34.1)
-    assert round(100 * result.fit_score, 1) == 12.4
+    assert _pct(errors) == (9.2, 25.6, 23.9)
+    assert _pct([e for e in errors if e.scheduler == fid.CALIBRATION]) == (8.0, 21.4, 26.1)
+    assert _pct([e for e in errors if e.scheduler != fid.CALIBRATION]) == (9.7, 27.5, 23.7)
+    assert _pct([e for e in errors if (e.mix, e.scheduler) in RERUN]) == (7.7, 15.5, 19.4)
+    assert _pct([e for e in errors if (e.mix, e.scheduler) not in RERUN]) == (10.4, 27.3, 24.6)
+    assert round(100 * result.fit_score, 1) == 10.3
     pairs = [result.mixes[m]["sim_pairs"] for m in fid.SUITE]
-    assert pairs == [[4, 7], [4, 4], [6, 9], [4, 6], [7, 7]]
+    assert pairs == [[2, 7], [1, 4], [5, 5], [4, 6], [6, 7]]
+    # the shim's dress is the fastest on fid-mixed for real, not in the simulator (the AM start-up: docs/fidelity.md)
+    mixed = result.mixes["fid-mixed"]
+    assert mixed["real_ranking"][0] == "dress" and mixed["sim_ranking"][0] != "dress"
 
 
 @pytest.mark.slow
 def test_the_fit_finds_the_documented_costs(runs: list[fid.RealRun]) -> None:
     found, score = fid.fit_startup([r for r in runs if r.label == fid.CALIBRATION])
-    assert (found, round(100 * score, 1)) == (FIT, 12.4)
+    assert (found, round(100 * score, 1)) == (FIT, 10.3)

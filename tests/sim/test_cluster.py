@@ -345,6 +345,25 @@ jobs:
     assert sorted(c.end_s for c in r.containers) == [12.0, 13.0, 14.0]
 
 
+def test_a_reduce_started_early_starts_its_jvm_at_launch():
+    """Slow start 0: the reduce launches at t=1 beside the map, still starting (2 + 1 s: ready at 4); the map
+    (2 s launch, 1 s of work) ends at 3, so the reduce's work begins when its JVM is ready, at 4, not at 3."""
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, startup: {launch_s: 2, launch_per_concurrent_s: 1}}
+defaults: {am: false}
+jobs:
+  - id: j
+    submit_s: 0
+    type: mapreduce
+    maps: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 1}
+    reduces: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 5, slowstart: 0.0}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo"))).run()
+    the_map, the_reduce = sorted(r.containers, key=lambda c: c.start_s)
+    assert (the_map.start_s, the_map.end_s) == (0.0, 3.0)
+    assert (the_reduce.start_s, the_reduce.end_s) == (1.0, 9.0)
+
+
 def _apart_and_shared(doc):
     """The runs of `doc` (a cluster with a %s in its startup) with each node's own starts, and with launch_shared."""
     return (SimCluster(wl(doc % ""), Engine(make_policy("fifo"))).run(),

@@ -114,16 +114,16 @@ def start_costs(jobs_history: Mapping[str, JobHistory], launch_s: float, per_con
     starting when an attempt launched are counted on the whole machine and shared out over its
     `nodes` NodeManagers: `launch_s + per_concurrent_s * starting / nodes`. An attempt is still
     starting until its cost has passed or it finished, whichever is first; an ApplicationMaster from
-    its AM_STARTED until then or its JOB_INITED. A reduce launched at slow start is neither charged nor
-    counted: the simulator starts its JVM while it waits for the maps.
+    its AM_STARTED until then or its JOB_INITED. A reduce launched at slow start counts from its launch,
+    as the simulator starts its JVM then, while it waits for the maps (its replayed work is what it did
+    after the last map: `replay_jobs`).
     """
     starts: list[tuple[int, str, int]] = []  # (start ms, key, end ms)
     for h in jobs_history.values():
         if h.am_start_ms:
             starts.append((h.am_start_ms, f"am:{h.job_id}", h.launch_ms if h.launch_ms > h.am_start_ms else 1 << 62))
-        done = maps_done_ms(h)
         starts += [(a.start_ms, a.attempt_id, a.finish_ms if a.finish_ms > a.start_ms else 1 << 62)
-                   for a in h.attempts if a.start_ms and not waited_for_maps(a, done)]
+                   for a in h.attempts if a.start_ms]
     ready: list[float] = []
     out = {}
     for start_ms, key, end_ms in sorted(starts):

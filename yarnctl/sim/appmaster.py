@@ -247,6 +247,7 @@ class AppMasters(SparkDrivers, SimParts):
             st.done_at = self.k.now
             for w in st.waiting:
                 w.waiting = False
+                w.work += max(0.0, w.ready_at - self.k.now)  # its JVM, started at launch, may still be starting
                 if w.task is not None and w.task.stage.spec.shuffle_s:
                     # it has fetched outputs since it started; at least the last map's is left
                     shuffle = w.task.stage.spec.shuffle_s

@@ -304,6 +304,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if task.stage.spec.slowstart < 1 and after is not None and job.stages[after].done_at is None:
             c.waiting = True  # holds its container until the stage it follows has finished
             job.stages[after].waiting.append(c)
+            if self._launches_cost():
+                self._launch_cost(c)  # its JVM starts now, beside the others starting: ready then
             if not self.ticking and not job.stages[after].feeds_mr:  # MR AMs preempt on their own heartbeat
                 self.ticking = True
                 self.k.schedule(now + self.interval, AM, self._am_tick)
@@ -323,7 +325,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
     def _task_jvm_started(self, c: _Container) -> None:
         """A task's JVM has had its CPU (if modelled): its launch cost, then its work, run on the node's clock."""
         if self._launches_cost():
-            c.work += self._launch_cost(c)  # a waiting task starts its JVM while it waits: no cost
+            c.work += self._launch_cost(c)
         self._run(c)
 
     def _am_jvm_started(self, job: _Job, c: _Container) -> None:
