@@ -47,12 +47,12 @@ def _pct(errors: list[fid.JobError]) -> tuple[float, float, float]:
 def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
     result = suite.evaluate(runs, startup=FIT)
     errors = list(result.errors)
-    assert _pct(errors) == (9.2, 25.6, 23.9)
+    assert _pct(errors) == (9.2, 26.6, 23.9)
     assert _pct([e for e in errors if e.scheduler == fid.CALIBRATION]) == (8.0, 21.4, 26.1)
-    assert _pct([e for e in errors if e.scheduler != fid.CALIBRATION]) == (9.7, 27.5, 23.7)
+    assert _pct([e for e in errors if e.scheduler != fid.CALIBRATION]) == (9.3, 27.4, 23.7)
     assert _pct([e for e in errors if (e.mix, e.scheduler) in RERUN]) == (7.7, 15.5, 19.4)
-    assert _pct([e for e in errors if (e.mix, e.scheduler) not in RERUN]) == (10.4, 27.3, 24.6)
-    assert round(100 * result.fit_score, 1) == 10.3
+    assert _pct([e for e in errors if (e.mix, e.scheduler) not in RERUN]) == (9.7, 27.3, 24.6)
+    assert round(100 * result.fit_score, 1) == 10.7
     pairs = [result.mixes[m]["sim_pairs"] for m in fid.SUITE]
     assert pairs == [[2, 7], [1, 4], [5, 5], [4, 6], [6, 7]]
     # the shim's dress is the fastest on fid-mixed for real, not in the simulator (the AM start-up: docs/fidelity.md)
@@ -63,4 +63,4 @@ def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
 @pytest.mark.slow
 def test_the_fit_finds_the_documented_costs(runs: list[fid.RealRun]) -> None:
     found, score = fid.fit_startup([r for r in runs if r.label == fid.CALIBRATION])
-    assert (found, round(100 * score, 1)) == (FIT, 10.3)
+    assert (found, round(100 * score, 1)) == (FIT, 10.7)

@@ -261,3 +261,15 @@ def test_a_policy_swapped_for_itself_with_new_parameters_keeps_its_history(tmp_p
     # the outgoing one's history, saved at the swap and handed over in memory: the same accounts
     saved = json.loads(state.read_text())["state"]["accounts"]
     assert saved and s.engine.policy.save_state()["accounts"] == saved  # type: ignore[attr-defined]
+
+
+def test_a_canary_of_the_same_policy_is_neither_shadowed_nor_explained_as_the_serving_one(tmp_path: Path) -> None:
+    """fifo swapped for fifo at every node: the canary's answers are the candidate's, not shadowed against itself."""
+    s, dlog = _service(tmp_path)
+    s.control({"command": "set", "plan": {"policy": "fifo", "check_calls": 3, "canary": 0.9999}})
+    for n in STATE:
+        s.decide(text(n))
+    s.check_swap()
+    recs = [r for r in _records(dlog) if "seq" in r]
+    assert [r["policy"] for r in recs] == ["fifo"] * 3 and all("shadow" not in r for r in recs)
+    assert s.swaps[-1]["applied"] == 3 and s.swaps[-1]["calls"] == 3 and s.swaps[-1]["differ"] == 0

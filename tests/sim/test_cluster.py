@@ -364,6 +364,25 @@ jobs:
     assert (the_reduce.start_s, the_reduce.end_s) == (1.0, 9.0)
 
 
+def test_an_early_reduce_fetches_only_once_its_jvm_is_up():
+    """Two 7 s maps launch at 0 (5 s each: end at 12); the reduce launches at 1, its JVM up at 6. By the
+    maps' end it has fetched for 6 s of its 20 s shuffle: 14 s left (at least the last map's 10 s), then 3 s."""
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, startup: {launch_s: 5}}
+defaults: {am: false}
+jobs:
+  - id: j
+    submit_s: 0
+    type: mapreduce
+    maps: {tasks: 2, resource: {memory_mb: 1024, vcores: 1}, duration: 7}
+    reduces: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 3, shuffle_s: 20, slowstart: 0.0}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo"))).run()
+    *maps, the_reduce = sorted(r.containers, key=lambda c: c.start_s)
+    assert [m.end_s for m in maps] == [12.0, 12.0]
+    assert (the_reduce.start_s, the_reduce.end_s) == (1.0, 12.0 + 14.0 + 3.0)
+
+
 def _apart_and_shared(doc):
     """The runs of `doc` (a cluster with a %s in its startup) with each node's own starts, and with launch_shared."""
     return (SimCluster(wl(doc % ""), Engine(make_policy("fifo"))).run(),

@@ -61,6 +61,13 @@ def test_a_running_reduce_waits_for_the_maps_left() -> None:
     assert reduce_end == pytest.approx(6.0, abs=0.5)  # its 2 s once the last map is done at 4 s
 
 
+def test_a_running_reduce_pays_no_start_up_when_the_maps_end() -> None:
+    placed = (Placed("n1", None), Placed("n1", 0), Placed("n2", 1))
+    _, run = _run(_workload(_job(placed, (1.0,), (2.0,)), startup=Startup(am_s=5.0, launch_s=3.0)))
+    reduce_end = max(r.end_s for r in run.containers if not r.is_am)
+    assert reduce_end == pytest.approx(3.0)  # its JVM started before the simulation did: its 2 s from the map's end
+
+
 def test_more_placed_tasks_than_the_stage_has_is_an_error() -> None:
     placed = (Placed("n1", None), Placed("n1", 0), Placed("n2", 0))
     with pytest.raises(ValueError, match="more placed tasks in stage 0 than it has"):

@@ -24,7 +24,7 @@ from yarnctl.sim.workload.parse import Parser
 from yarnctl.sim.workload.queues import spec_doc
 
 MIN_TASK_S = 0.5  # a replayed task never runs shorter than this, whatever the fit took off it
-REPLAY_VERSION = 2  # bumped when the same run replays differently: SLS results kept from an older replay are redone
+REPLAY_VERSION = 3  # bumped when the same run replays differently: SLS results kept from an older replay are redone
 _SLEEP_FLAGS = {"-m": "maps", "-r": "reduces", "-mt": "map_ms", "-rt": "reduce_ms"}
 
 
@@ -182,8 +182,9 @@ def _stages(job: BenchJob, conf: Mapping[str, str], history: JobHistory | None,
         for a in history.of_type(kind):
             if a.status != "SUCCEEDED":
                 continue
-            if waited_for_maps(a, done):  # its work is what it did after the last map, its JVM start paid meanwhile
-                began = done / 1000.0
+            if waited_for_maps(a, done):
+                # its work is what it did after the last map and its own start, as the simulator's waits for both
+                began = max(done / 1000.0, a.start_ms / 1000.0 + costs.get(a.attempt_id, launch_s))
             else:
                 began = a.start_ms / 1000.0 + costs.get(a.attempt_id, launch_s)
             out.append(max(MIN_TASK_S, a.finish_ms / 1000.0 - began))

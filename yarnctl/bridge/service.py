@@ -344,7 +344,7 @@ class PolicyService:
                 self._adopt_newer_state()
             rejected: list[list[str]] = []
             why: dict[str, str] = {}
-            decided_by = self.policy_name
+            decided_by, canary = self.policy_name, False
             self._seen = None
             try:
                 if len(request) > self.max_request_chars:
@@ -354,7 +354,7 @@ class PolicyService:
                 self._last_seq = seq
                 self.mirror.apply(req)
                 self.stats.full_syncs += req.full
-                resp, outcome, decided_by = self._decide(seq, node, req.t_ms, rejected, why)
+                resp, outcome, decided_by, canary = self._decide(seq, node, req.t_ms, rejected, why)
             except MirrorMismatch as e:
                 log.info("call %d from %s: resync: %s", seq, node, e)
                 resp, outcome = encode_resync(seq), "resync"
@@ -376,11 +376,12 @@ class PolicyService:
             self.stats.calls += 1
             self.stats.observe(us)
             self.stats.last_call_s = time.time()
-            self._beside = partial(self._beside_work, seq, node, decided_by == self.policy_name, decided_by,
+            # a canary's decision is not the serving policy's (the two may share a name: new parameters)
+            self._beside = partial(self._beside_work, seq, node, not canary, decided_by,
                                    outcome, us, request, parsed, resp, rejected, why, self._seen, self._decided,
                                    waited if waited >= WAIT_NOTED_US else None)
             self._seen = None
-            if self._beside_due is not None:
+            if self._beside_due is not None and not self._closed:
                 self._beside_due.set()
             else:
                 self._do_beside()
@@ -414,8 +415,8 @@ class PolicyService:
             log.exception("call %d from %s: explaining the waiting apps failed; the decision stands", seq, node)
 
     def _decide(self, seq: int, node: str, t_ms: int, rejected: list[list[str]],
-                why: dict[str, str]) -> tuple[str, str, str]:
-        """The encoded answer, its outcome and the policy that decided it (the active one, or the canary's)."""
+                why: dict[str, str]) -> tuple[str, str, str, bool]:
+        """The encoded answer, its outcome, the policy that decided it and whether that was the candidate at a canary node."""
         self._decided = None
         snap = self.mirror.snapshot(t_ms / 1000)
         self.last_snapshot = snap
@@ -424,15 +425,15 @@ class PolicyService:
         if cand is not None and not cand.failure and cand.applies(node):
             canary = self._canary(seq, cand, snap, node, rejected, why)
             if canary is not None:
-                return canary, "ok", cand.name
+                return canary, "ok", cand.name, True
         result = self._run(self._policy, self.engine, snap, node)
         if result is None:
             self.stats.policy_errors += 1
             self.stats.errors += 1
             # the mirror is still right; the answer says "decide natively" and the shim resyncs next
             return encode_error(seq, self._policy.failure or f"policy {self.policy_name} returned no Decision"), \
-                "error", self.policy_name
-        return self._accept(seq, snap, node, result, rejected, why), "ok", self.policy_name
+                "error", self.policy_name, False
+        return self._accept(seq, snap, node, result, rejected, why), "ok", self.policy_name, False
 
     def _canary(self, seq: int, cand: Candidate, snap: ClusterSnapshot, node: NodeId, rejected: list[list[str]],
                 why: dict[str, str]) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import statistics
@@ -63,8 +64,9 @@ def sls_times(run: fid.RealRun, startup: Startup, out: Path, say: Say) -> dict[s
 
     d = out / run.mix / "sls" / run.label
     cached = d / "times.json"
-    # all of the start-up costs the SLS trace carries (SLS starts its AMs at once), and how the replay made it
-    key = [startup.launch_s, REPLAY_VERSION]
+    # all of the start-up costs the SLS trace carries (SLS starts its AMs at once), how the replay made it,
+    # and which real run it replays (a --rerun replaces it)
+    key = [startup.launch_s, REPLAY_VERSION, _digest(run.records)]
     if cached.exists():
         doc = json.loads(cached.read_text())
         if doc.get("startup") == key:
@@ -189,3 +191,8 @@ def _plot(path: Path, errors: Sequence[fid.JobError]) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _digest(records: Sequence[Mapping[str, Any]]) -> str:
+    """A short hash of a real run's job records: which run an SLS replay was made from."""
+    return hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()[:16]

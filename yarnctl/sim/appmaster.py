@@ -249,9 +249,9 @@ class AppMasters(SparkDrivers, SimParts):
                 w.waiting = False
                 w.work += max(0.0, w.ready_at - self.k.now)  # its JVM, started at launch, may still be starting
                 if w.task is not None and w.task.stage.spec.shuffle_s:
-                    # it has fetched outputs since it started; at least the last map's is left
+                    # it has fetched outputs since its JVM was up; at least the last map's is left
                     shuffle = w.task.stage.spec.shuffle_s
-                    w.work += max(shuffle - (self.k.now - w.start), shuffle / st.spec.tasks)
+                    w.work += max(shuffle - max(0.0, self.k.now - w.ready_at), shuffle / st.spec.tasks)
                 self._run(w)
             st.waiting.clear()
         if job.remaining == 0:

@@ -304,7 +304,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if task.stage.spec.slowstart < 1 and after is not None and job.stages[after].done_at is None:
             c.waiting = True  # holds its container until the stage it follows has finished
             job.stages[after].waiting.append(c)
-            if self._launches_cost():
+            if self._launches_cost() and not placed:  # a placed one was already running: its start is over
                 self._launch_cost(c)  # its JVM starts now, beside the others starting: ready then
             if not self.ticking and not job.stages[after].feeds_mr:  # MR AMs preempt on their own heartbeat
                 self.ticking = True
