@@ -37,7 +37,7 @@ from yarnctl.fairness.shares import (
 )
 from yarnctl.fairness.sharing_degree import sharing_degree
 from yarnctl.fairness.windows import Window, WindowedSum
-from yarnctl.model import ZERO, App, ClusterSnapshot, Resources
+from yarnctl.model import ZERO, App, AppId, ClusterSnapshot, Journal, Resources
 
 QUEUE = "queue"
 USER = "user"
@@ -81,6 +81,61 @@ class Standing:
     waiting_s: float  # time since its last grant while it had pending demand (0 if none pending)
 
 
+class EntitySums:
+    """What each queue (or user) holds and asks for in a store's snapshot, kept from its journal, not re-added.
+
+    Holdings are the store's own per-queue (per queue and user) sums; the asks of each app are kept
+    with the entity they were counted to and re-read only for the apps the journal names since. A
+    snapshot not taken by the store (a view hiding some asks) is not read: the caller adds it up.
+    """
+
+    def __init__(self) -> None:
+        self.journal: Journal | None = None
+        self.read_to = 0
+        self.apps: Mapping[AppId, App] | None = None
+        self.names: list[str] = []  # every app's entity, in the order the apps first name them
+        self.counted: dict[AppId, tuple[str, Resources]] = {}  # each app with asks: its entity and pending demand
+        self.asked: dict[str, Resources] = {}
+
+    def read(self, snap: ClusterSnapshot, entity: str) -> tuple[list[str], Mapping[str, Resources],
+                                                                 dict[str, Resources]] | None:
+        """The entities in first-named order, what each holds and what each asks for; None for a view."""
+        if snap.version < 0 or snap.journal is None:
+            return None
+        of = _queue_of if entity == QUEUE else _user_of
+        if snap.apps is not self.apps:
+            self.apps, self.names = snap.apps, list(dict.fromkeys(of(a) for a in snap.apps.values()))
+        touched = snap.journal.since(self.read_to, snap.journal_end) if snap.journal is self.journal else None
+        if touched is None:
+            self.journal, self.counted, self.asked = snap.journal, {}, {}
+            touched = list(snap.asks)
+        self.read_to = snap.journal_end
+        counted, asked = self.counted, self.asked
+        for app_id in dict.fromkeys(touched):
+            old = counted.pop(app_id, None)
+            if old is not None:
+                asked[old[0]] = asked[old[0]] - old[1]
+            app = snap.apps.get(app_id)
+            if app is not None and app_id in snap.asks:
+                name, p = of(app), snap.pending(app_id)
+                counted[app_id] = name, p
+                asked[name] = asked.get(name, ZERO) + p
+        if entity == QUEUE:
+            return self.names, snap.queue_allocated, asked
+        held: dict[str, Resources] = {}
+        for (_, user), r in snap.user_allocated.items():
+            held[user] = held.get(user, ZERO) + r
+        return self.names, held, asked
+
+
+def _queue_of(app: App) -> str:
+    return app.queue
+
+
+def _user_of(app: App) -> str:
+    return app.user
+
+
 @dataclass
 class QueueTracker:
     """Accumulated resources and sharing degree per queue or user, over time (MRYARN's QT, Sec. 6)."""
@@ -94,6 +149,7 @@ class QueueTracker:
     # the store version of the snapshot last read (-1: read the next one); a grant made since sets it
     # back, as it changed `alloc` ahead of the store
     read_version: int = field(default=-1, repr=False, compare=False)
+    sums: EntitySums = field(default_factory=EntitySums, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.entity not in (QUEUE, USER):
@@ -135,14 +191,20 @@ class QueueTracker:
         if snap.version >= 0 and snap.version == self.read_version:
             return  # the state read last time, unchanged: only time has passed (most heartbeats)
         self.read_version = snap.version
-        held: dict[str, Resources] = {}
-        asked: dict[str, Resources] = {}
-        for app in snap.apps.values():
-            name = self.entity_of(app)
-            self._account(name)
-            held[name] = held.get(name, ZERO) + snap.allocated(app.id)
-            if app.id in snap.asks:
-                asked[name] = asked.get(name, ZERO) + snap.pending(app.id)
+        read = self.sums.read(snap, self.entity)
+        held: Mapping[str, Resources]
+        if read is not None:
+            names, held, asked = read
+            for name in names:
+                self._account(name)  # opened in the order the apps name them, as the walk below does
+        else:
+            held, asked = {}, {}
+            for app in snap.apps.values():
+                name = self.entity_of(app)
+                self._account(name)
+                held[name] = held.get(name, ZERO) + snap.allocated(app.id)
+                if app.id in snap.asks:
+                    asked[name] = asked.get(name, ZERO) + snap.pending(app.id)
         for name, acc in self.accounts.items():
             u, p = held.get(name, ZERO), asked.get(name, ZERO)
             acc.alloc = vector(u)

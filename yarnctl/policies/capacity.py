@@ -24,11 +24,12 @@ re-reservation starvation term), and the node serves only that request until it 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Locality, Node, NodeId, Resources
+from yarnctl.model import (ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Journal, Locality, Node, NodeId,
+                           Resources)
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
@@ -76,10 +77,16 @@ class Capacity(PolicyBase):
         # (app, priority) -> node heartbeats it was offered and took nothing local at (apps that name hosts)
         self.missed: dict[tuple[AppId, int], int] = {}
         self._local_taken: dict[tuple[AppId, int], int] = {}  # node-local containers given in this heartbeat
+        # the queue shares of the last (apps, queue tree) read: the store replaces either mapping when it changes
+        self._confs: tuple[object, object, dict[str, CapacityQueue]] | None = None
+        self._active = KeptActivation()
 
     def _queue_confs(self, snap: ClusterSnapshot) -> dict[str, CapacityQueue]:
         # the scheduler's own tree when it has one (the shim on CapacityScheduler), its leaves' absolute
         # shares; queues named in the parameters override it
+        kept = self._confs
+        if kept is not None and kept[0] is snap.apps and kept[1] is snap.queues:
+            return kept[2]
         confs = {q.name: CapacityQueue(100.0 * q.abs_capacity, 100.0 * q.abs_max_capacity, q.user_limit_factor,
                                        float(q.user_limit_percent))
                  for q in snap.queues.values() if q.leaf} if snap.queues else {}
@@ -89,6 +96,7 @@ class Capacity(PolicyBase):
             left = max(0.0, 100.0 - sum(q.capacity for q in confs.values()))
             for q in unlisted:
                 confs[q] = CapacityQueue(capacity=left / len(unlisted))
+        self._confs = snap.apps, snap.queues, confs
         return confs
 
     def _amount(self, r: Resources, cluster: Resources) -> float:
@@ -112,7 +120,12 @@ class Capacity(PolicyBase):
         if len(self.missed) > 2 * len(snap.apps):
             self.missed = {k: v for k, v in self.missed.items() if k[0] in snap.apps}
         ended = False
+        stale: set[str] = set()  # queues that served this heartbeat: their apps without asks left go
         while snap.min_allocation.fits_in(available) and not ended:
+            # filtered only when the loop goes on: after an off-switch container (the default) it ends
+            for q in stale:
+                active[q] = [x for x in active[q] if _remaining(snap, x, taken)]
+            stale.clear()
             got, off_switch = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
             if not got:
                 break
@@ -125,7 +138,7 @@ class Capacity(PolicyBase):
                 q_used[app.queue] = q_used.get(app.queue, ZERO) + cap * a.count
                 key = (app.queue, app.user)
                 user_used[key] = user_used.get(key, ZERO) + cap * a.count
-                active[app.queue] = [x for x in active[app.queue] if _remaining(snap, x, taken)]
+                stale.add(app.queue)
             out.extend(got)
         return Decision(tuple(_merge(out))) if out else Decision()
 
@@ -268,7 +281,11 @@ class Capacity(PolicyBase):
         return True
 
     def _active_apps(self, snap: ClusterSnapshot, confs: dict[str, CapacityQueue]) -> dict[str, list[App]]:
-        """Apps each queue may serve: those whose AM runs, then pending ones within the AM limit."""
+        """Apps each queue may serve: those whose AM runs, then pending ones within the AM limit (a fresh dict)."""
+        return self._active.get(snap, confs, self._activate)
+
+    def _activate(self, snap: ClusterSnapshot, confs: dict[str, CapacityQueue]) -> dict[str, list[App]]:
+        """`_active_apps` computed afresh: every pending app in submit order."""
         am_used = dict(snap.queue_am)  # a queue with an AM running has an active app
         has_am = snap.app_am
         active: dict[str, list[App]] = {}
@@ -289,6 +306,53 @@ class Capacity(PolicyBase):
                 lst.append(app)
                 am_used[q] = used + am_req.capability
         return active
+
+
+Activation = tuple[bool, Resources | None] | None
+
+
+def _activation(snap: ClusterSnapshot, app_id: AppId) -> Activation:
+    """What `_activate` reads of one app: None if it asks nothing, else whether its AM runs and its AM ask."""
+    asks = snap.asks.get(app_id)
+    if asks is None:
+        return None
+    return app_id in snap.app_am, next((r.capability for r in asks if r.resource_name == ANY and r.priority == 0), None)
+
+
+class KeptActivation:
+    """`Capacity._active_apps` kept across heartbeats: recomputed only when one of its inputs changed.
+
+    It reads the pending apps in submit order, whether each runs its AM, each one's AM ask, the
+    queues' AM usage, the cluster's size and the queue shares. A heartbeat that starts a task changes
+    none of these, so the last answer stands while the apps, AM and share maps are the very objects it
+    was computed from (the store replaces each when it changes) and every app the journal names
+    since kept what `_activation` reads of it.
+    """
+
+    def __init__(self) -> None:
+        self.journal: Journal | None = None
+        self.read_to = 0
+        self.inputs: tuple[object, ...] = ()  # the mappings it was computed from, compared by identity
+        self.cluster = ZERO
+        self.seen: dict[AppId, Activation] = {}  # each pending app's `_activation` when last computed
+        self.active: dict[str, list[App]] = {}
+
+    def get(self, snap: ClusterSnapshot, confs: dict[str, CapacityQueue],
+            compute: Callable[[ClusterSnapshot, dict[str, CapacityQueue]], dict[str, list[App]]]) -> dict[str, list[App]]:
+        """`compute(snap, confs)`, or the last answer when nothing it reads changed since (a fresh dict either way)."""
+        if snap.version < 0 or snap.journal is None:
+            return compute(snap, confs)  # a policy's view of a snapshot (asks hidden): no journal covers it
+        inputs = (snap.apps, snap.app_am, snap.queue_am, confs)
+        touched = None
+        if (snap.journal is self.journal and snap.capacity == self.cluster
+                and all(a is b for a, b in zip(inputs, self.inputs))):
+            touched = snap.journal.since(self.read_to, snap.journal_end)
+        if touched is None or any(_activation(snap, a) != self.seen.get(a) for a in touched):
+            self.active = compute(snap, confs)
+            self.seen = {a.id: _activation(snap, a.id) for a in snap.iter_pending_apps()}
+            self.journal, self.inputs, self.cluster = snap.journal, inputs, snap.capacity
+        self.read_to = snap.journal_end
+        return dict(self.active)
 
 
 def _capability(snap: ClusterSnapshot, a: Assignment) -> Resources:

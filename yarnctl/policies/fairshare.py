@@ -90,6 +90,52 @@ class AppKeys:
         return k
 
 
+class HeadSizes:
+    """How many apps' head asks (their first off-switch ask) are of each size, kept from the store's journal.
+
+    A node with room for none of these sizes gets nothing from `_first_fit`, whatever the order:
+    on a busy cluster most heartbeats are such, and this answers them without walking every app.
+    Read from the store's own snapshots only (a view hides asks, and their return is in no journal).
+    """
+
+    def __init__(self) -> None:
+        self.journal: Journal | None = None
+        self.read_to = 0
+        self.head: dict[AppId, Resources] = {}
+        self.sizes: dict[Resources, int] = {}  # head size -> apps with it (sizes no app has are dropped)
+
+    def sync(self, snap: ClusterSnapshot) -> bool:
+        """Bring the counts up to `snap`; False for a snapshot not taken by the store, which they cannot answer."""
+        if snap.version < 0 or snap.journal is None:
+            return False
+        touched = snap.journal.since(self.read_to, snap.journal_end) if snap.journal is self.journal else None
+        if touched is None:
+            self.journal, self.head, self.sizes = snap.journal, {}, {}
+            touched = list(snap.asks)
+        self.read_to = snap.journal_end
+        head, sizes = self.head, self.sizes
+        for app_id in dict.fromkeys(touched):
+            asks = snap.asks.get(app_id)
+            now = None if asks is None else next((r.capability for r in asks if r.resource_name == ANY), None)
+            old = head.get(app_id)
+            if now == old:
+                continue
+            if old is not None:
+                del head[app_id]
+                if sizes[old] == 1:
+                    del sizes[old]
+                else:
+                    sizes[old] -= 1
+            if now is not None:
+                head[app_id] = now
+                sizes[now] = sizes.get(now, 0) + 1
+        return True
+
+    def none_fits(self, available: Resources) -> bool:
+        """True when no app's head ask fits in `available`."""
+        return not any(size.fits_in(available) for size in self.sizes)
+
+
 class FairOrder:
     """Every app of each queue in `key` order, kept across heartbeats from the store's journal instead of re-sorted.
 
@@ -103,6 +149,7 @@ class FairOrder:
         self.cluster = ZERO
         self.placed: dict[AppId, tuple[SortKey, str]] = {}  # each listed app's key and queue
         self.by_queue: dict[str, list[tuple[SortKey, AppId]]] = {}
+        self.heads = HeadSizes()
 
     def sync(self, snap: ClusterSnapshot, keys: AppKeys, key: KeyFn) -> None:
         """Bring the order up to `snap`: re-key the apps touched since the last call, or rebuild."""
@@ -193,6 +240,8 @@ def _first_fit(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: 
     available = node.available
     if not snap.min_allocation.fits_in(available):
         return Decision()
+    if order.heads.sync(snap) and order.heads.none_fits(available):
+        return Decision()  # the walk below would skip every app: no head ask fits (the order catches up next time)
     order.sync(snap, keys, key)
     am_room = _AmRoom(snap, config)
 

@@ -19,7 +19,7 @@ submit time, then the queue name.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -29,7 +29,8 @@ from yarnctl.fairness.accounting import QUEUE, QueueTracker, Standing
 from yarnctl.fairness.comparators import SortKey
 from yarnctl.fairness.shares import add, asset_share, dominant_share, vector
 from yarnctl.fairness.windows import Window
-from yarnctl.model import App, AppId, Assignment, ClusterSnapshot, Decision, Node, NodeId, Observation, Queue, Resources
+from yarnctl.model import (App, AppId, Assignment, ClusterSnapshot, Decision, Journal, Node, NodeId, Observation, Queue,
+                           Resources)
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.contract import PolicyBase
@@ -72,6 +73,7 @@ class LongTermPolicy(PolicyBase):
             raise ConfigError(f"policy {self.name}: {e}") from None
         self.config = config
         self._tree: Mapping[str, Queue] | None = None  # the scheduler's tree the weights were last taken from
+        self._pending = KeptPending()
         self.timeout_s = config.timeout_s if config.timeout_s >= 0 else config.window_s
         # accumulated resources grow with time alone, so the same state may rank differently later
         self.time_dependent = config.window_s > 0
@@ -86,6 +88,10 @@ class LongTermPolicy(PolicyBase):
         return ((0, -st.waiting_s) if starved else (1, 0.0)) + self.rank(st, capacity) + (oldest_s, st.name)
 
     def _pending_by_entity(self, snap: ClusterSnapshot) -> dict[str, list[App]]:
+        """Each entity's apps with asks, oldest first (a fresh dict; the lists are shared, not to be changed)."""
+        return self._pending.get(snap, self._group)
+
+    def _group(self, snap: ClusterSnapshot) -> dict[str, list[App]]:
         out: dict[str, list[App]] = {}
         for app in snap.iter_pending_apps():
             out.setdefault(self.tracker.entity_of(app), []).append(app)
@@ -175,6 +181,7 @@ class LongTermPolicy(PolicyBase):
     def load_state(self, doc: Mapping[str, Any]) -> None:
         """Take back what save_state returned."""
         self.tracker = QueueTracker.from_json(doc)
+        self._pending = KeptPending()  # grouped by the loaded tracker's entity from now on
 
     def tune(self, obs: Observation) -> None:
         """No-op: decide() integrates every snapshot; the RM's memory/vcore-seconds are lifetime totals that cannot be windowed."""
@@ -192,6 +199,37 @@ class LongTermPolicy(PolicyBase):
             # base units, as every yarnctl_ metric: bytes, not MB
             out[f'hmrf_accumulated_memory_byte_seconds{{{label}="{name}"}}'] = round(mem * MIB, 3)
         return out
+
+
+class KeptPending:
+    """A grouping of the apps with asks, kept across heartbeats until an app gains its first ask or loses its last.
+
+    Most heartbeats change how much apps ask, not whether: the grouping stands while the apps map is
+    the very one it was made from (the store replaces it when an app comes, goes or changes) and no
+    app the store's journal names since went from asking to not or back.
+    """
+
+    def __init__(self) -> None:
+        self.journal: Journal | None = None
+        self.read_to = 0
+        self.apps: Mapping[AppId, App] | None = None
+        self.pending: set[AppId] = set()
+        self.groups: dict[str, list[App]] = {}
+
+    def get(self, snap: ClusterSnapshot, group: Callable[[ClusterSnapshot], dict[str, list[App]]]) -> dict[str, list[App]]:
+        """`group(snap)`, or the grouping last made when no app's asking changed since (a fresh dict either way)."""
+        if snap.version < 0 or snap.journal is None:
+            return group(snap)  # a view hiding some apps' asks: no journal covers it
+        touched = None
+        if snap.journal is self.journal and snap.apps is self.apps:
+            touched = snap.journal.since(self.read_to, snap.journal_end)
+        asks, pending = snap.asks, self.pending
+        if touched is None or any((a in asks) != (a in pending) for a in touched):
+            self.groups = group(snap)
+            self.pending = set(asks)
+            self.journal, self.apps = snap.journal, snap.apps
+        self.read_to = snap.journal_end
+        return dict(self.groups)
 
 
 def _rank_text(key: SortKey) -> str:
