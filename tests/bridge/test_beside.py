@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,20 @@ def test_the_answer_does_not_wait_for_its_decision_log_row(tmp_path: Path) -> No
     s.close()
     dlog.close()
     assert [r["seq"] for r in _rows(dlog.path)] == [1]
+
+
+def test_a_row_written_late_keeps_the_time_of_its_answer(tmp_path: Path) -> None:
+    dlog = HeldLog(tmp_path / "d.jsonl")
+    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True)
+    s.decide(text(STATE[0]))
+    answered_ms = time.time_ns() // 1_000_000
+    assert dlog.entered.wait(30)
+    time.sleep(0.3)  # the row is written 300 ms after its answer
+    dlog.release.set()
+    s.close()
+    dlog.close()
+    row = json.loads(dlog.path.read_text())
+    assert row["t"] <= answered_ms < row["t"] + 300
 
 
 def test_the_worker_logs_what_inline_work_logs_in_the_same_order(tmp_path: Path) -> None:

@@ -41,13 +41,14 @@ class DecisionLog:
     def write(self, seq: int, node: str, policy: str, outcome: str, us: int, request: str, parsed: bool,
               response: str, rejected: list[list[str]], why: Mapping[str, str] | None = None,
               waiting: Mapping[str, Mapping[str, Any]] | None = None,
-              shadow: Mapping[str, Any] | None = None, waited_us: int | None = None) -> None:
+              shadow: Mapping[str, Any] | None = None, waited_us: int | None = None, t_ms: int | None = None) -> None:
         """Append one record; `request` is embedded as-is when it is one line of valid JSON.
 
         `why` is the policy's per-app reasons for what it decided (Decision.reasons), if it gave any;
         `waiting` why apps it left waiting got nothing (bridge/waits.py: code, text, values), when explained;
         `shadow` what a candidate policy under check decided on the same call, not applied (bridge/swap.py);
-        `waited_us` how long the call waited for the service's lock, when that was long enough to note.
+        `waited_us` how long the call waited for the service's lock, when that was long enough to note;
+        `t_ms` when the call was answered (the row's `t`; now, if not given).
         """
         if not parsed:  # garbage is kept, as a JSON string, so the line stays valid
             req = _ENCODE(request if isinstance(request, str) else repr(request))
@@ -62,7 +63,8 @@ class DecisionLog:
             extra += f',"shadow":{_ENCODE(dict(shadow))}'
         if waited_us is not None:
             extra += f',"waited_us":{int(waited_us)}'
-        line = (f'{{"t":{time.time_ns() // 1_000_000},"seq":{seq},"node":{_ENCODE(node)},"policy":{_ENCODE(policy)},'
+        t = time.time_ns() // 1_000_000 if t_ms is None else t_ms
+        line = (f'{{"t":{t},"seq":{seq},"node":{_ENCODE(node)},"policy":{_ENCODE(policy)},'
                 f'"outcome":"{outcome}","us":{us},"req":{req},"resp":{response},'
                 f'"rejected":{_ENCODE(rejected) if rejected else "[]"}{extra}}}\n')
         with self._lock:

@@ -127,6 +127,27 @@ class Active:
     params: Mapping[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """One answered call, as the work beside its answer (shadow, explanation, decision-log row) needs it."""
+
+    seq: int
+    node: str
+    serving: bool  # the serving policy decided it (not a candidate's canary)
+    decided_by: str
+    outcome: str
+    us: int
+    t_ms: int  # when the answer went back: the decision-log row's time, whenever it is written
+    request: str
+    parsed: bool
+    response: str
+    rejected: list[list[str]]
+    why: dict[str, str]
+    seen: tuple[ClusterSnapshot, NodeId] | None
+    decided: tuple[ClusterSnapshot, NodeId, Decision] | None
+    waited_us: int | None
+
+
 class PolicyService:
     """PolicyService.decide(String) -> String for the shim: parse, mirror, snapshot, Engine, encode."""
 
@@ -377,9 +398,9 @@ class PolicyService:
             self.stats.observe(us)
             self.stats.last_call_s = time.time()
             # a canary's decision is not the serving policy's (the two may share a name: new parameters)
-            self._beside = partial(self._beside_work, seq, node, not canary, decided_by,
-                                   outcome, us, request, parsed, resp, rejected, why, self._seen, self._decided,
-                                   waited if waited >= WAIT_NOTED_US else None)
+            self._beside = partial(self._beside_work, Answered(
+                seq, node, not canary, decided_by, outcome, us, time.time_ns() // 1_000_000, request, parsed, resp,
+                rejected, why, self._seen, self._decided, waited if waited >= WAIT_NOTED_US else None))
             self._seen = None
             if self._beside_due is not None and not self._closed:
                 self._beside_due.set()
@@ -389,19 +410,16 @@ class PolicyService:
             # the path of an answer the shim is waiting for
             return resp
 
-    def _beside_work(self, seq: int, node: str, serving: bool, decided_by: str, outcome: str, us: int, request: str,
-                     parsed: bool, resp: str, rejected: list[list[str]], why: dict[str, str],
-                     seen: tuple[ClusterSnapshot, NodeId] | None, decided: tuple[ClusterSnapshot, NodeId, Decision] | None,
-                     waited: int | None) -> None:
+    def _beside_work(self, a: Answered) -> None:
         """A call's shadow decision, explanation and decision-log row, beside its answer (under the service lock)."""
         waiting: dict[str, dict[str, Any]] = {}
         # a candidate is shadowed also when the serving policy failed (it may be what replaces it)
-        shadow = self._shadow(seq, seen, decided) if serving else None
-        if outcome == "ok" and serving and decided is not None:  # a canary's decision is not the serving one's
-            self._explain(seq, node, decided, waiting)
+        shadow = self._shadow(a.seq, a.seen, a.decided) if a.serving else None
+        if a.outcome == "ok" and a.serving and a.decided is not None:  # a canary's decision is not the serving one's
+            self._explain(a.seq, a.node, a.decided, waiting)
         if self.decision_log is not None:
-            self.decision_log.write(seq, node, decided_by, outcome, us, request, parsed, resp, rejected, why, waiting,
-                                    shadow, waited)
+            self.decision_log.write(a.seq, a.node, a.decided_by, a.outcome, a.us, a.request, a.parsed, a.response,
+                                    a.rejected, a.why, waiting, shadow, a.waited_us, t_ms=a.t_ms)
 
     def _explain(self, seq: int, node: str, decided: tuple[ClusterSnapshot, NodeId, Decision],
                  waiting: dict[str, dict[str, Any]]) -> None:
