@@ -37,7 +37,7 @@ from yarnctl.fairness.shares import (
 )
 from yarnctl.fairness.sharing_degree import sharing_degree
 from yarnctl.fairness.windows import Window, WindowedSum
-from yarnctl.model import ZERO, App, AppId, ClusterSnapshot, Journal, Resources
+from yarnctl.model import ZERO, App, AppId, ClusterSnapshot, JournalCursor, Resources
 
 QUEUE = "queue"
 USER = "user"
@@ -90,8 +90,7 @@ class EntitySums:
     """
 
     def __init__(self) -> None:
-        self.journal: Journal | None = None
-        self.read_to = 0
+        self.cursor = JournalCursor()
         self.apps: Mapping[AppId, App] | None = None
         self.names: list[str] = []  # every app's entity, in the order the apps first name them
         self.counted: dict[AppId, tuple[str, Resources]] = {}  # each app with asks: its entity and pending demand
@@ -105,21 +104,20 @@ class EntitySums:
         of = _queue_of if entity == QUEUE else _user_of
         if snap.apps is not self.apps:
             self.apps, self.names = snap.apps, list(dict.fromkeys(of(a) for a in snap.apps.values()))
-        touched = snap.journal.since(self.read_to, snap.journal_end) if snap.journal is self.journal else None
-        if touched is None:
-            self.journal, self.counted, self.asked = snap.journal, {}, {}
-            touched = list(snap.asks)
-        self.read_to = snap.journal_end
-        counted, asked = self.counted, self.asked
-        for app_id in dict.fromkeys(touched):
-            old = counted.pop(app_id, None)
-            if old is not None:
-                asked[old[0]] = asked[old[0]] - old[1]
-            app = snap.apps.get(app_id)
-            if app is not None and app_id in snap.asks:
-                name, p = of(app), snap.pending(app_id)
-                counted[app_id] = name, p
-                asked[name] = asked.get(name, ZERO) + p
+        with self.cursor.read(snap) as touched:
+            if touched is None:
+                self.counted, self.asked = {}, {}
+                touched = list(snap.asks)
+            counted, asked = self.counted, self.asked
+            for app_id in dict.fromkeys(touched):
+                old = counted.pop(app_id, None)
+                if old is not None:
+                    asked[old[0]] = asked[old[0]] - old[1]
+                app = snap.apps.get(app_id)
+                if app is not None and app_id in snap.asks:
+                    name, p = of(app), snap.pending(app_id)
+                    counted[app_id] = name, p
+                    asked[name] = asked.get(name, ZERO) + p
         if entity == QUEUE:
             return self.names, snap.queue_allocated, asked
         held: dict[str, Resources] = {}

@@ -13,6 +13,7 @@ from yarnctl.model.cluster import (
     ContainerKind,
     Held,
     Journal,
+    JournalCursor,
     Locality,
     Node,
     NodeId,
@@ -26,6 +27,6 @@ from yarnctl.model.resources import RESOURCE_TYPES, ZERO, Resources
 __all__ = [
     "AM_PRIORITY", "ANY", "MAP_PRIORITY", "REDUCE_PRIORITY", "RESOURCE_TYPES", "ZERO",
     "App", "AppId", "AppUsage", "Assignment", "ClusterSnapshot", "Container", "ContainerId", "ContainerKind",
-    "ContainerLoad", "Decision", "EMPTY_DECISION", "Held", "Journal", "Kill", "Locality", "Node", "NodeId", "NodeLoad", "NodeResize",
+    "ContainerLoad", "Decision", "EMPTY_DECISION", "Held", "Journal", "JournalCursor", "Kill", "Locality", "Node", "NodeId", "NodeLoad", "NodeResize",
     "Observation", "Queue", "RejectCode", "Ask", "Resources", "TUNE_INTERVAL_S",
 ]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple, TypeVar
 from dataclasses import dataclass, field
 from enum import Enum
-from types import MappingProxyType
+from types import MappingProxyType, TracebackType
 
 from yarnctl.model.resources import ZERO, Resources
 
@@ -159,6 +160,52 @@ class Journal:
         if start < self._base or start > end:
             return None
         return self._ids[start - self._base:end - self._base]
+
+
+class JournalCursor:
+    """A reader's place in a store's journal: which apps were touched since it last read, or None to rebuild."""
+
+    # `with cursor.read(snap, *same, equal=x) as touched:` is None on the first read, for a snapshot
+    # without a journal or from another journal, once the journal dropped entries not yet read, or
+    # when an input in `same` is not the very object it was (the store replaces a mapping when it
+    # changes, so identity is the cheap test) or `equal` is not equal to what it was (a value)
+    __slots__ = ("_journal", "_read_to", "_same", "_equal", "_touched", "_next_journal", "_next_end", "_next_same",
+                 "_next_equal")
+
+    def __init__(self) -> None:
+        self._journal: Journal | None = None
+        self._read_to = 0
+        self._same: tuple[object, ...] = ()
+        self._equal: object = None
+        self._touched: list[AppId] | None = None
+        # what the read in progress saw, taken as read when its block completes (not before: see __exit__)
+        self._next_journal: Journal | None = None
+        self._next_end = 0
+        self._next_same: tuple[object, ...] = ()
+        self._next_equal: object = None
+
+    def read(self, snap: ClusterSnapshot, *same: object, equal: object = None) -> JournalCursor:
+        """Read up to `snap`: the `with` block gets the apps touched since the last read, None to rebuild."""
+        journal, end = snap.journal, snap.journal_end
+        touched = None
+        if (journal is self._journal and journal is not None and equal == self._equal
+                and (same == () or (len(same) == len(self._same) and all(map(operator.is_, same, self._same))))):
+            touched = journal.since(self._read_to, end)
+        self._touched = touched
+        self._next_journal, self._next_end, self._next_same, self._next_equal = journal, end, same, equal
+        return self
+
+    def __enter__(self) -> list[AppId] | None:
+        return self._touched
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        # a block that raised leaves the position where it was: the next read sees these apps again
+        # (or rebuilds), so what the reader keeps never stands for a state it did not finish reading
+        if kind is None:
+            self._journal, self._read_to = self._next_journal, self._next_end
+            self._same, self._equal = self._next_same, self._next_equal
+        self._touched = None
 
 
 class Held(NamedTuple):

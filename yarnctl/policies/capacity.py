@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import (ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Journal, Locality, Node, NodeId,
+from yarnctl.model import (ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, Locality, Node, NodeId,
                            Resources)
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
@@ -330,10 +330,7 @@ class KeptActivation:
     """
 
     def __init__(self) -> None:
-        self.journal: Journal | None = None
-        self.read_to = 0
-        self.inputs: tuple[object, ...] = ()  # the mappings it was computed from, compared by identity
-        self.cluster = ZERO
+        self.cursor = JournalCursor()
         self.seen: dict[AppId, Activation] = {}  # each pending app's `_activation` when last computed
         self.active: dict[str, list[App]] = {}
 
@@ -342,16 +339,11 @@ class KeptActivation:
         """`compute(snap, confs)`, or the last answer when nothing it reads changed since (a fresh dict either way)."""
         if snap.version < 0 or snap.journal is None:
             return compute(snap, confs)  # a policy's view of a snapshot (asks hidden): no journal covers it
-        inputs = (snap.apps, snap.app_am, snap.queue_am, confs)
-        touched = None
-        if (snap.journal is self.journal and snap.capacity == self.cluster
-                and all(a is b for a, b in zip(inputs, self.inputs))):
-            touched = snap.journal.since(self.read_to, snap.journal_end)
-        if touched is None or any(_activation(snap, a) != self.seen.get(a) for a in touched):
-            self.active = compute(snap, confs)
-            self.seen = {a.id: _activation(snap, a.id) for a in snap.iter_pending_apps()}
-            self.journal, self.inputs, self.cluster = snap.journal, inputs, snap.capacity
-        self.read_to = snap.journal_end
+        # the mappings it reads, by identity, and the cluster's size, by value
+        with self.cursor.read(snap, snap.apps, snap.app_am, snap.queue_am, confs, equal=snap.capacity) as touched:
+            if touched is None or any(_activation(snap, a) != self.seen.get(a) for a in touched):
+                self.active = compute(snap, confs)
+                self.seen = {a.id: _activation(snap, a.id) for a in snap.iter_pending_apps()}
         return dict(self.active)
 
 

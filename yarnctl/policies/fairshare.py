@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from yarnctl.fairness.comparators import SortKey
-from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, Journal, NodeId,
+from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, NodeId,
                            Queue, Resources)
 from yarnctl.policies.base import OpenAsk
 from yarnctl.policies.queue_limit import leaf_weights
@@ -99,8 +99,7 @@ class HeadSizes:
     """
 
     def __init__(self) -> None:
-        self.journal: Journal | None = None
-        self.read_to = 0
+        self.cursor = JournalCursor()
         self.head: dict[AppId, Resources] = {}
         self.sizes: dict[Resources, int] = {}  # head size -> apps with it (sizes no app has are dropped)
 
@@ -108,27 +107,26 @@ class HeadSizes:
         """Bring the counts up to `snap`; False for a snapshot not taken by the store, which they cannot answer."""
         if snap.version < 0 or snap.journal is None:
             return False
-        touched = snap.journal.since(self.read_to, snap.journal_end) if snap.journal is self.journal else None
-        if touched is None:
-            self.journal, self.head, self.sizes = snap.journal, {}, {}
-            touched = list(snap.asks)
-        self.read_to = snap.journal_end
-        head, sizes = self.head, self.sizes
-        for app_id in dict.fromkeys(touched):
-            asks = snap.asks.get(app_id)
-            now = None if asks is None else next((r.capability for r in asks if r.resource_name == ANY), None)
-            old = head.get(app_id)
-            if now == old:
-                continue
-            if old is not None:
-                del head[app_id]
-                if sizes[old] == 1:
-                    del sizes[old]
-                else:
-                    sizes[old] -= 1
-            if now is not None:
-                head[app_id] = now
-                sizes[now] = sizes.get(now, 0) + 1
+        with self.cursor.read(snap) as touched:
+            if touched is None:
+                self.head, self.sizes = {}, {}
+                touched = list(snap.asks)
+            head, sizes = self.head, self.sizes
+            for app_id in dict.fromkeys(touched):
+                asks = snap.asks.get(app_id)
+                now = None if asks is None else next((r.capability for r in asks if r.resource_name == ANY), None)
+                old = head.get(app_id)
+                if now == old:
+                    continue
+                if old is not None:
+                    del head[app_id]
+                    if sizes[old] == 1:
+                        del sizes[old]
+                    else:
+                        sizes[old] -= 1
+                if now is not None:
+                    head[app_id] = now
+                    sizes[now] = sizes.get(now, 0) + 1
         return True
 
     def none_fits(self, available: Resources) -> bool:
@@ -144,33 +142,28 @@ class FairOrder:
     """
 
     def __init__(self) -> None:
-        self.journal: Journal | None = None
-        self.read_to = 0
-        self.cluster = ZERO
+        self.cursor = JournalCursor()
         self.placed: dict[AppId, tuple[SortKey, str]] = {}  # each listed app's key and queue
         self.by_queue: dict[str, list[tuple[SortKey, AppId]]] = {}
         self.heads = HeadSizes()
 
     def sync(self, snap: ClusterSnapshot, keys: AppKeys, key: KeyFn) -> None:
         """Bring the order up to `snap`: re-key the apps touched since the last call, or rebuild."""
-        touched = None
-        if snap.journal is not None and snap.journal is self.journal and snap.capacity == self.cluster:
-            touched = snap.journal.since(self.read_to, snap.journal_end)
-        if touched is None:
-            self.journal, self.cluster = snap.journal, snap.capacity
-            self.placed, self.by_queue = {}, {}
-            touched = list(snap.apps)
-        self.read_to = snap.journal_end
-        for app_id in dict.fromkeys(touched):
-            old = self.placed.pop(app_id, None)
-            if old is not None:
-                entries = self.by_queue[old[1]]
-                del entries[bisect.bisect_left(entries, (old[0], app_id))]
-            app = snap.apps.get(app_id)
-            if app is not None:
-                k = keys.get(app, snap.allocated(app_id), key, snap.capacity)
-                self.placed[app_id] = (k, app.queue)
-                bisect.insort(self.by_queue.setdefault(app.queue, []), (k, app_id))
+        # keys are computed against the cluster's size: a resized cluster re-keys every app
+        with self.cursor.read(snap, equal=snap.capacity) as touched:
+            if touched is None:
+                self.placed, self.by_queue = {}, {}
+                touched = list(snap.apps)
+            for app_id in dict.fromkeys(touched):
+                old = self.placed.pop(app_id, None)
+                if old is not None:
+                    entries = self.by_queue[old[1]]
+                    del entries[bisect.bisect_left(entries, (old[0], app_id))]
+                app = snap.apps.get(app_id)
+                if app is not None:
+                    k = keys.get(app, snap.allocated(app_id), key, snap.capacity)
+                    self.placed[app_id] = (k, app.queue)
+                    bisect.insort(self.by_queue.setdefault(app.queue, []), (k, app_id))
 
 
 def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn,

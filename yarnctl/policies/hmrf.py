@@ -29,7 +29,7 @@ from yarnctl.fairness.accounting import QUEUE, QueueTracker, Standing
 from yarnctl.fairness.comparators import SortKey
 from yarnctl.fairness.shares import add, asset_share, dominant_share, vector
 from yarnctl.fairness.windows import Window
-from yarnctl.model import (App, AppId, Assignment, ClusterSnapshot, Decision, Journal, Node, NodeId, Observation, Queue,
+from yarnctl.model import (App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, Node, NodeId, Observation, Queue,
                            Resources)
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.queue_limit import leaf_weights
@@ -210,9 +210,7 @@ class KeptPending:
     """
 
     def __init__(self) -> None:
-        self.journal: Journal | None = None
-        self.read_to = 0
-        self.apps: Mapping[AppId, App] | None = None
+        self.cursor = JournalCursor()
         self.pending: set[AppId] = set()
         self.groups: dict[str, list[App]] = {}
 
@@ -220,15 +218,11 @@ class KeptPending:
         """`group(snap)`, or the grouping last made when no app's asking changed since (a fresh dict either way)."""
         if snap.version < 0 or snap.journal is None:
             return group(snap)  # a view hiding some apps' asks: no journal covers it
-        touched = None
-        if snap.journal is self.journal and snap.apps is self.apps:
-            touched = snap.journal.since(self.read_to, snap.journal_end)
         asks, pending = snap.asks, self.pending
-        if touched is None or any((a in asks) != (a in pending) for a in touched):
-            self.groups = group(snap)
-            self.pending = set(asks)
-            self.journal, self.apps = snap.journal, snap.apps
-        self.read_to = snap.journal_end
+        with self.cursor.read(snap, snap.apps) as touched:
+            if touched is None or any((a in asks) != (a in pending) for a in touched):
+                self.groups = group(snap)
+                self.pending = set(asks)
         return dict(self.groups)
 
 
