@@ -156,6 +156,18 @@ def test_errors_rankings_and_pairs_by_hand() -> None:
     assert fid.ranking({"x": 5.0, "w": 5.0, "v": None}) == ["w", "x"]  # ties by name, no value left out
 
 
+def test_only_pairs_every_round_orders_alike_count_as_repeatable() -> None:
+    first = {"a": 100.0, "b": 120.0, "c": 150.0, "d": 60.0}
+    second = {"a": 100.0, "b": 103.0, "c": 90.0, "d": 50.0}
+    # a<b: second round within 5%; a<c then c<a; d first in both, by more than 5%: (a,d), (b,d), (c,d) repeat
+    assert fid.repeatable_agreement([first, second], {"a": 1.0, "b": 2.0, "c": 3.0, "d": 0.5}) == (3, 3)
+    assert fid.repeatable_agreement([first, second], {"a": 1.0, "b": 0.1, "c": 3.0, "d": 0.5}) == (2, 3)
+    assert fid.repeatable_agreement([first, {**second, "d": None}], {"a": 1.0, "b": 2.0, "c": 3.0, "d": 0.5}) == (0, 0)
+    assert fid.repeatable_agreement([first], {"a": 1.0, "b": 2.0, "c": 3.0, "d": 0.5}) == fid.rank_agreement(
+        first, {"a": 1.0, "b": 2.0, "c": 3.0, "d": 0.5})
+    assert fid.repeatable_agreement([], {"a": 1.0}) == (0, 0)
+
+
 def test_each_real_scheduler_is_simulated_by_its_counterpart() -> None:
     # FifoScheduler has no AM limit; the local CapacityScheduler allows AMs half the queue; both stock
     # Capacity and Fair reserve nodes; shim policies are themselves

@@ -1,4 +1,4 @@
-"""The fidelity runs of 2026-11-27 (docs/fidelity/runs-2026-11-27.tar.gz) re-scored: docs/fidelity.md's numbers hold.
+"""The fidelity runs of 2026-11-27 and the second round of two mixes (docs/fidelity/) re-scored: docs/fidelity.md's numbers hold.
 
 Real runs of the suite on the local cluster, kept as `bench fidelity` keeps them (bench.json and job
 history per mix); no cluster is needed to replay them. A simulator change that moves these numbers
@@ -7,6 +7,7 @@ fails here, and docs/fidelity.md is re-measured with it.
 
 from __future__ import annotations
 
+import statistics
 import tarfile
 from pathlib import Path
 
@@ -17,15 +18,24 @@ from yarnctl.fidelity import suite
 from yarnctl.sim.workload import Startup
 
 ARCHIVE = Path(__file__).parents[2] / "docs" / "fidelity" / "runs-2026-11-27.tar.gz"
+SECOND_ROUND = ARCHIVE.with_name("runs-2026-11-28-second-round.tar.gz")  # fid-mixed and fid-wide run again
 FIT = Startup(10.0, 3.0, 3.0)  # docs/fidelity.md, "A second machine"
+
+
+def _unpack(archive: Path, out: Path, mixes: tuple[str, ...]) -> list[fid.RealRun]:
+    with tarfile.open(archive) as t:
+        t.extractall(out, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))  # 3.11.4+
+    return [r for mix in mixes for r in fid.load_runs(out / mix / "bench.json", mix)]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[fid.RealRun]:
-    out = tmp_path_factory.mktemp("fid")
-    with tarfile.open(ARCHIVE) as t:
-        t.extractall(out, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))  # 3.11.4+
-    return [r for mix in fid.SUITE for r in fid.load_runs(out / mix / "bench.json", mix)]
+    return _unpack(ARCHIVE, tmp_path_factory.mktemp("fid"), fid.SUITE)
+
+
+@pytest.fixture(scope="module")
+def second(tmp_path_factory: pytest.TempPathFactory) -> list[fid.RealRun]:
+    return _unpack(SECOND_ROUND, tmp_path_factory.mktemp("fid2"), ("fid-mixed", "fid-wide"))
 
 
 def test_every_run_of_the_suite_is_kept_with_its_history(runs: list[fid.RealRun]) -> None:
@@ -64,3 +74,28 @@ def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
 def test_the_fit_finds_the_documented_costs(runs: list[fid.RealRun]) -> None:
     found, score = fid.fit_startup([r for r in runs if r.label == fid.CALIBRATION])
     assert (found, round(100 * score, 1)) == (FIT, 10.7)
+
+
+def test_a_second_round_is_as_far_from_the_first_as_the_simulator(runs: list[fid.RealRun],
+                                                                  second: list[fid.RealRun]) -> None:
+    """docs/fidelity.md, "Two rounds of the same runs": the real cluster's own spread, and rankings it repeats."""
+    assert len(second) == 10 and sum(len(fid.real_times(r)) for r in second) == 70
+    first = {(r.mix, r.label): r for r in runs if r.mix in ("fid-mixed", "fid-wide")}
+    spread = []
+    for r in second:
+        one, two = fid.real_times(first[(r.mix, r.label)]), fid.real_times(r)
+        spread += [abs(two[j].completion_s - t.completion_s) / t.completion_s  # type: ignore[operator]
+                   for j, t in one.items()]
+    assert (round(100 * statistics.median(spread), 1), round(100 * fid.percentile(spread, 0.9), 1)) == (15.3, 30.5)  # type: ignore[operator]
+    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
+    assert _pct(errors) == (12.5, 26.7, 23.4)
+    pairs = {}
+    for mix in ("fid-mixed", "fid-wide"):
+        rounds = [{r.label: fid.mean_completion(fid.real_times(r)) for r in rr if r.mix == mix} for rr in (runs, second)]
+        sims = [{r.label: fid.mean_completion(fid.sim_times(fid.simulate_run(r, FIT))) for r in rr if r.mix == mix}
+                for rr in (runs, second)]
+        sim = {k: (sims[0][k] + sims[1][k]) / 2 for k in sims[0]}  # type: ignore[operator]
+        pairs[mix] = (fid.rank_agreement(rounds[0], rounds[1]), fid.rank_agreement(rounds[1], sims[1]),
+                      fid.repeatable_agreement(rounds, sim))
+    # (second round against the first, simulator against the second, simulator on the pairs both rounds order alike)
+    assert pairs == {"fid-mixed": ((2, 4), (4, 7), (0, 1)), "fid-wide": ((3, 7), (7, 7), (2, 2))}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import socket
 
-from yarnctl.cluster.ports import free_ports, is_listening
+from pathlib import Path
+
+from yarnctl.cluster.ports import LOWEST, ephemeral_range, free_ports, is_listening
 
 
 def test_free_ports_are_distinct_and_bindable() -> None:
@@ -14,6 +16,28 @@ def test_free_ports_are_distinct_and_bindable() -> None:
     for p in ports[:5]:
         with socket.socket() as s:
             s.bind(("127.0.0.1", p))
+
+
+def test_free_ports_are_below_the_ephemeral_range_where_no_outgoing_connection_takes_them() -> None:
+    ports = free_ports(30, ephemeral=(32768, 60999))
+    assert len(set(ports)) == 30 and all(LOWEST <= p < 32768 for p in ports)
+    # a port in use below the range is not handed out: hold most of a narrow window, and the rest come back
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        taken = held.getsockname()[1]  # from the kernel's real ephemeral range
+        assert taken not in free_ports(10, ephemeral=(taken + 1, 60999))
+
+
+def test_no_room_below_the_range_falls_back_to_the_kernels_pick() -> None:
+    ports = free_ports(5, ephemeral=(LOWEST + 10, 60999))  # 10 ports below: not room enough for 5 draws
+    assert len(set(ports)) == 5 and all(p >= LOWEST + 10 for p in ports)
+
+
+def test_the_ephemeral_range_is_read_or_none(tmp_path: Path) -> None:
+    (tmp_path / "range").write_text("32768\t60999\n")
+    assert ephemeral_range(tmp_path / "range") == (32768, 60999)
+    (tmp_path / "bad").write_text("garbage\n")
+    assert ephemeral_range(tmp_path / "bad") is None and ephemeral_range(tmp_path / "missing") is None
 
 
 def test_free_ports_zero() -> None:

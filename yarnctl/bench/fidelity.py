@@ -232,6 +232,25 @@ def rank_agreement(real: Mapping[str, float | None], pred: Mapping[str, float | 
     return agree, total
 
 
+def repeatable_agreement(rounds: Sequence[Mapping[str, float | None]], pred: Mapping[str, float | None],
+                         margin: float = SAME_RANK_MARGIN) -> tuple[int, int]:
+    """(pairs ordered alike, pairs compared) over the pairs every real round orders alike by more than `margin`."""
+    agree = total = 0
+    labels = sorted(set.intersection(*(set(r) for r in rounds))) if rounds else []
+    for a, b in itertools.combinations(labels, 2):
+        orders: set[bool | None] = set()
+        for real in rounds:
+            ra, rb = real[a], real[b]
+            # a pair one round leaves unordered (too close, or missing) is not one the cluster repeats
+            orders.add(None if ra is None or rb is None or abs(ra - rb) <= margin * min(ra, rb) else ra < rb)
+        pa, pb = pred.get(a), pred.get(b)
+        if len(orders) != 1 or None in orders or pa is None or pb is None:
+            continue
+        total += 1
+        agree += (pa < pb) == orders.pop()
+    return agree, total
+
+
 def to_json(fit: Startup, fit_score: float, errors: Sequence[JobError], mixes: Mapping[str, Any]) -> dict[str, Any]:
     """The fidelity.json document: the fit, every job's times, and per mix the rankings and error summaries."""
     return {"startup": asdict(fit), "fit_mean_error": fit_score, "calibration": CALIBRATION,

@@ -2,22 +2,50 @@
 
 from __future__ import annotations
 
+import random
 import socket
 from contextlib import ExitStack
+from pathlib import Path
+
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST = 10000  # below: well-known and registered services' ports
 
 
-def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """Return `n` distinct ports that were free on `host` a moment ago.
+def ephemeral_range(path: Path = EPHEMERAL_RANGE) -> tuple[int, int] | None:
+    """The kernel's range of ports for outgoing connections (Linux), None where it cannot be read."""
+    try:
+        low, high = (int(x) for x in path.read_text().split())
+    except (OSError, ValueError):
+        return None
+    return low, high
 
-    All sockets stay bound until every port is picked, so the list has no duplicates; another
-    process can still take a port before the daemon binds it (the daemon then fails to start and
-    `yarnctl cluster up` says so).
+
+def free_ports(n: int, host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = None) -> list[int]:
+    """Return `n` distinct ports that were free on `host` a moment ago, below the ephemeral range if there is room.
+
+    All sockets stay bound until every port is picked, so the list has no duplicates. A port the
+    kernel handed out (bind to 0) is from the ephemeral range, where any process's next outgoing
+    connection may take it before the daemon binds it: one of a cluster's first daemons, connecting
+    out, once took a port picked for a NodeManager started seconds later ("Failed to bind"). So the
+    ports are drawn at random below that range, where no outgoing connection lands; another process
+    binding the same port on purpose can still win (the daemon then fails and `cluster up` says so).
     """
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
+    low = (ephemeral or ephemeral_range() or (LOWEST, LOWEST))[0]
+    below = range(LOWEST, low) if low - LOWEST >= 8 * n else range(0)  # room enough that few draws are taken
     with ExitStack() as stack:
-        ports = []
-        for _ in range(n):
+        ports: list[int] = []
+        for port in random.sample(below, len(below)):
+            if len(ports) == n:
+                break
+            s = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            try:
+                s.bind((host, port))
+            except OSError:  # in use
+                continue
+            ports.append(port)
+        while len(ports) < n:  # no room below the ephemeral range: the kernel picks
             s = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             s.bind((host, 0))
             ports.append(s.getsockname()[1])
