@@ -200,11 +200,13 @@ class JournalCursor:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        # a block that raised leaves the position where it was: the next read sees these apps again
-        # (or rebuilds), so what the reader keeps never stands for a state it did not finish reading
+        # a block that raised may have left the reader's cache half-built (a rebuild empties it
+        # first): forget the place, so the next read rebuilds rather than catch up on what is left
         if kind is None:
             self._journal, self._read_to = self._next_journal, self._next_end
             self._same, self._equal = self._next_same, self._next_equal
+        else:
+            self._journal = None
         self._touched = None
 
 
