@@ -2,8 +2,9 @@
 
 Random histories of a small cluster (apps arriving out of order, moving queue, asking, holding and
 releasing containers, nodes resized) are driven into one ClusterState; at every step each node is
-decided twice by `serve_fairly`, once walking the order kept across all the steps, once sorting
-afresh, for fair and DRF keys, on the snapshot and on the AM-limit view that hides held-back apps.
+decided twice by `serve_fairly`, once from the order kept across all the steps (per head ask size
+on the store's snapshots), once sorting afresh, for fair and DRF keys, on the snapshot and on the
+AM-limit view that hides held-back apps.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import itertools
 from functools import partial
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from storehistory import random_step, small_cluster
@@ -21,12 +23,13 @@ from yarnctl.policies import am_limit
 from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, serve_fairly
 
 
-@given(st.data())
-def test_the_kept_order_decides_as_a_fresh_sort(data: st.DataObject) -> None:
+@pytest.mark.parametrize("config", [FairConfig(), FairConfig(max_am_share=0.05)], ids=["default", "tight-am-share"])
+@given(data=st.data())
+def test_the_kept_order_decides_as_a_fresh_sort(config: FairConfig, data: st.DataObject) -> None:
+    # a tight AM share makes the queue's AM limit skip AM asks (the kept lists skip a whole list of them)
     state = small_cluster()
     ids = itertools.count()
     kept = {"fair": (AppKeys(), FairOrder()), "drf": (AppKeys(), FairOrder())}
-    config = FairConfig()
     for _ in range(data.draw(st.integers(1, 30))):
         random_step(state, state.snapshot(0.0), data, ids)
         snap = state.snapshot(1.0)

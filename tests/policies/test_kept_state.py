@@ -40,3 +40,25 @@ def test_kept_state_decides_as_a_fresh_read(data: st.DataObject, name: str) -> N
 def _read(policy: object) -> list[tuple[str, object, object, bool]]:
     accounts = policy.tracker.accounts  # type: ignore[attr-defined]
     return [(n, a.alloc, a.nonsharing, a.pending) for n, a in accounts.items()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.sampled_from(["dominant", "memory"]))
+def test_dress_kept_pools_decide_as_the_walk(data: st.DataObject, measure: str) -> None:
+    # the pools' kept lists (and the rooms remembered as refused) against the walk over every pending app,
+    # with categories learnt at random steps (a rebuild) and δ moved so that either pool fills
+    state = small_cluster()
+    ids = itertools.count()
+    config = {"measure": measure, "theta": data.draw(st.sampled_from([0.05, 0.2, 0.5]))}
+    kept, fresh = make_policy("dress", config), make_policy("dress", config)
+    for step in range(data.draw(st.integers(1, 30))):
+        random_step(state, state.snapshot(float(step)), data, ids, users="uv")
+        snap = state.snapshot(step + 0.5)
+        if data.draw(st.booleans()):
+            delta = data.draw(st.sampled_from([0.0, 0.1, 0.3, 0.6, 1.0]))
+            for policy in (kept, fresh):
+                policy.observe(snap)  # type: ignore[attr-defined]
+                policy.delta = delta  # type: ignore[attr-defined]
+        for node in sorted(snap.nodes):
+            view = dataclasses.replace(snap)
+            assert kept.decide(snap, node) == fresh.decide(view, node), (measure, node)

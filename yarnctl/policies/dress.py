@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from yarnctl.errors import ConfigError
@@ -49,15 +49,18 @@ from yarnctl.model import (
     ANY,
     App,
     AppId,
+    Ask,
     Assignment,
     ClusterSnapshot,
     Decision,
+    JournalCursor,
     NodeId,
     Observation,
     Resources,
 )
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.head_lists import HeadLists, Kind
 from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 
 log = logging.getLogger(__name__)
@@ -125,6 +128,10 @@ class Dress(PolicyBase):
         # backlog at each heartbeat.
         self._refused: tuple[tuple[object, int, float, int], list[Resources]] = ((None, -1, 0.0, 0), [])
         self._learnt = 0  # bumped by `observe`, the one place the categories move
+        self._classified = 0  # bumped when an app gets its category: the kept pools are rebuilt
+        # each pool's asking apps in submit order, by head ask size (fifo order, one container per heartbeat)
+        self._heads: HeadLists[Category] = HeadLists(head=_first_asked)
+        self._use = PoolUse()
 
     # ------------------------------------------------------------ categories and estimation
 
@@ -140,6 +147,7 @@ class Dress(PolicyBase):
                 request = snap.allocated(app_id) + snap.pending(app_id)
                 cat = category_of(request, snap.capacity, self.config.theta, self.config.measure)
                 self.categories[app_id] = cat
+                self._classified += 1
                 log.info("dress: %s is %s (request %s = %.3f of the cluster, θ = %.2f)", app_id, cat.value,
                          request, amount(request, snap.capacity, self.config.measure), self.config.theta)
         for app_id in [a for a in self.categories if a not in snap.apps]:
@@ -243,6 +251,9 @@ class Dress(PolicyBase):
 
     def _one(self, snap: ClusterSnapshot, node_id: NodeId, available: Resources) -> Decision:
         """The loop above when it stops at one container (the default): the first app in pool order whose head ask fits."""
+        if self.config.order == "fifo" and self._heads.sync(snap, lambda app: self.category(app.id), _submitted,
+                                                            equal=self._classified):
+            return self._first_in_pools(snap, node_id, available)
         used: dict[Category, float] | None = None  # counted only once some ask fits the node
         room_mb, room_vcores = available.memory_mb, available.vcores
         cluster, asks, memory_only = snap.capacity, snap.asks, self.config.measure == "memory"
@@ -266,6 +277,36 @@ class Dress(PolicyBase):
             if used[cat] + share > limit + EPS:
                 continue  # the pool is full for this ask; a smaller one further on may still fit
             return Decision((Assignment(app.id, head.priority, node_id, 1),))
+        return Decision()
+
+    def _first_in_pools(self, snap: ClusterSnapshot, node_id: NodeId, available: Resources) -> Decision:
+        """`_one` from the kept lists: in each pool, the first app whose head ask fits the node and the pool."""
+        heads = self._heads
+        if heads.none_fits(available):
+            return Decision()
+        used: dict[Category, float] | None = None  # counted only once some ask fits the node
+        cluster, memory_only = snap.capacity, self.config.measure == "memory"
+        for cat in Category:
+            limit = self.delta if cat is Category.SD else 1.0 - self.delta
+
+            def takes(kind: Kind, _app: AppId) -> bool:
+                nonlocal used
+                size = kind[0]
+                if not size.fits_in(available):
+                    return False
+                if used is None:
+                    used = self._use.sync(snap, self.category, self.config.measure, self._classified)
+                share = size.memory_mb / cluster.memory_mb if cluster.memory_mb else 0.0
+                if not memory_only:
+                    share = max(share, size.vcores / cluster.vcores if cluster.vcores else 0.0)
+                if abs(used[cat] + share - (limit + EPS)) <= PoolUse.DRIFT:
+                    used = self._pool_use(snap)  # too close to call on the running sums: count as `_one` does
+                    self._use.rebase(used)
+                return used[cat] + share <= limit + EPS  # else the pool is full for this size
+
+            found = heads.first(cat, takes)  # `takes` is called here, in this iteration
+            if found is not None:
+                return Decision((Assignment(found[0], found[1], node_id, 1),))
         return Decision()
 
     def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
@@ -311,6 +352,60 @@ class Dress(PolicyBase):
             # Alg. 3 line 13's ascending demand; ties by submit time then id, as everywhere
             apps.sort(key=lambda a: (amount(snap.pending(a.id), snap.capacity, self.config.measure), a.submit_s, a.id))
         return apps
+
+
+class PoolUse:
+    """Each pool's share of the cluster held, as running sums kept from the store's journal (store snapshots only).
+
+    `_pool_use` adds the apps' shares afresh; these sums add and take away as apps change, so they
+    drift from it by rounding, at most DRIFT while they are rebased at least every REBASE updates:
+    `_first_in_pools` counts afresh when a comparison is closer than that.
+    """
+
+    DRIFT = 1e-10  # far above the rounding of REBASE updates of shares at most 1 (each within 2^-52)
+    REBASE = 100_000
+
+    def __init__(self) -> None:
+        self.cursor = JournalCursor()
+        self.shares: dict[AppId, tuple[Category, float]] = {}
+        self.used = {Category.SD: 0.0, Category.LD: 0.0}
+        self.updates = 0
+
+    def sync(self, snap: ClusterSnapshot, category: Callable[[AppId], Category], measure: str,
+             classified: int) -> dict[Category, float]:
+        """The sums at `snap`, rebuilt when the categories, the measure or the cluster's size change."""
+        with self.cursor.read(snap, equal=(classified, measure, snap.capacity)) as touched:
+            if touched is None or self.updates > self.REBASE:
+                self.shares, self.updates = {}, 0
+                self.used = {Category.SD: 0.0, Category.LD: 0.0}
+                touched = list(snap.app_allocated)
+            held, cap, used = snap.app_allocated, snap.capacity, self.used
+            for app_id in dict.fromkeys(touched):
+                old = self.shares.pop(app_id, None)
+                if old is not None:
+                    used[old[0]] -= old[1]
+                r = held.get(app_id)
+                if r is not None:
+                    cat, share = category(app_id), amount(r, cap, measure)
+                    self.shares[app_id] = (cat, share)
+                    used[cat] += share
+                self.updates += 1
+        return used
+
+    def rebase(self, used: dict[Category, float]) -> None:
+        """Take `used`, counted afresh at the snapshot last synced, as the sums."""
+        self.used = dict(used)
+        self.updates = 0
+
+
+def _first_asked(asks: tuple[Ask, ...]) -> Ask | None:
+    """fill_app's first step: the lowest priority still asked off-switch."""
+    return next((r for r in asks if r.resource_name == ANY and r.count > 0), None)
+
+
+def _submitted(app: App) -> tuple[float, AppId]:
+    """Pool order under `fifo`: submit time, then id (the order snapshots keep apps in)."""
+    return app.submit_s, app.id
 
 
 def reserve_ratio(

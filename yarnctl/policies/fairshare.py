@@ -19,6 +19,7 @@ from yarnctl.fairness.comparators import SortKey
 from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, NodeId,
                            Queue, Resources)
 from yarnctl.policies.base import OpenAsk
+from yarnctl.policies.head_lists import HeadLists, Kind
 from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.reservations import Reservations, fulfil
 from yarnctl.policies.waiting import Wait, WaitCode, behind, head_ask, wait
@@ -90,50 +91,6 @@ class AppKeys:
         return k
 
 
-class HeadSizes:
-    """How many apps' head asks (their first off-switch ask) are of each size, kept from the store's journal.
-
-    A node with room for none of these sizes gets nothing from `_first_fit`, whatever the order:
-    on a busy cluster most heartbeats are such, and this answers them without walking every app.
-    Read from the store's own snapshots only (a view hides asks, and their return is in no journal).
-    """
-
-    def __init__(self) -> None:
-        self.cursor = JournalCursor()
-        self.head: dict[AppId, Resources] = {}
-        self.sizes: dict[Resources, int] = {}  # head size -> apps with it (sizes no app has are dropped)
-
-    def sync(self, snap: ClusterSnapshot) -> bool:
-        """Bring the counts up to `snap`; False for a snapshot not taken by the store, which they cannot answer."""
-        if snap.version < 0 or snap.journal is None:
-            return False
-        with self.cursor.read(snap) as touched:
-            if touched is None:
-                self.head, self.sizes = {}, {}
-                touched = list(snap.asks)
-            head, sizes = self.head, self.sizes
-            for app_id in dict.fromkeys(touched):
-                asks = snap.asks.get(app_id)
-                now = None if asks is None else next((r.capability for r in asks if r.resource_name == ANY), None)
-                old = head.get(app_id)
-                if now == old:
-                    continue
-                if old is not None:
-                    del head[app_id]
-                    if sizes[old] == 1:
-                        del sizes[old]
-                    else:
-                        sizes[old] -= 1
-                if now is not None:
-                    head[app_id] = now
-                    sizes[now] = sizes.get(now, 0) + 1
-        return True
-
-    def none_fits(self, available: Resources) -> bool:
-        """True when no app's head ask fits in `available`."""
-        return not any(size.fits_in(available) for size in self.sizes)
-
-
 class FairOrder:
     """Every app of each queue in `key` order, kept across heartbeats from the store's journal instead of re-sorted.
 
@@ -145,7 +102,7 @@ class FairOrder:
         self.cursor = JournalCursor()
         self.placed: dict[AppId, tuple[SortKey, str]] = {}  # each listed app's key and queue
         self.by_queue: dict[str, list[tuple[SortKey, AppId]]] = {}
-        self.heads = HeadSizes()
+        self.heads: HeadLists[str] = HeadLists()  # the same order, of the asking apps only, by head ask size
 
     def sync(self, snap: ClusterSnapshot, keys: AppKeys, key: KeyFn) -> None:
         """Bring the order up to `snap`: re-key the apps touched since the last call, or rebuild."""
@@ -228,20 +185,33 @@ def _queue_key(config: FairConfig, key: KeyFn, q: str, used: Resources, demand: 
 
 def _first_fit(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn, keys: AppKeys,
                order: FairOrder) -> Decision:
-    """`_FairRound.take_one` for one container, walking the kept order: queues by key, then their apps by key."""
+    """`_FairRound.take_one` for one container, from the kept order: queues by key, then the first app by key that fits."""
     node = snap.nodes[node_id]
     available = node.available
     if not snap.min_allocation.fits_in(available):
         return Decision()
-    if order.heads.sync(snap) and order.heads.none_fits(available):
-        return Decision()  # the walk below would skip every app: no head ask fits (the order catches up next time)
-    order.sync(snap, keys, key)
     am_room = _AmRoom(snap, config)
 
     def by_usage(q: str) -> SortKey:
         used = snap.queue_allocated.get(q, ZERO)
         return _queue_key(config, key, q, used, used)  # no min share: demand does not matter
 
+    def takes(kind: Kind, app_id: AppId) -> bool:
+        # the AM share is the queue's, whatever the app: one list's AMs all may run, or none
+        return kind[0].fits_in(available) and (not kind[1] or am_room.allows(snap.apps[app_id], kind[0]))
+
+    heads = order.heads
+    # keys are computed against the cluster's size: a resized cluster re-keys every app
+    if heads.sync(snap, lambda app: app.queue, lambda app: keys.get(app, snap.allocated(app.id), key, snap.capacity),
+                  equal=snap.capacity):
+        if heads.none_fits(available):
+            return Decision()  # no head ask fits: nothing to sort
+        for q in sorted(heads.groups, key=by_usage):  # queues with asking apps: the others would give nothing
+            found = heads.first(q, takes)
+            if found is not None:
+                return Decision((Assignment(found[0], found[1], node_id, 1),))
+        return Decision()
+    order.sync(snap, keys, key)  # a view: walk the whole kept order
     for q in sorted((q for q, entries in order.by_queue.items() if entries), key=by_usage):
         for _, app_id in order.by_queue[q]:
             asks = snap.asks.get(app_id)

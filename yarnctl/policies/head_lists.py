@@ -1,0 +1,96 @@
+"""The asking apps in a policy's order, one list per head ask, kept from the store's journal.
+
+Policies that give one container per heartbeat to the first app, in their order, whose head ask
+(its first off-switch ask: FSAppAttempt and LeafQueue try the highest priority only) fits the node
+walk every pending app on a node with room for few of them. Apps whose head asks are alike are
+skipped or served alike, so the first that fits heads one of a few lists: one per (group, head
+size, AM or not), each in the policy's order. Reading those list heads gives the walk's answer.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
+
+from yarnctl.model import AM_PRIORITY, ANY, App, AppId, Ask, ClusterSnapshot, JournalCursor, Resources
+
+Kind = tuple[Resources, bool]  # a head ask's size, and whether it is an AM's
+G = TypeVar("G", bound=Hashable)  # what apps are grouped by: a queue, a pool
+
+
+def first_any(asks: tuple[Ask, ...]) -> Ask | None:
+    """The first off-switch ask, in ascending priority."""
+    return next((r for r in asks if r.resource_name == ANY), None)
+
+
+class HeadLists(Generic[G]):
+    """Each group's asking apps in `key` order, one list per head ask kind, kept from the store's journal.
+
+    Read from the store's own snapshots only: a view hides asks, and their return is in no journal.
+    """
+
+    def __init__(self, head: Callable[[tuple[Ask, ...]], Ask | None] = first_any) -> None:
+        self.head = head
+        self.cursor = JournalCursor()
+        # each listed app's group, kind, key and head priority
+        self.placed: dict[AppId, tuple[G, Kind, Any, int]] = {}
+        self.groups: dict[G, dict[Kind, list[tuple[Any, AppId]]]] = {}
+        self.sizes: dict[Resources, int] = {}  # head size -> apps with it (sizes no app has are dropped)
+
+    def sync(self, snap: ClusterSnapshot, group: Callable[[App], G], key: Callable[[App], Any],
+             equal: object = None) -> bool:
+        """Bring the lists up to `snap`, rebuilt when `equal` changes; False for a snapshot no store took."""
+        if snap.version < 0 or snap.journal is None:
+            return False
+        with self.cursor.read(snap, equal=equal) as touched:
+            if touched is None:
+                self.placed, self.groups, self.sizes = {}, {}, {}
+                touched = list(snap.asks)
+            asks, apps = snap.asks, snap.apps
+            for app_id in dict.fromkeys(touched):
+                self._drop(app_id)
+                rows, app = asks.get(app_id), apps.get(app_id)
+                if rows is None or app is None:
+                    continue
+                ask = self.head(rows)
+                if ask is None:
+                    continue
+                g, k, kind = group(app), key(app), (ask.capability, ask.priority == AM_PRIORITY)
+                self.placed[app_id] = (g, kind, k, ask.priority)
+                bisect.insort(self.groups.setdefault(g, {}).setdefault(kind, []), (k, app_id))
+                self.sizes[ask.capability] = self.sizes.get(ask.capability, 0) + 1
+        return True
+
+    def _drop(self, app_id: AppId) -> None:
+        old = self.placed.pop(app_id, None)
+        if old is None:
+            return
+        g, kind, k, _ = old
+        lists = self.groups[g]
+        entries = lists[kind]
+        del entries[bisect.bisect_left(entries, (k, app_id))]
+        if not entries:
+            del lists[kind]
+            if not lists:
+                del self.groups[g]
+        if self.sizes[kind[0]] == 1:
+            del self.sizes[kind[0]]
+        else:
+            self.sizes[kind[0]] -= 1
+
+    def none_fits(self, available: Resources) -> bool:
+        """True when no app's head ask fits in `available`."""
+        return not any(size.fits_in(available) for size in self.sizes)
+
+    def first(self, group: G, takes: Callable[[Kind, AppId], bool]) -> tuple[AppId, int] | None:
+        """The first app of `group` in key order whose list `takes` (judged by the list's first app), with its priority.
+
+        `takes` must judge every app of a list alike: a head of that size and kind fits or not.
+        """
+        best: tuple[Any, AppId] | None = None
+        for kind, entries in self.groups.get(group, {}).items():
+            first = entries[0]
+            if (best is None or first < best) and takes(kind, first[1]):
+                best = first
+        return None if best is None else (best[1], self.placed[best[1]][3])
