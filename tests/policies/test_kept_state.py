@@ -15,16 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from storehistory import random_step, small_cluster
 
+from yarnctl.model import App, Ask, Node, Resources
 from yarnctl.policies import make_policy
+from yarnctl.state import snapshot_of
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.data(), st.sampled_from(["capacity", "hmrf", "lt-drf", "af"]))
+@given(st.data(), st.sampled_from(["capacity", "hmrf", "lt-drf", "af", "ffd-dp"]))
 def test_kept_state_decides_as_a_fresh_read(data: st.DataObject, name: str) -> None:
     state = small_cluster()
     ids = itertools.count()
-    config = {"max_am_resource_percent": 0.3} if name == "capacity" else {"entity": data.draw(
-        st.sampled_from(["queue", "user"]))}
+    config = {"max_am_resource_percent": 0.3} if name == "capacity" else {} if name == "ffd-dp" else {
+        "entity": data.draw(st.sampled_from(["queue", "user"]))}
     kept, fresh = make_policy(name, config), make_policy(name, config)
     for step in range(data.draw(st.integers(1, 30))):
         random_step(state, state.snapshot(float(step)), data, ids, users="uv")
@@ -33,7 +35,7 @@ def test_kept_state_decides_as_a_fresh_read(data: st.DataObject, name: str) -> N
             view = dataclasses.replace(snap)
             assert view.version == -1
             assert kept.decide(snap, node) == fresh.decide(view, node), (name, node)
-            if name != "capacity":  # what the trackers read, accounts in the order they opened
+            if name not in ("capacity", "ffd-dp"):  # what the trackers read, accounts in the order they opened
                 assert _read(kept) == _read(fresh), (name, node)
 
 
@@ -62,3 +64,17 @@ def test_dress_kept_pools_decide_as_the_walk(data: st.DataObject, measure: str) 
         for node in sorted(snap.nodes):
             view = dataclasses.replace(snap)
             assert kept.decide(snap, node) == fresh.decide(view, node), (measure, node)
+
+
+def test_ffd_dp_lists_break_a_tie_between_sizes_by_submit_order() -> None:
+    # on <4 GB, 4 vcores> a <2 GB, 1> task and a <1 GB, 2> task are equally fit (8 + 4 = 4 + 8, Eq. 1):
+    # the walk takes the earlier app's first, and so must the kept lists
+    node = Node("n1", "/r", Resources(4096, 4))
+    apps = [App("a1", submit_s=1.0), App("a2", submit_s=2.0), App("a3", submit_s=3.0)]
+    asks = [Ask("a1", 20, Resources(2048, 1), 1), Ask("a2", 20, Resources(1024, 2), 3),
+            Ask("a3", 10, Resources(2048, 1), 2)]
+    snap = snapshot_of(1.0, [node], apps, asks)
+    kept, fresh = make_policy("ffd-dp", {}), make_policy("ffd-dp", {})
+    decision = kept.decide(snap, "n1")
+    assert decision == fresh.decide(dataclasses.replace(snap), "n1")
+    assert decision.assignments[0].app_id == "a1"

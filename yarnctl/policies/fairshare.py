@@ -185,7 +185,7 @@ def _queue_key(config: FairConfig, key: KeyFn, q: str, used: Resources, demand: 
 
 def _first_fit(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn, keys: AppKeys,
                order: FairOrder) -> Decision:
-    """`_FairRound.take_one` for one container, from the kept order: queues by key, then the first app by key that fits."""
+    """`_FairRound.take_one` for one container from the kept order: queues by key, then the first app that fits."""
     node = snap.nodes[node_id]
     available = node.available
     if not snap.min_allocation.fits_in(available):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, NodeId, Resources
 from yarnctl.policies.base import OpenAsk
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.head_lists import AskLists
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +41,13 @@ class FfdDp(PolicyBase):
 
     def __init__(self, config: FfdDpConfig = FfdDpConfig()) -> None:
         self.config = config
+        self.asks = AskLists()  # the open asks by size, kept from the store's journal
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """Pack the heartbeating node with the highest-fitness asks until nothing fits."""
         residual = snap.nodes[node_id].available
+        if self.asks.sync(snap):
+            return self._from_lists(node_id, residual, snap.min_allocation)
         # candidates in submit order, then priority: the earlier one wins a tie in fitness
         candidates = [ask for app in snap.iter_pending_apps() for ask in OpenAsk.of(snap, app.id)]
         granted: dict[tuple[str, int], int] = {}
@@ -61,6 +65,33 @@ class FfdDp(PolicyBase):
             residual = residual - best.capability
             key = (best.app_id, best.priority)
             granted[key] = granted.get(key, 0) + 1
+        if not granted:
+            return Decision()
+        return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))
+
+    def _from_lists(self, node_id: NodeId, residual: Resources, unit: Resources) -> Decision:
+        """`decide` from the kept lists: the fittest size's earliest open ask, the earliest of equally fit sizes."""
+        lists, count = self.asks.by_size, self.asks.count
+        at: dict[Resources, int] = {}  # how far into its list each size's head has moved in this decision
+        granted: dict[tuple[str, int], int] = {}
+        while unit.fits_in(residual):
+            best: tuple[float, tuple[float, str, int], Resources] | None = None
+            for size, entries in lists.items():
+                i = at.get(size, 0)
+                if i == len(entries) or not size.fits_in(residual):
+                    continue
+                score = fitness(size, residual, self.config)
+                # the walk keeps the first candidate (submit order, then priority) of the highest score
+                if best is None or score > best[0] or score == best[0] and entries[i] < best[1]:
+                    best = (score, entries[i], size)
+            if best is None:
+                break
+            _, (_, app_id, priority), size = best
+            key = (app_id, priority)
+            n = granted[key] = granted.get(key, 0) + 1
+            if n == count[key]:
+                at[size] = at.get(size, 0) + 1
+            residual = residual - size
         if not granted:
             return Decision()
         return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()))

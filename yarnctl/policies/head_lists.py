@@ -94,3 +94,46 @@ class HeadLists(Generic[G]):
             if (best is None or first < best) and takes(kind, first[1]):
                 best = first
         return None if best is None else (best[1], self.placed[best[1]][3])
+
+
+class AskLists:
+    """Every open off-switch ask in submit order (then app id, priority), one list per size, kept from the journal.
+
+    For packing policies that weigh each size against the node (FFD-DP's fitness): the earliest
+    open ask of a size heads its list. Read from the store's own snapshots only, as HeadLists.
+    """
+
+    def __init__(self) -> None:
+        self.cursor = JournalCursor()
+        self.listed: dict[AppId, list[tuple[Resources, tuple[float, AppId, int]]]] = {}  # each app's entries
+        self.by_size: dict[Resources, list[tuple[float, AppId, int]]] = {}
+        self.count: dict[tuple[AppId, int], int] = {}  # each listed ask's containers wanted
+
+    def sync(self, snap: ClusterSnapshot) -> bool:
+        """Bring the lists up to `snap`; False for a snapshot no store took."""
+        if snap.version < 0 or snap.journal is None:
+            return False
+        with self.cursor.read(snap) as touched:
+            if touched is None:
+                self.listed, self.by_size, self.count = {}, {}, {}
+                touched = list(snap.asks)
+            for app_id in dict.fromkeys(touched):
+                for size, entry in self.listed.pop(app_id, ()):
+                    entries = self.by_size[size]
+                    del entries[bisect.bisect_left(entries, entry)]
+                    if not entries:
+                        del self.by_size[size]
+                    del self.count[(app_id, entry[2])]
+                rows, app = snap.asks.get(app_id), snap.apps.get(app_id)
+                if rows is None or app is None:
+                    continue
+                mine = []
+                for r in rows:
+                    if r.resource_name == ANY and r.count > 0:
+                        entry = (app.submit_s, app_id, r.priority)
+                        bisect.insort(self.by_size.setdefault(r.capability, []), entry)
+                        self.count[(app_id, r.priority)] = r.count
+                        mine.append((r.capability, entry))
+                if mine:
+                    self.listed[app_id] = mine
+        return True
