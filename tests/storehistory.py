@@ -52,4 +52,4 @@ def random_step(state: ClusterState, snap: ClusterSnapshot, data: st.DataObject,
         state.release(data.draw(st.sampled_from(sorted(snap.containers))))
     elif op == "resize":
         node = data.draw(st.sampled_from(sorted(snap.nodes)))
-        state.resize_node(node, Resources(data.draw(st.integers(4, 16)) * 1024, 8))
+        state.resize_node(node, Resources(data.draw(st.integers(4, 16)) * 1024, data.draw(st.integers(4, 16))))

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from storehistory import random_step, small_cluster
 
 from yarnctl.fairness.comparators import drf_key, fair_share_key
-from yarnctl.model import Journal
+from yarnctl.model import App, Ask, Container, Journal, Resources
+from yarnctl.state import ClusterState
 from yarnctl.policies import am_limit
 from yarnctl.policies.fairshare import AppKeys, FairConfig, FairOrder, serve_fairly
 
@@ -50,3 +51,24 @@ def test_the_journal_names_the_apps_touched_and_forgets_beyond_what_it_keeps() -
     for app in ("c", "d"):
         journal.note(app)  # five entries with room for four: the oldest two are dropped
     assert journal.end == 5 and journal.since(0, 5) is None and journal.since(2, 5) == ["a", "c", "d"]
+
+
+def test_a_resize_that_moves_dominant_shares_reorders_the_kept_lists() -> None:
+    # DRF on 24 GB / 24 vcores: A holds <4096, 1> (1/6 of memory), B <1024, 3> (1/8 of vcores): B goes first.
+    # Doubling memory makes A's share 1/12: A goes first. No app is touched, only the cluster's size.
+    state = ClusterState()
+    state.put_node("n0", "/r", Resources(24576, 24), Resources(24576, 24))
+    for app_id, held in (("a", Resources(4096, 1)), ("b", Resources(1024, 3))):
+        state.add_app(App(app_id, "q0", "u", "MAPREDUCE", app_id, (), 0.0))
+        state.launch(Container(f"c-{app_id}", app_id, "n0", 20, held, 0.0))
+        state.set_any_asks(app_id, (Ask(app_id, 20, Resources(1024, 1), 5),))
+    keys, order, config = AppKeys(), FairOrder(), FairConfig()
+    served = []
+    for memory in (24576, 49152):
+        state.resize_node("n0", Resources(memory, 24))
+        snap = state.snapshot(1.0)
+        key = partial(drf_key, cluster=snap.capacity)
+        kept = serve_fairly(snap, "n0", config, key, keys=keys, order=order)
+        assert kept == serve_fairly(snap, "n0", config, key)
+        served.append(kept.assignments[0].app_id)
+    assert served == ["b", "a"]

@@ -15,17 +15,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from storehistory import random_step, small_cluster
 
-from yarnctl.model import App, Ask, Node, Resources
+from yarnctl.model import App, Ask, Container, Node, Resources
+from yarnctl.policies.dress import EPS, Category
 from yarnctl.policies import make_policy
+from yarnctl.policies.head_lists import AskLists
+from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.state import snapshot_of
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.data(), st.sampled_from(["capacity", "hmrf", "lt-drf", "af", "ffd-dp"]))
+@given(st.data(), st.sampled_from(["capacity", "hmrf", "lt-drf", "af", "ffd-dp", "opera"]))
 def test_kept_state_decides_as_a_fresh_read(data: st.DataObject, name: str) -> None:
     state = small_cluster()
     ids = itertools.count()
-    config = {"max_am_resource_percent": 0.3} if name == "capacity" else {} if name == "ffd-dp" else {
+    config = {"max_am_resource_percent": 0.3} if name == "capacity" else {} if name in ("ffd-dp", "opera") else {
         "entity": data.draw(st.sampled_from(["queue", "user"]))}
     kept, fresh = make_policy(name, config), make_policy(name, config)
     for step in range(data.draw(st.integers(1, 30))):
@@ -35,7 +38,7 @@ def test_kept_state_decides_as_a_fresh_read(data: st.DataObject, name: str) -> N
             view = dataclasses.replace(snap)
             assert view.version == -1
             assert kept.decide(snap, node) == fresh.decide(view, node), (name, node)
-            if name not in ("capacity", "ffd-dp"):  # what the trackers read, accounts in the order they opened
+            if name not in ("capacity", "ffd-dp", "opera"):  # what the trackers read, accounts in the order they opened
                 assert _read(kept) == _read(fresh), (name, node)
 
 
@@ -78,3 +81,43 @@ def test_ffd_dp_lists_break_a_tie_between_sizes_by_submit_order() -> None:
     decision = kept.decide(snap, "n1")
     assert decision == fresh.decide(dataclasses.replace(snap), "n1")
     assert decision.assignments[0].app_id == "a1"
+
+
+def test_opera_smallest_demand_from_the_lists_as_from_the_walk() -> None:
+    # MinTaskDemand (Alg. 3-4 line 3) as this heartbeat's grants use up asks: a size drops out only
+    # once every ask of it is taken
+    node = Node("n1", "/r", Resources(65536, 64))
+    apps = [App("a1", submit_s=1.0), App("a2", submit_s=2.0)]
+    asks = [Ask("a1", 10, Resources(4096, 1), 1), Ask("a1", 20, Resources(2048, 2), 2),
+            Ask("a2", 20, Resources(2048, 2), 1), Ask("a2", 30, Resources(8192, 1), 1)]
+    snap = snapshot_of(1.0, [node], apps, asks)
+    lists = AskLists()
+    assert lists.sync(snap)
+    kept, walk = FairQueue(snap, lists), FairQueue(snap)
+    mins = []
+    for app, priority, size in [("a1", 10, (4096, 1)), ("a1", 20, (2048, 2)), ("a1", 20, (2048, 2)),
+                                ("a2", 30, (8192, 1)), ("a2", 20, (2048, 2))]:
+        assert kept.smallest() == walk.smallest()
+        mins.append(walk.smallest())
+        for queue in (kept, walk):
+            queue.take(Task(app, priority, Resources(*size)))
+    assert kept.smallest() is None and walk.smallest() is None
+    # <2048, 2> outlives a1's asks of it (a2 still has one); <4096, 1> goes with a1's
+    assert mins == [Resources(2048, 1), Resources(2048, 1), Resources(2048, 1), Resources(2048, 1), Resources(2048, 2)]
+
+
+def test_dress_pool_sums_too_close_to_call_are_counted_afresh() -> None:
+    # SD holds 1/24 of the cluster and a1 asks another 1/24; δ puts the limit (+ EPS) 1e-11 above their sum.
+    # Running sums drifted by 8e-11 (rounding, injected here) would call the pool full: dress must count afresh.
+    node = Node("n1", "/r", Resources(24576, 24))
+    snap = snapshot_of(1.0, [node], [App("a0", submit_s=0.0), App("a1", submit_s=1.0)],
+                       [Ask("a1", 20, Resources(1024, 1), 1)],
+                       [Container("c0", "a0", "n1", 20, Resources(1024, 1), 0.0)])
+    policy = make_policy("dress", {})
+    policy.delta = 2 / 24 - EPS + 1e-11  # type: ignore[attr-defined]
+    policy._use.sync(snap, policy.category, "dominant", 0)  # type: ignore[attr-defined]
+    policy._use.used[Category.SD] += 8e-11  # type: ignore[attr-defined]
+    decision = policy.decide(snap, "n1")
+    walk = make_policy("dress", {"initial_reserve": policy.delta})  # type: ignore[attr-defined]
+    assert decision == walk.decide(dataclasses.replace(snap), "n1")
+    assert [a.app_id for a in decision.assignments] == ["a1"]

@@ -151,7 +151,9 @@ class Dress(PolicyBase):
                 log.info("dress: %s is %s (request %s = %.3f of the cluster, θ = %.2f)", app_id, cat.value,
                          request, amount(request, snap.capacity, self.config.measure), self.config.theta)
         for app_id in [a for a in self.categories if a not in snap.apps]:
-            del self.categories[app_id]  # finished: forget, the state stays bounded
+            # finished: forget, the state stays bounded (its removal from the store is journaled, so the
+            # kept pools drop it without a rebuild: `observe` is never given an older snapshot than before)
+            del self.categories[app_id]
 
     def category(self, app_id: AppId) -> Category:
         """The app's category; apps not classified yet are admitted as SD (see the module docstring)."""
@@ -362,8 +364,10 @@ class PoolUse:
     `_first_in_pools` counts afresh when a comparison is closer than that.
     """
 
-    DRIFT = 1e-10  # far above the rounding of REBASE updates of shares at most 1 (each within 2^-52)
-    REBASE = 100_000
+    # an update rounds twice (take away, add), each within 2^-52 of sums below 2: REBASE updates drift
+    # at most 2.2e-11 (the fresh sum over a few thousand apps, 1e-12 more), a quarter of DRIFT
+    DRIFT = 1e-10
+    REBASE = 50_000
 
     def __init__(self) -> None:
         self.cursor = JournalCursor()
@@ -375,7 +379,7 @@ class PoolUse:
              classified: int) -> dict[Category, float]:
         """The sums at `snap`, rebuilt when the categories, the measure or the cluster's size change."""
         with self.cursor.read(snap, equal=(classified, measure, snap.capacity)) as touched:
-            if touched is None or self.updates > self.REBASE:
+            if touched is None or self.updates + len(touched) > self.REBASE:
                 self.shares, self.updates = {}, 0
                 self.used = {Category.SD: 0.0, Category.LD: 0.0}
                 touched = list(snap.app_allocated)

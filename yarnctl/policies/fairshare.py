@@ -96,6 +96,7 @@ class FairOrder:
 
     Apps without asks stay listed (a view may hide a held-back app's asks, and its return is in no
     journal): the heartbeat skips them. Sorting a superset and skipping keeps the pending apps' order.
+    `heads` holds the same order for the store's own snapshots, asking apps only, by head ask size.
     """
 
     def __init__(self) -> None:

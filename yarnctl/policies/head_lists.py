@@ -63,6 +63,7 @@ class HeadLists(Generic[G]):
         return True
 
     def _drop(self, app_id: AppId) -> None:
+        """Unlist `app_id`, if listed."""
         old = self.placed.pop(app_id, None)
         if old is None:
             return
@@ -84,10 +85,7 @@ class HeadLists(Generic[G]):
         return not any(size.fits_in(available) for size in self.sizes)
 
     def first(self, group: G, takes: Callable[[Kind, AppId], bool]) -> tuple[AppId, int] | None:
-        """The first app of `group` in key order whose list `takes` (judged by the list's first app), with its priority.
-
-        `takes` must judge every app of a list alike: a head of that size and kind fits or not.
-        """
+        """The first app of `group` in key order whose list `takes` (a judgement of the size and kind), with its priority."""
         best: tuple[Any, AppId] | None = None
         for kind, entries in self.groups.get(group, {}).items():
             first = entries[0]

@@ -48,6 +48,7 @@ from yarnctl.policies.contract import PolicyBase
 from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 from yarnctl.policies.waiting import size as waiting_size
 from yarnctl.policies.opera.availability import fits, guaranteed, opportunistic
+from yarnctl.policies.head_lists import AskLists
 from yarnctl.policies.opera.queue import FairQueue, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
 from yarnctl.policies.opera.reservation import Reserved, Room, multi_chance, strict
@@ -125,6 +126,7 @@ class Opera(PolicyBase):
         self.last_tick_s: float | None = None
         self.confusion = Confusion()  # online predictions (at grant) against what the task turned out to be
         self.finished: deque[FinishedTask] = deque(maxlen=HISTORY)
+        self.asks = AskLists()  # the open asks by size, for MinTaskDemand without walking the backlog
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -259,7 +261,7 @@ class Opera(PolicyBase):
         oa = opportunistic(c_i, (self.task_usage(c) for c in cs), blocked) if not st.stale else Usage()
         room = Room(guaranteed(c_i, (c.resource for c in cs if not self.is_opportunistic(c.id))), oa,
                     Usage.of(ceiling) - Usage.of(c_i) - self._held(cs))
-        queue = FairQueue(snap)
+        queue = FairQueue(snap, self.asks if self.asks.sync(snap) else None)
 
         def eligible(t: Task) -> bool:
             return t.priority != AM_PRIORITY and self.classifier.is_short(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from yarnctl.fairness.comparators import fair_share_key
 from yarnctl.model import ZERO, App, ClusterSnapshot, Resources
+from yarnctl.policies.head_lists import AskLists
 
 TaskKey = tuple[str, int]  # (app id, priority): the task of a request, as a reservation names it
 
@@ -36,8 +37,9 @@ class Task:
 class FairQueue:
     """The pending tasks of one snapshot in Fair order, less what this heartbeat has taken."""
 
-    def __init__(self, snap: ClusterSnapshot) -> None:
+    def __init__(self, snap: ClusterSnapshot, asks: AskLists | None = None) -> None:
         self.snap = snap
+        self.asks = asks  # the open asks by size, synced to `snap` by the caller (None: walk the apps)
         self.taken: dict[TaskKey, int] = {}
         # what each app and queue holds, the store's own sums: `take` adds this heartbeat's grants to copies
         self.usage: dict[str, Resources] = dict(snap.app_allocated)
@@ -97,6 +99,13 @@ class FairQueue:
     def smallest(self) -> Resources | None:
         """MinTaskDemand (Alg. 3-4 line 3): the per-resource minimum of every outstanding demand."""
         out: Resources | None = None
+        if self.asks is not None:
+            count, taken = self.asks.count, self.taken
+            for d, entries in self.asks.by_size.items():
+                # a size is outstanding while one of its asks is not all taken (nearly always its first)
+                if any(count[(a, p)] - taken.get((a, p), 0) > 0 for _, a, p in entries):
+                    out = d if out is None else Resources(min(out.memory_mb, d.memory_mb), min(out.vcores, d.vcores))
+            return out
         for apps in self.by_queue.values():
             for app in apps:
                 for r in self.snap.any_asks(app.id):
