@@ -7,6 +7,7 @@ fails here, and docs/fidelity.md is re-measured with it.
 
 from __future__ import annotations
 
+import json
 import statistics
 import tarfile
 from pathlib import Path
@@ -80,22 +81,31 @@ def test_a_second_round_is_as_far_from_the_first_as_the_simulator(runs: list[fid
                                                                   second: list[fid.RealRun]) -> None:
     """docs/fidelity.md, "Two rounds of the same runs": the real cluster's own spread, and rankings it repeats."""
     assert len(second) == 10 and sum(len(fid.real_times(r)) for r in second) == 70
-    first = {(r.mix, r.label): r for r in runs if r.mix in ("fid-mixed", "fid-wide")}
-    spread = []
-    for r in second:
-        one, two = fid.real_times(first[(r.mix, r.label)]), fid.real_times(r)
-        spread += [abs(two[j].completion_s - t.completion_s) / t.completion_s  # type: ignore[operator]
-                   for j, t in one.items()]
-    assert (round(100 * statistics.median(spread), 1), round(100 * fid.percentile(spread, 0.9), 1)) == (15.3, 30.5)  # type: ignore[operator]
+    first = [r for r in runs if r.mix in ("fid-mixed", "fid-wide")]
     errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
     assert _pct(errors) == (12.5, 26.7, 23.4)
-    pairs = {}
-    for mix in ("fid-mixed", "fid-wide"):
-        rounds = [{r.label: fid.mean_completion(fid.real_times(r)) for r in rr if r.mix == mix} for rr in (runs, second)]
-        sims = [{r.label: fid.mean_completion(fid.sim_times(fid.simulate_run(r, FIT))) for r in rr if r.mix == mix}
-                for rr in (runs, second)]
-        sim = {k: (sims[0][k] + sims[1][k]) / 2 for k in sims[0]}  # type: ignore[operator]
-        pairs[mix] = (fid.rank_agreement(rounds[0], rounds[1]), fid.rank_agreement(rounds[1], sims[1]),
-                      fid.repeatable_agreement(rounds, sim))
-    # (second round against the first, simulator against the second, simulator on the pairs both rounds order alike)
-    assert pairs == {"fid-mixed": ((2, 4), (4, 7), (0, 1)), "fid-wide": ((3, 7), (7, 7), (2, 2))}
+    doc = fid.across_rounds([first, second], FIT)  # what `bench fidelity --round DIR` prints
+    assert (doc["jobs"], round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (70, 15.3, 30.5)
+    # the second round against the first, the simulator against the second, the simulator on the pairs both order alike
+    pairs = {m: (doc["mixes"][m]["rounds_alike"], doc["mixes"][m]["sim_on_last"], doc["mixes"][m]["sim_repeatable"])
+             for m in ("fid-mixed", "fid-wide")}
+    assert pairs == {"fid-mixed": ([[2, 4]], [4, 7], [0, 1]), "fid-wide": ([[3, 7]], [7, 7], [2, 2])}
+    assert [r[0] for r in doc["mixes"]["fid-mixed"]["real_rankings"]] == ["dress", "fifo"]  # fastest in each round
+
+
+def test_bench_fidelity_scores_a_kept_round_beside_the_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench fidelity --round DIR` on the two kept rounds (no cluster: every run is kept), and a missing round."""
+    from yarnctl.cli.main import main
+
+    mixes = ("fid-mixed", "fid-wide")
+    later, earlier = _unpack(SECOND_ROUND, tmp_path / "two", mixes), _unpack(ARCHIVE, tmp_path / "one", mixes)
+    args = ["bench", "fidelity", "--mix", ",".join(mixes), "--out", str(tmp_path / "two"), "--startup", "10,3,3",
+            "--no-sls", "--no-plots"]
+    assert main([*args, "--round", str(tmp_path / "one"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["rounds"]
+    expected = fid.across_rounds([later, [r for r in earlier if r.label in fid.SCHEDULERS]], FIT)
+    assert {k: doc[k] for k in expected} == json.loads(json.dumps(expected))
+    assert doc["jobs"] == 70 and json.loads((tmp_path / "two" / "rounds.json").read_text())["jobs"] == 70
+    assert main([*args, "--round", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "--round" in err and "nowhere/fid-mixed/bench.json" in err and len(err.strip().splitlines()) == 1

@@ -251,6 +251,41 @@ def repeatable_agreement(rounds: Sequence[Mapping[str, float | None]], pred: Map
     return agree, total
 
 
+def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup) -> dict[str, Any]:
+    """Real rounds of the same runs against the first: the per-job spread, rankings repeated, and the simulator's pairs.
+
+    Per mix: (pairs a round orders as the first, clear pairs of the first) for each later round,
+    the simulator's replay of the last round against it, and the simulator (the mean of its replays
+    of every round) on the pairs every round orders alike (`repeatable_agreement`).
+    """
+    first = {(r.mix, r.label): r for r in rounds[0]}
+    spread: list[float] = []
+    for later in rounds[1:]:
+        for r in later:
+            base = first.get((r.mix, r.label))
+            if base is None:
+                continue
+            one, two = real_times(base), real_times(r)
+            spread += [abs(b - a) / a for j, t in one.items() if j in two
+                       and (a := t.completion_s) and (b := two[j].completion_s) is not None]
+    mixes: dict[str, Any] = {}
+    for mix in sorted({r.mix for r in rounds[0]}):
+        real = [{r.label: mean_completion(real_times(r)) for r in rr if r.mix == mix} for rr in rounds]
+        sims = [{r.label: mean_completion(sim_times(simulate_run(r, startup))) for r in rr if r.mix == mix}
+                for rr in rounds]
+        common = set.intersection(*(set(x) for x in sims))
+        sim: dict[str, float | None] = {}
+        for label in sorted(common):
+            xs = [x[label] for x in sims]
+            sim[label] = None if None in xs else statistics.fmean(x for x in xs if x is not None)
+        mixes[mix] = {"rounds_alike": [list(rank_agreement(real[0], r)) for r in real[1:]],
+                      "sim_on_last": list(rank_agreement(real[-1], sims[-1])),
+                      "sim_repeatable": list(repeatable_agreement(real, sim)),
+                      "real_rankings": [ranking(r) for r in real]}
+    return {"rounds": len(rounds), "spread_median": percentile(spread, 0.5), "spread_p90": percentile(spread, 0.9),
+            "jobs": len(spread), "mixes": mixes}
+
+
 def to_json(fit: Startup, fit_score: float, errors: Sequence[JobError], mixes: Mapping[str, Any]) -> dict[str, Any]:
     """The fidelity.json document: the fit, every job's times, and per mix the rankings and error summaries."""
     return {"startup": asdict(fit), "fit_mean_error": fit_score, "calibration": CALIBRATION,

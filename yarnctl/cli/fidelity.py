@@ -26,6 +26,9 @@ examples:
   yarnctl bench fidelity --mix fid-mixed --scheduler native-fifo,native-fair --no-sls --max-median-error 20
   # re-score kept runs with given start-up costs (AM s, launch s, per concurrent launch s) instead of a fit
   yarnctl bench fidelity --out ~/fidelity --startup 4,3,0.5 --no-sls
+  # a second round of two mixes beside the first: how far the real cluster is from itself, which
+  # scheduler pairs both rounds order alike, and how many of those the simulator gets
+  yarnctl bench fidelity --mix fid-mixed,fid-wide --out ~/fidelity-2 --round ~/fidelity --startup 10,3,3 --no-sls
 """
 
 
@@ -50,6 +53,10 @@ def add_parser(bs: Any) -> None:
                    "(default ~/.yarnctl/bench-cluster)")
     p.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS", help="give up on a real run after this long")
     p.add_argument("--out", type=Path, metavar="DIR", help="where runs and results are kept (default ~/.yarnctl/fidelity)")
+    p.add_argument("--round", type=Path, action="append", default=[], metavar="DIR", dest="rounds",
+                   help="also score the real runs kept in DIR (another `bench fidelity --out`, the same mixes) as "
+                        "another round: the real cluster's spread between rounds and the scheduler pairs every round "
+                        "orders alike (repeatable); written to OUT/rounds.json")
     p.add_argument("--json", action="store_true", help="print fidelity.json instead of tables")
     p.add_argument("--no-plots", action="store_true", help="write no PNG")
 
@@ -77,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
     for m in mixes:
         load_spec(m)  # a bad mix fails here, before any cluster starts
+    others = [_round(d, mixes, labels) for d in args.rounds]  # a missing round fails before any cluster starts
     out = args.out or Path.home() / ".yarnctl" / "fidelity"
     cluster_dir = args.cluster_dir or Path.home() / ".yarnctl" / "bench-cluster"
     runs = []
@@ -85,11 +93,22 @@ def run(args: argparse.Namespace) -> int:
         runs += [r for r in fid.load_runs(path, mix) if r.label in labels]
     result = suite.evaluate(runs, startup=startup, sls_labels=sls_labels, out=out, say=_say)
     written = suite.write(out, result, plots=not args.no_plots)
+    across = None
+    if others:
+        across = fid.across_rounds([runs, *others], result.startup)
+        across["dirs"] = [str(out), *(str(d) for d in args.rounds)]
+        (out / "rounds.json").write_text(json.dumps(across, indent=1) + "\n")
+        written.append(out / "rounds.json")
     if args.json:
-        json.dump(json.loads(written[0].read_text()), sys.stdout, indent=1)
+        doc = json.loads(written[0].read_text())
+        if across is not None:
+            doc["rounds"] = across
+        json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         _print(result)
+        if across is not None:
+            _print_rounds(across)
         from yarnctl.cli import output
 
         output.print_written(written)
@@ -99,6 +118,39 @@ def run(args: argparse.Namespace) -> int:
               f"--max-median-error {args.max_median_error:g}%", file=sys.stderr)
         return 1
     return 0
+
+
+def _round(path: Path, mixes: list[str], labels: list[str]) -> list[Any]:
+    """The real runs another `bench fidelity --out` kept for `mixes` and `labels`: one more round."""
+    from yarnctl.bench import fidelity as fid
+
+    runs = []
+    for mix in mixes:
+        kept = path / mix / "bench.json"
+        if not kept.is_file():
+            raise ConfigError(f"--round {path}: no {kept} (run `yarnctl bench fidelity --mix {mix} --out {path}` first)")
+        runs += [r for r in fid.load_runs(kept, mix) if r.label in labels]
+    return runs
+
+
+def _print_rounds(doc: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from yarnctl.cli import output
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.0f}%"
+
+    t = Table(title=f"{doc['rounds']} real rounds (OUT's first, then each --round): clear pairs ordered alike")
+    for col in ("mix", "each --round vs OUT", "sim vs the last round", "sim on pairs every round repeats",
+                "fastest per round"):
+        t.add_column(col)
+    for mix, m in doc["mixes"].items():
+        t.add_row(mix, ", ".join(f"{a}/{n}" for a, n in m["rounds_alike"]), "{}/{}".format(*m["sim_on_last"]),
+                  "{}/{}".format(*m["sim_repeatable"]), ", ".join(r[0] if r else "-" for r in m["real_rankings"]))
+    output.out.print(t)
+    output.out.print(f"the same job under one scheduler, each --round against OUT ({doc['jobs']} jobs): "
+                     f"{pct(doc['spread_median'])} apart at the median, {pct(doc['spread_p90'])} at p90, of OUT's times")
 
 
 def _say(msg: str) -> None:
