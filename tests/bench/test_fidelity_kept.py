@@ -20,6 +20,7 @@ from yarnctl.sim.workload import Startup
 
 ARCHIVE = Path(__file__).parents[2] / "docs" / "fidelity" / "runs-2026-11-27.tar.gz"
 SECOND_ROUND = ARCHIVE.with_name("runs-2026-11-28-second-round.tar.gz")  # fid-mixed and fid-wide run again
+EXAMPLES_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-examples-round2.tar.gz")  # and fid-examples, later that day
 FIT = Startup(10.0, 3.0, 3.0)  # docs/fidelity.md, "A second machine"
 
 
@@ -109,3 +110,17 @@ def test_bench_fidelity_scores_a_kept_round_beside_the_runs(tmp_path: Path, caps
     assert main([*args, "--round", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "--round" in err and "nowhere/fid-mixed/bench.json" in err and len(err.strip().splitlines()) == 1
+
+
+def test_fid_examples_runs_faster_in_a_second_round_than_the_fit_predicts(runs: list[fid.RealRun],
+                                                                          tmp_path: Path) -> None:
+    """docs/fidelity.md, "Two rounds of the same runs": fid-examples again, further from the fit than from itself."""
+    second = _unpack(EXAMPLES_ROUND, tmp_path, ("fid-examples",))
+    assert len(second) == 5 and sum(len(fid.real_times(r)) for r in second) == 35
+    first = [r for r in runs if r.mix == "fid-examples"]
+    doc = fid.across_rounds([first, second], FIT)
+    assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (10.6, 23.5)
+    m = doc["mixes"]["fid-examples"]
+    assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[5, 7]], [6, 7], [4, 4])
+    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
+    assert _pct(errors) == (21.5, 42.0, 25.2)
