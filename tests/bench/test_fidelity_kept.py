@@ -21,6 +21,7 @@ from yarnctl.sim.workload import Startup
 ARCHIVE = Path(__file__).parents[2] / "docs" / "fidelity" / "runs-2026-11-27.tar.gz"
 SECOND_ROUND = ARCHIVE.with_name("runs-2026-11-28-second-round.tar.gz")  # fid-mixed and fid-wide run again
 EXAMPLES_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-examples-round2.tar.gz")  # and fid-examples, later that day
+BIG_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-big-round2.tar.gz")  # and fid-big
 FIT = Startup(10.0, 3.0, 3.0)  # docs/fidelity.md, "A second machine"
 
 
@@ -124,3 +125,16 @@ def test_fid_examples_runs_faster_in_a_second_round_than_the_fit_predicts(runs: 
     assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[5, 7]], [6, 7], [4, 4])
     errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
     assert _pct(errors) == (21.5, 42.0, 25.2)
+
+
+def test_fid_big_repeats_a_ranking_the_simulator_reverses(runs: list[fid.RealRun], tmp_path: Path) -> None:
+    """docs/fidelity.md, "Two rounds of the same runs": fid-big; shim fifo slowest in both, fastest simulated."""
+    second = _unpack(BIG_ROUND, tmp_path, ("fid-big",))
+    assert len(second) == 5 and sum(len(fid.real_times(r)) for r in second) == 25
+    doc = fid.across_rounds([[r for r in runs if r.mix == "fid-big"], second], FIT)
+    assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (9.7, 20.0)
+    m = doc["mixes"]["fid-big"]
+    assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[6, 6]], [0, 4], [0, 2])
+    assert [r[-1] for r in m["real_rankings"]] == ["fifo", "fifo"]
+    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
+    assert _pct(errors) == (19.3, 27.8, 49.4)
