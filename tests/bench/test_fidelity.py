@@ -184,7 +184,7 @@ def test_a_kept_file_that_is_not_a_bench_json_is_one_clear_error(tmp_path: Path)
     from yarnctl.errors import ClusterError
 
     path = tmp_path / "bench.json"
-    for text in ("{bad", '{"runs": 3}', '{"other": []}'):
+    for text in ("{bad", '{"runs": 3}', '{"other": []}', '{"runs": [{"label": "fifo"}]}'):
         path.write_text(text)
         with pytest.raises(ClusterError, match="not a bench.json of `yarnctl bench mr`"):
             fid.kept_runs(path)

@@ -96,6 +96,8 @@ def kept_runs(path: Path) -> list[dict[str, Any]]:
         runs = json.loads(path.read_text())["runs"]
         if not isinstance(runs, list) or not all(isinstance(r, dict) and "label" in r for r in runs):
             raise TypeError("no list of runs")
+        if not all(isinstance(r.get("records"), list) for r in runs):
+            raise TypeError("a run without its records")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ClusterError(f"{path}: not a bench.json of `yarnctl bench mr` ({e}); remove it to run again") from None
     return runs
