@@ -93,3 +93,28 @@ def test_a_call_after_close_still_logs_its_row(tmp_path: Path) -> None:
     s.decide(text(STATE[1]))
     dlog.close()
     assert [r["seq"] for r in _rows(dlog.path)] == [1, 2]
+
+
+def test_cheap_work_waits_for_the_next_call_and_a_shadow_is_done_at_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """Waking the worker at every answer costs the shim's throughput: only a shadow decision wakes it."""
+    monkeypatch.setattr("yarnctl.bridge.service.BESIDE_IDLE_S", 30.0)  # no idle flush within the test
+    dlog = DecisionLog(tmp_path / "d.jsonl")
+    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True)
+    s.decide(text(STATE[0]))
+    time.sleep(0.2)
+    dlog.flush()
+    assert dlog.path.read_text() == ""  # the row is the next call's to write
+    s.control({"command": "set", "plan": {"policy": "drf", "check_calls": 5}})  # shadowed from here on
+    s.decide(text(STATE[1]))
+    deadline = time.monotonic() + 10
+    while len(_rows_now(dlog)) < 3 and time.monotonic() < deadline:  # fifo's row, the shadow event, this row
+        time.sleep(0.01)
+    assert [r.get("event") or r["policy"] for r in _rows_now(dlog)] == ["fifo", "shadow", "fifo"]
+    assert _rows_now(dlog)[-1]["shadow"]["policy"] == "drf"  # written by the worker, no call since
+    s.close()
+    dlog.close()
+
+
+def _rows_now(dlog: DecisionLog) -> list[dict[str, Any]]:
+    dlog.flush()
+    return [json.loads(line) for line in dlog.path.read_text().splitlines()]

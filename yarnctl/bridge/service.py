@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 # histogram bucket upper bounds in µs; the last bucket is everything slower
 BUCKETS_US: tuple[int, ...] = (25, 50, 100, 200, 300, 500, 1000, 2000, 5000, 10000, 50000)
 MAX_REQUEST_CHARS = 64 << 20  # a full request of ~100k containers is ~10 MB; beyond this is a bug
+# cheap beside-work (explanation, decision-log row) left for the next call is done by the worker within this
+BESIDE_IDLE_S = 0.05
 WAIT_NOTED_US = 1000  # a call that waited this long for the lock is counted, and its wait logged
 TUNE_NOTED_US = 5000  # a tune that held the lock this long is logged: heartbeats waited behind it
 SWAP_EVENTS_KEPT = 20  # the latest swap events the status file lists
@@ -194,9 +196,11 @@ class PolicyService:
         # the next one on the mirror
         self._lock = threading.Lock()
         # The work beside an answer (a candidate's shadow decision, explaining the waiting apps, the
-        # decision-log row) is the last call's until done. With beside_thread (serve) a worker does it
-        # after the answer has gone, so the shim's deadline does not cover it; whoever takes the lock
-        # next does it first if the worker has not, so it always sees the state its call left, in order.
+        # decision-log row) is the last call's until done: whoever takes the lock next does it first, so
+        # it always sees the state its call left, in order. With beside_thread (serve) a worker does it
+        # after the answer has gone, so the shim's deadline does not cover it: at once when it includes
+        # a shadow decision (a whole policy run), else at the next call or within BESIDE_IDLE_S. Waking the
+        # worker at every answer cost the shim ~15% of its heartbeats/s on 2 cores (docs/performance.md).
         self._beside: Callable[[], None] | None = None
         self._beside_due: threading.Event | None = None
         self._closed = False
@@ -222,10 +226,11 @@ class PolicyService:
             log.exception("the work beside an answer (shadow, explain, decision log) failed")
 
     def _beside_loop(self) -> None:
-        """The worker that does each call's beside-work once its answer has gone."""
+        """The worker that does a call's beside-work once its answer has gone, if the next call has not."""
         assert self._beside_due is not None
         while not self._closed:
-            self._beside_due.wait()
+            if not self._beside_due.wait(BESIDE_IDLE_S) and self._beside is None:
+                continue  # nothing left over: not worth the lock
             with self._lock:
                 self._beside_due.clear()
                 self._do_beside()
@@ -402,10 +407,10 @@ class PolicyService:
                 seq, node, not canary, decided_by, outcome, us, time.time_ns() // 1_000_000, request, parsed, resp,
                 rejected, why, self._seen, self._decided, waited if waited >= WAIT_NOTED_US else None))
             self._seen = None
-            if self._beside_due is not None and not self._closed:
-                self._beside_due.set()
-            else:
+            if self._beside_due is None or self._closed:
                 self._do_beside()
+            elif self.candidate is not None:
+                self._beside_due.set()
             # settling a candidate (a take-over's save, install and audit) is left to the status tick, off
             # the path of an answer the shim is waiting for
             return resp
