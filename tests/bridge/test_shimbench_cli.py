@@ -27,3 +27,12 @@ def test_too_few_heartbeats_for_a_p99_is_one_line(capsys: pytest.CaptureFixture[
         shimbench.main(["--heartbeats", "10"])
     assert e.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith("error: --heartbeats: at least 100 for a p99, got 10")
+
+
+@pytest.mark.parametrize("floor, problem", [("0,fast", "expected microseconds like 0,100,300, got '0,fast'"),
+                                            ("-5", "microseconds must be 0 or more, got '-5'")])
+def test_bad_floor_times_are_one_line(floor: str, problem: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        shimbench.main(["--floor-us", floor])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: argument --floor-us: {problem}")

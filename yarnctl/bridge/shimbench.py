@@ -1,11 +1,13 @@
 """Benchmark of the whole delegated heartbeat: the Java shim in a JVM calling `yarnctl serve` over py4j.
 
-`python -m yarnctl.bridge.shimbench [--heartbeats 20000] [--policy fifo] [--nodes 100,1000,5000] [--plot PNG]`
+`python -m yarnctl.bridge.shimbench [--heartbeats 20000] [--policy fifo] [--nodes 100,1000,5000] [--floor-us 0,100]
+[--plot PNG]`
 compiles java-bridge's test classes, starts `yarnctl serve` on a free loopback port with a throwaway
 token, and runs `io.yarnctl.shim.bench.HeartbeatBench` (1,000 nodes or each count asked, 200 apps with
 pending requests) once with the native FifoScheduler and once with YarnctlScheduler delegating to
 Python, in one run per node count so the two are measured on the same machine state. Prints a table
 with the shim's rate as a share of the native one (or `--json`), and plots both against the nodes.
+`--floor-us` adds the shim against `yarnctl.bridge.floor`, which decides nothing after a set CPU time.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ def _test_classpath() -> str:
     return f"{BRIDGE / 'target/classes'}:{BRIDGE / 'target/test-classes'}:{cp_file.read_text().strip()}"
 
 
-def _start_serve(policy: str, token: Path, gc_freeze: bool) -> tuple[subprocess.Popen[str], int]:
-    cmd = [sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", policy, "--port", "0",
-           "--token-file", str(token), "--no-decision-log"]
+def _start_serve(policy: str, token: Path, floor_us: int | None = None) -> tuple[subprocess.Popen[str], int]:
+    """`yarnctl serve --policy policy`, or with `floor_us` the floor server busy that long per call; and its port."""
+    cmd = ([sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", policy, "--no-decision-log"]
+           if floor_us is None else [sys.executable, "-m", "yarnctl.bridge.floor", "--busy-us", str(floor_us)])
+    cmd += ["--port", "0", "--token-file", str(token)]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     deadline = time.monotonic() + 60
@@ -53,15 +57,14 @@ def _start_serve(policy: str, token: Path, gc_freeze: bool) -> tuple[subprocess.
     raise SystemExit(f"yarnctl serve did not start: {proc.stderr.read() if proc.stderr else ''}")
 
 
-def run(heartbeats: int, policy: str, modes: str = "native,shim", nodes: int = 1000,
-        classpath: str | None = None) -> list[dict[str, Any]]:
-    """Run each mode on `nodes` nodes and return the bench's JSON objects (each shim mode with its rate `of_native`)."""
-    classpath = classpath or _test_classpath()
+def _bench(heartbeats: int, policy: str, modes: str, nodes: int, classpath: str,
+           floor_us: int | None = None) -> list[dict[str, Any]]:
+    """The Java bench's JSON objects for `modes`, its shim calling a fresh server (see `_start_serve`)."""
     with tempfile.TemporaryDirectory() as tmp:
         token = Path(tmp) / "token"
         token.write_text("bench-" + os.urandom(16).hex() + "\n")
         token.chmod(0o600)
-        serve, port = _start_serve(policy, token, gc_freeze=True)
+        serve, port = _start_serve(policy, token, floor_us)
         try:
             out = subprocess.run(["java", *JVM_FLAGS, "-cp", classpath, "io.yarnctl.shim.bench.HeartbeatBench",
                                   str(heartbeats), str(port), str(token), modes, str(nodes)],
@@ -69,11 +72,25 @@ def run(heartbeats: int, policy: str, modes: str = "native,shim", nodes: int = 1
         finally:
             serve.terminate()
             serve.wait(timeout=30)
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def run(heartbeats: int, policy: str, modes: str = "native,shim", nodes: int = 1000,
+        classpath: str | None = None, floor_us: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+    """Run each mode on `nodes` nodes and return the bench's JSON objects (each shim mode with its rate `of_native`).
+
+    Each of `floor_us` adds a row "floor-<N>us": the shim on FIFO against the floor server, which decides
+    nothing after N µs of CPU (no allocation, so the cluster drains: the cost of the call alone).
+    """
+    classpath = classpath or _test_classpath()
+    rows = _bench(heartbeats, policy, modes, nodes, classpath)
+    for us in floor_us:
+        for r in _bench(heartbeats, policy, "shim", nodes, classpath, floor_us=us):
+            rows.append({**r, "mode": f"floor-{us}us"})
     native = {r["mode"]: r["heartbeats_per_s"] for r in rows if r["mode"].startswith("native")}
-    for r in rows:  # shim on FIFO against native FIFO, shim on CS against native CS, when both ran
-        base = native.get(r["mode"].replace("shim", "native"))
-        if r["mode"].startswith("shim") and base:
+    for r in rows:  # shim (or floor) on FIFO against native FIFO, shim on CS against native CS, when both ran
+        base = native.get(r["mode"].replace("shim", "native") if r["mode"].startswith("shim") else "native")
+        if r["mode"].startswith(("shim", "floor")) and base:
             r["of_native"] = round(r["heartbeats_per_s"] / base, 2)
     return rows
 
@@ -87,6 +104,17 @@ def node_counts(text: str) -> list[int]:
     if min(counts) < 1:
         raise argparse.ArgumentTypeError(f"node counts must be at least 1, got {text!r}")
     return counts
+
+
+def busy_times(text: str) -> tuple[int, ...]:
+    """`--floor-us`: comma-separated microseconds, 0 or more."""
+    try:
+        times = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected microseconds like 0,100,300, got {text!r}") from None
+    if min(times) < 0:
+        raise argparse.ArgumentTypeError(f"microseconds must be 0 or more, got {text!r}")
+    return times
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> Path:
@@ -125,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                         " default queue; the shim on it is not the shipped scheduler yet) (default %(default)s)")
     p.add_argument("--nodes", type=node_counts, default=[1000], metavar="N[,N...]",
                    help="cluster sizes to measure, each in its own run (default 1000; e.g. 100,1000,5000)")
+    p.add_argument("--floor-us", type=busy_times, default=(), metavar="N[,N...]",
+                   help="also run the shim against a server that decides nothing after N µs of CPU, per N (e.g."
+                        " 0,100,300): what a delegated heartbeat costs beside Python's own time")
     p.add_argument("--plot", type=Path, metavar="PNG", help="draw heartbeats/s and p99 against the nodes into PNG")
     p.add_argument("--json", action="store_true", help="print the JSON objects")
     args = p.parse_args(argv)
@@ -136,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in args.nodes:
         print(f"{n:,} nodes: {args.modes} ...", file=sys.stderr, flush=True)
-        rows += run(args.heartbeats, args.policy, args.modes, n, classpath)
+        rows += run(args.heartbeats, args.policy, args.modes, n, classpath, args.floor_us)
     if args.plot is not None:
         print(f"wrote {plot(rows, args.plot)}", file=sys.stderr)
     if args.json:

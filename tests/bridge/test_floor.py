@@ -1,0 +1,25 @@
+"""The floor server's service: an empty decision for the request's seq, after its CPU time."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from wirefixtures import STATE, text
+
+from yarnctl.bridge.floor import FloorService
+from yarnctl.bridge.response import parse_response
+
+
+def test_it_answers_nothing_for_the_requests_seq_after_its_busy_time() -> None:
+    f = FloorService(busy_us=2000)
+    t0 = time.perf_counter()
+    answer = f.decide(text(STATE[0]))
+    assert time.perf_counter() - t0 >= 0.002
+    assert json.loads(answer) == {"seq": json.loads(text(STATE[0]))["seq"]}
+    assert parse_response(answer).a == () and f.calls == 1
+
+
+def test_a_request_without_a_seq_gets_an_error_the_shim_falls_back_on() -> None:
+    answer = json.loads(FloorService(busy_us=0).decide("not json"))
+    assert answer == {"seq": 1, "err": "bad request: no seq"}
