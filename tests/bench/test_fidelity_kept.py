@@ -22,6 +22,7 @@ ARCHIVE = Path(__file__).parents[2] / "docs" / "fidelity" / "runs-2026-11-27.tar
 SECOND_ROUND = ARCHIVE.with_name("runs-2026-11-28-second-round.tar.gz")  # fid-mixed and fid-wide run again
 EXAMPLES_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-examples-round2.tar.gz")  # and fid-examples, later that day
 BIG_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-big-round2.tar.gz")  # and fid-big
+REDUCE_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-reduce-round2.tar.gz")  # and fid-reduce: every mix twice
 FIT = Startup(10.0, 3.0, 3.0)  # docs/fidelity.md, "A second machine"
 
 
@@ -138,3 +139,15 @@ def test_fid_big_repeats_a_ranking_the_simulator_reverses(runs: list[fid.RealRun
     assert [r[-1] for r in m["real_rankings"]] == ["fifo", "fifo"]
     errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
     assert _pct(errors) == (19.3, 27.8, 49.4)
+
+
+def test_fid_reduce_repeats_itself_and_the_simulator_orders_it_alike(runs: list[fid.RealRun], tmp_path: Path) -> None:
+    """docs/fidelity.md, "Two rounds of the same runs": fid-reduce, the steadiest mix, and all five mixes together."""
+    second = _unpack(REDUCE_ROUND, tmp_path, ("fid-reduce",))
+    assert len(second) == 5 and sum(len(fid.real_times(r)) for r in second) == 25
+    doc = fid.across_rounds([[r for r in runs if r.mix == "fid-reduce"], second], FIT)
+    assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (3.9, 11.5)
+    m = doc["mixes"]["fid-reduce"]
+    assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[5, 5]], [5, 5], [4, 4])
+    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
+    assert _pct(errors) == (6.1, 19.1, 15.4)
