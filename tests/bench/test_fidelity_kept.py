@@ -151,3 +151,16 @@ def test_fid_reduce_repeats_itself_and_the_simulator_orders_it_alike(runs: list[
     assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[5, 5]], [5, 5], [4, 4])
     errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
     assert _pct(errors) == (6.1, 19.1, 15.4)
+
+
+def test_the_heartbeat_phase_moves_fid_bigs_first_job(tmp_path: Path) -> None:
+    """docs/fidelity.md, fid-big: where the AMs land follows the NodeManagers' phase, and the first job's reduce with it."""
+    fifo = next(r for r in _unpack(BIG_ROUND, tmp_path, ("fid-big",)) if r.label == "fifo")
+
+    def first_job(phases: tuple[float, ...]) -> float:
+        times = fid.sim_times(fid.simulate_run(fifo, FIT, phases))
+        return round(times[min(times)].completion_s or 0.0, 1)
+
+    assert first_job(()) == first_job((0.0, 0.5)) == 35.0  # the even grid: node i of N at i/N
+    assert first_job((0.0, 0.1)) == 43.1  # one node heartbeats just before the other: AMs pile on it
+    assert round(fid.real_times(fifo)[min(fid.real_times(fifo))].completion_s or 0.0, 1) == 53.0

@@ -130,24 +130,28 @@ def real_times(run: RealRun) -> dict[str, JobTimes]:
     return out
 
 
-def replay(run: RealRun, startup: Startup, sample_queues_s: float = 0.0) -> SimRun:
-    """Replay one real run in the simulator under its scheduler's counterpart (sampling its queues if asked)."""
+def replay(run: RealRun, startup: Startup, sample_queues_s: float = 0.0, phases: Sequence[float] = ()) -> SimRun:
+    """Replay one real run in the simulator under its scheduler's counterpart (sampling its queues if asked).
+
+    `phases`: each NodeManager's heartbeat phase, a fraction of the interval (none: evenly spread).
+    """
     from yarnctl.engine import Engine
     from yarnctl.policies import make_policy
     from yarnctl.sim.cluster import SimCluster
 
     jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s, startup.launch_per_concurrent_s)
-    workload = to_workload(workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup), f"{run.mix}/{run.label}")
+    workload = to_workload(workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup, phases),
+                           f"{run.mix}/{run.label}")
     policy, params, am_share = counterpart(run.label)
     engine = Engine(make_policy(policy, params), max_am_share=am_share)
     return SimCluster(workload, engine, sample_queues_s=sample_queues_s).run()
 
 
-def simulate_run(run: RealRun, startup: Startup) -> PolicyResult:
+def simulate_run(run: RealRun, startup: Startup, phases: Sequence[float] = ()) -> PolicyResult:
     """Replay one real run in the simulator under its scheduler's counterpart, summarized."""
     from yarnctl.sim.report import summarize
 
-    return summarize(replay(run, startup))
+    return summarize(replay(run, startup, phases=phases))
 
 
 def sim_times(result: PolicyResult) -> dict[str, JobTimes]:

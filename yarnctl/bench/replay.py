@@ -196,8 +196,9 @@ def _stages(job: BenchJob, conf: Mapping[str, str], history: JobHistory | None,
     return Stage(m, map_mb), (Stage(red, reduce_mb) if red else None)
 
 
-def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup: Startup) -> dict[str, Any]:
-    """The replayed jobs as a workload document (docs/workloads.md) on the bench's cluster."""
+def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup: Startup,
+                 phases: Sequence[float] = ()) -> dict[str, Any]:
+    """The replayed jobs as a workload document (docs/workloads.md) on the bench's cluster (heartbeat `phases` if given)."""
     def stage(s: Stage) -> dict[str, Any]:
         durations: Any = s.durations[0] if len(set(s.durations)) == 1 else [round(d, 3) for d in s.durations]
         return {"tasks": len(s.durations), "resource": {"memory_mb": s.memory_mb, "vcores": 1}, "duration": durations}
@@ -216,6 +217,8 @@ def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup:
     cluster: dict[str, Any] = {"nodes": spec.nodes, "node": {"memory_mb": spec.nm_memory_mb, "vcores": spec.nm_vcores},
                                "heartbeat_s": 1.0, "min_allocation": {"memory_mb": min_mb, "vcores": 1},
                                "startup": startup_doc(startup)}
+    if phases:
+        cluster["heartbeat_phases"] = list(phases)
     if spec.queues:
         cluster["queues"] = [spec_doc(q) for q in spec.queues]
     return {"name": name, "description": f"{spec.name} as the real cluster received it", "cluster": cluster,

@@ -1,7 +1,7 @@
 """A simulated YARN cluster: the ground truth that builds snapshots and applies decisions like the RM.
 
 It never decides anything itself. Nodes heartbeat on a fixed grid (node i at offset
-i/N of the interval); a container that finishes is reported, and its resources released, at
+i/N of the interval, or at the phases the workload gives); a container that finishes is reported, and its resources released, at
 its node's next heartbeat, as a NodeManager does. Heartbeats that could change nothing are
 skipped: a full node sleeps until one of its containers finishes, a node with room polls only
 while there is demand, and a policy is not asked again while nothing it can see has changed.
@@ -62,7 +62,10 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.startup = spec.startup
         self.pools: dict[str, _Pool] = {}  # containers whose JVM is starting (Startup.launch_cpu_s)
         n = len(spec.nodes)
-        self.nodes = [_Node(i, s, self.interval * i / n) for i, s in enumerate(spec.nodes)]
+        if spec.phases and len(spec.phases) != n:
+            raise ValueError(f"{len(spec.phases)} heartbeat phases for {n} nodes")
+        self.nodes = [_Node(i, s, self.interval * spec.phases[i] if spec.phases else self.interval * i / n)
+                      for i, s in enumerate(spec.nodes)]
         self.by_id = {nd.id: nd for nd in self.nodes}
         # the RM's view (what policies see) lives in the one store the live mirror also drives
         self.state = ClusterState(self.min_alloc)

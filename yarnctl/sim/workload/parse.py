@@ -98,8 +98,8 @@ class Parser:
     def cluster(self, raw: Any) -> ClusterSpec:
         r = self.r
         c = r.mapping(raw, "cluster")
-        r.keys(c, "cluster", {"nodes", "racks", "node", "physical", "heartbeat_s", "min_allocation", "groups",
-                              "startup", "queues"})
+        r.keys(c, "cluster", {"nodes", "racks", "node", "physical", "heartbeat_s", "heartbeat_phases",
+                              "min_allocation", "groups", "startup", "queues"})
         heartbeat = r.number(c.get("heartbeat_s", 1.0), "cluster.heartbeat_s", strict=True)
         min_alloc = (r.resources(c["min_allocation"], "cluster.min_allocation")
                      if "min_allocation" in c else Resources(1024, 1))
@@ -135,7 +135,22 @@ class Parser:
                 nodes.append(NodeSpec(f"n{i + 1:04d}", rack or f"r{i % racks + 1:02d}", cap, phys))
         capacity = sum((n.capacity for n in nodes), Resources(0, 0))
         return ClusterSpec(tuple(nodes), heartbeat, min_alloc, self.startup(c.get("startup")),
-                           self.queues(c.get("queues"), capacity, min_alloc))
+                           self.queues(c.get("queues"), capacity, min_alloc), self.phases(c, len(nodes)))
+
+    def phases(self, c: Mapping[str, Any], nodes: int) -> tuple[float, ...]:
+        """`cluster.heartbeat_phases`: one fraction of the interval per node, 0 <= x < 1 (none: the even grid)."""
+        if "heartbeat_phases" not in c:
+            return ()
+        raw, r = c["heartbeat_phases"], self.r
+        if not isinstance(raw, list) or len(raw) != nodes:
+            raise r.fail("cluster.heartbeat_phases", f"expected a list of {nodes} fractions (one per node), got {_show(raw)}")
+        out = []
+        for i, x in enumerate(raw):
+            v = r.number(x, f"cluster.heartbeat_phases[{i}]")
+            if v >= 1:
+                raise r.fail(f"cluster.heartbeat_phases[{i}]", f"expected a fraction of the interval below 1, got {x}")
+            out.append(v)
+        return tuple(out)
 
     def queues(self, raw: Any, capacity: Resources, min_alloc: Resources) -> tuple[Queue, ...]:
         """`cluster.queues` as the tree CapacityScheduler would build from it, or a failure naming the entry."""

@@ -50,6 +50,8 @@ class ClusterSpec:
     min_allocation: Resources = Resources(1024, 1)
     startup: Startup = Startup()
     queues: tuple[Queue, ...] = ()  # the scheduler's queue tree (cluster.queues; none: no tree, as FifoScheduler)
+    # each node's heartbeat phase as a fraction of the interval (cluster.heartbeat_phases); none: node i of N at i/N
+    phases: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
