@@ -168,6 +168,25 @@ def test_only_pairs_every_round_orders_alike_count_as_repeatable() -> None:
     assert fid.repeatable_agreement([], {"a": 1.0}) == (0, 0)
 
 
+def test_a_repeatable_pair_is_within_reach_when_the_ranges_let_it_be_ordered_alike() -> None:
+    first = {"a": 100.0, "b": 120.0, "c": 150.0, "d": 60.0}
+    second = {"a": 100.0, "b": 103.0, "c": 90.0, "d": 50.0}
+    # as above, only (a,d), (b,d), (c,d) repeat, each with d first
+    low, high = {"a": 70.0, "b": 80.0, "c": 90.0, "d": 75.0}, {"a": 72.0, "b": 85.0, "c": 95.0, "d": 88.0}
+    # d's lowest 75 is below b's highest 85 and c's 95, but not a's 72
+    assert fid.repeatable_within([first, second], low, high) == (2, 3)
+    assert fid.repeatable_within([first, second], {**low, "d": 71.0}, high) == (3, 3)
+    assert fid.repeatable_within([first, second], {k: v for k, v in low.items() if k != "c"}, high) == (1, 2)
+    assert fid.repeatable_within([], low, high) == (0, 0)
+    # a range of one point is a single prediction: the same count as repeatable_agreement
+    point = {"a": 1.0, "b": 0.1, "c": 3.0, "d": 0.5}
+    assert fid.repeatable_within([first, second], point, point) == fid.repeatable_agreement([first, second], point)
+
+
+def test_two_node_phases_put_the_second_node_at_each_step_of_the_interval() -> None:
+    assert fid.two_node_phases(4) == [(0.0, 0.0), (0.0, 0.25), (0.0, 0.5), (0.0, 0.75)]
+
+
 def test_each_real_scheduler_is_simulated_by_its_counterpart() -> None:
     # FifoScheduler has no AM limit; the local CapacityScheduler allows AMs half the queue; both stock
     # Capacity and Fair reserve nodes; shim policies are themselves

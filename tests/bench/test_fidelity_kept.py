@@ -164,3 +164,19 @@ def test_the_heartbeat_phase_moves_fid_bigs_first_job(tmp_path: Path) -> None:
     assert first_job(()) == first_job((0.0, 0.5)) == 35.0  # the even grid: node i of N at i/N
     assert first_job((0.0, 0.1)) == 43.1  # one node heartbeats just before the other: AMs pile on it
     assert round(fid.real_times(fifo)[min(fid.real_times(fifo))].completion_s or 0.0, 1) == 53.0
+
+
+def test_all_five_mixes_twice_and_the_simulators_phase_reach(runs: list[fid.RealRun], tmp_path: Path) -> None:
+    """docs/fidelity.md, "Two rounds of the same runs": every mix twice, the spread, and the pairs within phase reach."""
+    second = (_unpack(SECOND_ROUND, tmp_path / "a", ("fid-mixed", "fid-wide"))
+              + _unpack(EXAMPLES_ROUND, tmp_path / "b", ("fid-examples",))
+              + _unpack(BIG_ROUND, tmp_path / "c", ("fid-big",)) + _unpack(REDUCE_ROUND, tmp_path / "d", ("fid-reduce",)))
+    doc = fid.across_rounds([runs, second], FIT, fid.two_node_phases())
+    assert doc["jobs"] == 155
+    assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (10.7, 25.7)
+    m = doc["mixes"]
+    assert {k: (v["sim_repeatable"], v["sim_repeatable_phases"]) for k, v in m.items()} == {
+        "fid-big": ([0, 2], [2, 2]), "fid-examples": ([4, 4], [4, 4]), "fid-mixed": ([0, 1], [0, 1]),
+        "fid-reduce": ([4, 4], [4, 4]), "fid-wide": ([2, 2], [2, 2])}
+    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
+    assert len(errors) == 155 and _pct(errors) == (13.1, 30.7, 26.3)

@@ -257,12 +257,56 @@ def repeatable_agreement(rounds: Sequence[Mapping[str, float | None]], pred: Map
     return agree, total
 
 
-def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup) -> dict[str, Any]:
+def repeatable_within(rounds: Sequence[Mapping[str, float | None]], low: Mapping[str, float], high: Mapping[str, float],
+                      margin: float = SAME_RANK_MARGIN) -> tuple[int, int]:
+    """(pairs the prediction can order alike, pairs compared) over the pairs every round repeats, given each label's range.
+
+    A pair the rounds order a < b can be ordered alike when a's lowest prediction is below b's highest:
+    each real run had its own NodeManager phase, so each label may sit anywhere in its range.
+    """
+    agree = total = 0
+    labels = sorted(set.intersection(*(set(r) for r in rounds))) if rounds else []
+    for a, b in itertools.combinations(labels, 2):
+        orders = {None if (ra := real[a]) is None or (rb := real[b]) is None or abs(ra - rb) <= margin * min(ra, rb)
+                  else ra < rb for real in rounds}
+        if len(orders) != 1 or None in orders or not {a, b} <= low.keys() & high.keys():
+            continue
+        total += 1
+        first, second = (a, b) if orders.pop() else (b, a)
+        agree += low[first] < high[second]
+    return agree, total
+
+
+def phase_range(runs: Sequence[Sequence[RealRun]], startup: Startup,
+                phases: Sequence[Sequence[float]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Each label's simulated average completion (the mean of its replays, one per round), lowest and highest over `phases`."""
+    low: dict[str, float] = {}
+    high: dict[str, float] = {}
+    for p in phases:
+        per: dict[str, list[float]] = {}
+        for rr in runs:
+            for r in rr:
+                per.setdefault(r.label, []).append(mean_completion(sim_times(simulate_run(r, startup, p))) or math.nan)
+        for label, xs in per.items():
+            if len(xs) == len(runs) and not any(math.isnan(x) for x in xs):
+                m = statistics.fmean(xs)
+                low[label], high[label] = min(low.get(label, m), m), max(high.get(label, m), m)
+    return low, high
+
+
+def two_node_phases(steps: int = 10) -> list[tuple[float, float]]:
+    """The second of two NodeManagers at each of `steps` phases of the interval after the first."""
+    return [(0.0, k / steps) for k in range(steps)]
+
+
+def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup,
+                  phases: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
     """Real rounds of the same runs against the first: the per-job spread, rankings repeated, and the simulator's pairs.
 
     Per mix: (pairs a round orders as the first, clear pairs of the first) for each later round,
     the simulator's replay of the last round against it, and the simulator (the mean of its replays
-    of every round) on the pairs every round orders alike (`repeatable_agreement`).
+    of every round) on the pairs every round orders alike (`repeatable_agreement`); with `phases`,
+    also the pairs it can order alike at some heartbeat phase of each run (`repeatable_within`).
     """
     first = {(r.mix, r.label): r for r in rounds[0]}
     spread: list[float] = []
@@ -288,6 +332,9 @@ def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup) -> dict
                       "sim_on_last": list(rank_agreement(real[-1], sims[-1])),
                       "sim_repeatable": list(repeatable_agreement(real, sim)),
                       "real_rankings": [ranking(r) for r in real]}
+        if phases:
+            low, high = phase_range([[r for r in rr if r.mix == mix] for rr in rounds], startup, phases)
+            mixes[mix]["sim_repeatable_phases"] = list(repeatable_within(real, low, high))
     return {"rounds": len(rounds), "spread_median": percentile(spread, 0.5), "spread_p90": percentile(spread, 0.9),
             "jobs": len(spread), "mixes": mixes}
 
