@@ -183,8 +183,12 @@ def test_a_repeatable_pair_is_within_reach_when_the_ranges_let_it_be_ordered_ali
     assert fid.repeatable_within([first, second], point, point) == fid.repeatable_agreement([first, second], point)
 
 
-def test_two_node_phases_put_the_second_node_at_each_step_of_the_interval() -> None:
-    assert fid.two_node_phases(4) == [(0.0, 0.0), (0.0, 0.25), (0.0, 0.5), (0.0, 0.75)]
+def test_phase_draws_step_the_second_of_two_nodes_and_draw_the_rest_the_same_every_time() -> None:
+    assert fid.phase_draws(2, 4) == [(0.0, 0.0), (0.0, 0.25), (0.0, 0.5), (0.0, 0.75)]
+    assert fid.phase_draws(1, 4) == [(0.0,)] and fid.phase_draws(0, 4) == []
+    five = fid.phase_draws(5, 3)
+    assert five == fid.phase_draws(5, 3) and len(five) == 3 and len(set(five)) == 3
+    assert all(len(p) == 5 and p[0] == 0.0 and all(0 <= x < 1 for x in p) for p in five)
 
 
 def test_each_real_scheduler_is_simulated_by_its_counterpart() -> None:

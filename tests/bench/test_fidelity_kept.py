@@ -112,6 +112,17 @@ def test_bench_fidelity_scores_a_kept_round_beside_the_runs(tmp_path: Path, caps
     assert main([*args, "--round", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "--round" in err and "nowhere/fid-mixed/bench.json" in err and len(err.strip().splitlines()) == 1
+    # --phases: the table gains the pairs within reach of some phase of each run (fid-mixed's one miss stays one)
+    assert main([*args, "--round", str(tmp_path / "one"), "--phases", "10"]) == 0
+    table = capsys.readouterr().out
+    assert "phase" in table.split("real rounds")[1]  # the new column's header (wrapped at 80 columns)
+    rows = json.loads((tmp_path / "two" / "rounds.json").read_text())["mixes"]
+    assert {k: v["sim_repeatable_phases"] for k, v in rows.items()} == {"fid-mixed": [0, 1], "fid-wide": [2, 2]}
+    for bad, why in ((["--phases", "5"], "--phases needs --round DIR"),
+                     (["--round", str(tmp_path / "one"), "--phases", "-1"], "--phases -1: expected a number")):
+        assert main([*args, *bad]) == 2
+        err = capsys.readouterr().err
+        assert why in err and len(err.strip().splitlines()) == 1
 
 
 def test_fid_examples_runs_faster_in_a_second_round_than_the_fit_predicts(runs: list[fid.RealRun],
@@ -171,7 +182,7 @@ def test_all_five_mixes_twice_and_the_simulators_phase_reach(runs: list[fid.Real
     second = (_unpack(SECOND_ROUND, tmp_path / "a", ("fid-mixed", "fid-wide"))
               + _unpack(EXAMPLES_ROUND, tmp_path / "b", ("fid-examples",))
               + _unpack(BIG_ROUND, tmp_path / "c", ("fid-big",)) + _unpack(REDUCE_ROUND, tmp_path / "d", ("fid-reduce",)))
-    doc = fid.across_rounds([runs, second], FIT, fid.two_node_phases())
+    doc = fid.across_rounds([runs, second], FIT, phase_steps=10)
     assert doc["jobs"] == 155
     assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (10.7, 25.7)
     m = doc["mixes"]

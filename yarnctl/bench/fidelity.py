@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import random
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -294,19 +295,24 @@ def phase_range(runs: Sequence[Sequence[RealRun]], startup: Startup,
     return low, high
 
 
-def two_node_phases(steps: int = 10) -> list[tuple[float, float]]:
-    """The second of two NodeManagers at each of `steps` phases of the interval after the first."""
-    return [(0.0, k / steps) for k in range(steps)]
+def phase_draws(nodes: int, steps: int) -> list[tuple[float, ...]]:
+    """`steps` heartbeat phases of `nodes` NodeManagers: two nodes, the second at each step of the interval after
+    the first; more, the first at 0 and the others drawn at random (seeded: the same draws every time)."""
+    if nodes <= 1:
+        return [(0.0,)] if nodes == 1 else []
+    if nodes == 2:
+        return [(0.0, k / steps) for k in range(steps)]
+    rng = random.Random(steps)
+    return [(0.0, *(rng.random() for _ in range(nodes - 1))) for _ in range(steps)]
 
 
-def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup,
-                  phases: Sequence[Sequence[float]] = ()) -> dict[str, Any]:
+def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup, phase_steps: int = 0) -> dict[str, Any]:
     """Real rounds of the same runs against the first: the per-job spread, rankings repeated, and the simulator's pairs.
 
     Per mix: (pairs a round orders as the first, clear pairs of the first) for each later round,
     the simulator's replay of the last round against it, and the simulator (the mean of its replays
-    of every round) on the pairs every round orders alike (`repeatable_agreement`); with `phases`,
-    also the pairs it can order alike at some heartbeat phase of each run (`repeatable_within`).
+    of every round) on the pairs every round orders alike (`repeatable_agreement`); with `phase_steps`,
+    also the pairs it can order alike at some of that many heartbeat phases of each run (`repeatable_within`).
     """
     first = {(r.mix, r.label): r for r in rounds[0]}
     spread: list[float] = []
@@ -332,8 +338,9 @@ def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup,
                       "sim_on_last": list(rank_agreement(real[-1], sims[-1])),
                       "sim_repeatable": list(repeatable_agreement(real, sim)),
                       "real_rankings": [ranking(r) for r in real]}
-        if phases:
-            low, high = phase_range([[r for r in rr if r.mix == mix] for rr in rounds], startup, phases)
+        if phase_steps:
+            mine = [[r for r in rr if r.mix == mix] for rr in rounds]
+            low, high = phase_range(mine, startup, phase_draws(mine[0][0].spec.nodes, phase_steps))
             mixes[mix]["sim_repeatable_phases"] = list(repeatable_within(real, low, high))
     return {"rounds": len(rounds), "spread_median": percentile(spread, 0.5), "spread_p90": percentile(spread, 0.9),
             "jobs": len(spread), "mixes": mixes}

@@ -57,6 +57,10 @@ def add_parser(bs: Any) -> None:
                    help="also score the real runs kept in DIR (another `bench fidelity --out`, the same mixes) as "
                         "another round: the real cluster's spread between rounds and the scheduler pairs every round "
                         "orders alike (repeatable); written to OUT/rounds.json")
+    p.add_argument("--phases", type=int, default=0, metavar="K",
+                   help="with --round: also replay every run at K NodeManager heartbeat phases (two nodes: the second "
+                        "at each K-th of the interval after the first) and count the repeatable pairs the simulator "
+                        "can order alike at some phase of each run (each real run had its own, unknown phase)")
     p.add_argument("--json", action="store_true", help="print fidelity.json instead of tables")
     p.add_argument("--no-plots", action="store_true", help="write no PNG")
 
@@ -82,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--startup {args.startup}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5") from None
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
+    if args.phases and not args.rounds:
+        raise ConfigError("--phases needs --round DIR: it counts the pairs every real round repeats")
+    if args.phases < 0 or args.phases > 1000:
+        raise ConfigError(f"--phases {args.phases}: expected a number of phases from 1 to 1000 (0: off)")
     for m in mixes:
         load_spec(m)  # a bad mix fails here, before any cluster starts
     others = [_round(d, mixes, labels) for d in args.rounds]  # a missing round fails before any cluster starts
@@ -95,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     written = suite.write(out, result, plots=not args.no_plots)
     across = None
     if others:
-        across = fid.across_rounds([runs, *others], result.startup)
+        across = fid.across_rounds([runs, *others], result.startup, args.phases)
         across["dirs"] = [str(out), *(str(d) for d in args.rounds)]
         (out / "rounds.json").write_text(json.dumps(across, indent=1) + "\n")
         written.append(out / "rounds.json")
@@ -141,13 +149,15 @@ def _print_rounds(doc: dict[str, Any]) -> None:
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.0f}%"
 
+    phases = any("sim_repeatable_phases" in m for m in doc["mixes"].values())
     t = Table(title=f"{doc['rounds']} real rounds (OUT's first, then each --round): clear pairs ordered alike")
     for col in ("mix", "each --round vs OUT", "sim vs the last round", "sim on pairs every round repeats",
-                "fastest per round"):
+                *(["... at some phase"] if phases else []), "fastest per round"):
         t.add_column(col)
     for mix, m in doc["mixes"].items():
+        reach = ["{}/{}".format(*m["sim_repeatable_phases"])] if phases else []
         t.add_row(mix, ", ".join(f"{a}/{n}" for a, n in m["rounds_alike"]), "{}/{}".format(*m["sim_on_last"]),
-                  "{}/{}".format(*m["sim_repeatable"]), ", ".join(r[0] if r else "-" for r in m["real_rankings"]))
+                  "{}/{}".format(*m["sim_repeatable"]), *reach, ", ".join(r[0] if r else "-" for r in m["real_rankings"]))
     output.out.print(t)
     output.out.print(f"the same job under one scheduler, each --round against OUT ({doc['jobs']} jobs): "
                      f"{pct(doc['spread_median'])} apart at the median, {pct(doc['spread_p90'])} at p90, of OUT's times")
