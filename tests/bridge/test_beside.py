@@ -12,6 +12,7 @@ from wirefixtures import STATE, text
 
 from yarnctl.bridge.decisionlog import DecisionLog
 from yarnctl.bridge.service import PolicyService
+from yarnctl.bridge.waits import WaitBook
 from yarnctl.policies import make_policy
 
 
@@ -99,7 +100,7 @@ def test_cheap_work_waits_for_the_next_call_and_a_shadow_is_done_at_once(tmp_pat
     """Waking the worker at every answer costs the shim's throughput: only a shadow decision wakes it."""
     monkeypatch.setattr("yarnctl.bridge.service.BESIDE_IDLE_S", 30.0)  # no idle flush within the test
     dlog = DecisionLog(tmp_path / "d.jsonl")
-    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True)
+    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True, waits=WaitBook(top=0))  # nothing to explain
     s.decide(text(STATE[0]))
     time.sleep(0.2)
     dlog.flush()
@@ -118,3 +119,40 @@ def test_cheap_work_waits_for_the_next_call_and_a_shadow_is_done_at_once(tmp_pat
 def _rows_now(dlog: DecisionLog) -> list[dict[str, Any]]:
     dlog.flush()
     return [json.loads(line) for line in dlog.path.read_text().splitlines()]
+
+
+def _first_row_without_another_call(dlog: DecisionLog, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if _rows_now(dlog):
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_left_over_work_is_done_within_the_idle_time_when_no_call_comes(tmp_path: Path) -> None:
+    dlog = DecisionLog(tmp_path / "d.jsonl")
+    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True, waits=WaitBook(top=0))
+    s.decide(text(STATE[0]))
+    assert _first_row_without_another_call(dlog, 1.0)  # BESIDE_IDLE_S is 50 ms
+    s.close()
+    dlog.close()
+
+
+def test_an_explanation_falling_due_or_a_large_request_wakes_the_worker_at_once(tmp_path: Path,
+                                                                                 monkeypatch: Any) -> None:
+    """Costly beside-work (WaitBook's explanation, a big request's row) is done between calls, not by the next one."""
+    monkeypatch.setattr("yarnctl.bridge.service.BESIDE_IDLE_S", 30.0)
+    dlog = DecisionLog(tmp_path / "due.jsonl")
+    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True)  # the first call's explanation is due
+    s.decide(text(STATE[0]))
+    assert _first_row_without_another_call(dlog, 10.0)
+    s.close()
+    dlog.close()
+    monkeypatch.setattr("yarnctl.bridge.service.BESIDE_LARGE_CHARS", len(text(STATE[0])) - 1)
+    dlog = DecisionLog(tmp_path / "large.jsonl")
+    s = PolicyService(make_policy("fifo"), dlog, beside_thread=True, waits=WaitBook(top=0))
+    s.decide(text(STATE[0]))
+    assert _first_row_without_another_call(dlog, 10.0)
+    s.close()
+    dlog.close()

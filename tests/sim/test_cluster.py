@@ -466,3 +466,17 @@ def test_ams_that_only_ramp_up_and_down_do_not_keep_a_run_alive():
     # bound, 1,067 s here), then the stalled nodes end the run: not hours of simulated ramping
     last = max(j.finish_s or 0 for j in r.jobs)
     assert last < r.end_s < last + 2500
+
+
+def test_heartbeat_phases_follow_node_order_across_groups_and_a_wrong_count_is_refused():
+    w = wl("""
+cluster: {heartbeat_s: 2.0, heartbeat_phases: [0.5, 0.0, 0.25],
+          groups: [{count: 1, node: {memory_mb: 4096, vcores: 4}}, {count: 2, node: {memory_mb: 2048, vcores: 2}}]}
+jobs: [{id: a, submit_s: 0, type: mapreduce, maps: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 1}}]
+""")
+    sim = SimCluster(w, Engine(make_policy("fifo")))
+    assert [(n.id, n.capacity.memory_mb, n.offset) for n in sim.nodes] == [
+        ("n0001", 4096, 1.0), ("n0002", 2048, 0.0), ("n0003", 2048, 0.5)]
+    bad = dataclasses.replace(w, cluster=dataclasses.replace(w.cluster, phases=(0.0,)))
+    with pytest.raises(ValueError, match="1 heartbeat phases for 3 nodes"):
+        SimCluster(bad, Engine(make_policy("fifo")))

@@ -2,7 +2,7 @@
 
 `python -m yarnctl.bridge.floor --token-file F [--port 0] [--busy-us 100]` serves the shim's
 `decide` through the real PolicyServer (py4j, token, loopback) and answers every call with an
-empty decision once `--busy-us` of CPU have passed, so `python -m yarnctl.bridge.shimbench
+empty decision after spinning for `--busy-us` (wall clock, the CPU held as a policy holds it), so `python -m yarnctl.bridge.shimbench
 --floor-us 0,100,300` measures what a heartbeat costs beside Python's own work: py4j, the two
 process switches, and how they grow with the time Python holds the call.
 """
@@ -55,15 +55,24 @@ class FloorService:
         return encode_decision(seq, Decision())
 
 
+def _micros(text: str) -> int:
+    """`--busy-us`: an integer, 0 or more."""
+    try:
+        us = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected microseconds, got {text!r}") from None
+    if us < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {us}")
+    return us
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve the floor until interrupted; prints the line `shimbench` waits for on stderr."""
     p = argparse.ArgumentParser(prog="python -m yarnctl.bridge.floor", description=__doc__.splitlines()[0])
     p.add_argument("--token-file", type=Path, required=True, help="the bridge token file (created if missing)")
     p.add_argument("--port", type=int, default=0, help="loopback port to listen on (default: a free one)")
-    p.add_argument("--busy-us", type=int, default=0, help="CPU microseconds spent on each call (default 0)")
+    p.add_argument("--busy-us", type=_micros, default=0, help="microseconds spent spinning on each call (default 0)")
     args = p.parse_args(argv)
-    if args.busy_us < 0:
-        p.error(f"--busy-us: expected 0 or more, got {args.busy_us}")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     sys.setswitchinterval(SWITCH_INTERVAL_S)  # as `yarnctl serve` runs
     try:

@@ -34,8 +34,10 @@ log = logging.getLogger(__name__)
 # histogram bucket upper bounds in µs; the last bucket is everything slower
 BUCKETS_US: tuple[int, ...] = (25, 50, 100, 200, 300, 500, 1000, 2000, 5000, 10000, 50000)
 MAX_REQUEST_CHARS = 64 << 20  # a full request of ~100k containers is ~10 MB; beyond this is a bug
-# cheap beside-work (explanation, decision-log row) left for the next call is done by the worker within this
+# cheap beside-work (a delta's decision-log row) left for the next call is done by the worker within this
 BESIDE_IDLE_S = 0.05
+# a request this long (a full sync of a large cluster) makes a decision-log row that takes milliseconds to write
+BESIDE_LARGE_CHARS = 1 << 16
 WAIT_NOTED_US = 1000  # a call that waited this long for the lock is counted, and its wait logged
 TUNE_NOTED_US = 5000  # a tune that held the lock this long is logged: heartbeats waited behind it
 SWAP_EVENTS_KEPT = 20  # the latest swap events the status file lists
@@ -198,9 +200,10 @@ class PolicyService:
         # The work beside an answer (a candidate's shadow decision, explaining the waiting apps, the
         # decision-log row) is the last call's until done: whoever takes the lock next does it first, so
         # it always sees the state its call left, in order. With beside_thread (serve) a worker does it
-        # after the answer has gone, so the shim's deadline does not cover it: at once when it includes
-        # a shadow decision (a whole policy run), else at the next call or within BESIDE_IDLE_S. Waking the
-        # worker at every answer cost the shim ~15% of its heartbeats/s on 2 cores (docs/performance.md).
+        # after the answer has gone, so the shim's deadline does not cover it: at once when it is costly
+        # (a shadow decision, an explanation due, a large request's row), else at the next call or within
+        # BESIDE_IDLE_S. Waking the worker at every answer cost the shim 10-20% of its heartbeats/s on 2
+        # cores (docs/performance.md).
         self._beside: Callable[[], None] | None = None
         self._beside_due: threading.Event | None = None
         self._closed = False
@@ -409,8 +412,8 @@ class PolicyService:
             self._seen = None
             if self._beside_due is None or self._closed:
                 self._do_beside()
-            elif self.candidate is not None:
-                self._beside_due.set()
+            elif self.candidate is not None or self.waits.due() or len(request) > BESIDE_LARGE_CHARS:
+                self._beside_due.set()  # costly: better done now, between calls, than by the next one
             # settling a candidate (a take-over's save, install and audit) is left to the status tick, off
             # the path of an answer the shim is waiting for
             return resp

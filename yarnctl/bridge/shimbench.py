@@ -7,7 +7,7 @@ token, and runs `io.yarnctl.shim.bench.HeartbeatBench` (1,000 nodes or each coun
 pending requests) once with the native FifoScheduler and once with YarnctlScheduler delegating to
 Python, in one run per node count so the two are measured on the same machine state. Prints a table
 with the shim's rate as a share of the native one (or `--json`), and plots both against the nodes.
-`--floor-us` adds the shim against `yarnctl.bridge.floor`, which decides nothing after a set CPU time.
+`--floor-us` adds the shim against `yarnctl.bridge.floor`, which decides nothing after spinning a set time.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _start_serve(policy: str, token: Path, floor_us: int | None = None) -> tuple
         if time.monotonic() > deadline:
             break
     proc.kill()
-    raise SystemExit(f"yarnctl serve did not start: {proc.stderr.read() if proc.stderr else ''}")
+    raise SystemExit(f"{' '.join(cmd[2:4])} did not start: {proc.stderr.read() if proc.stderr else ''}")
 
 
 def _bench(heartbeats: int, policy: str, modes: str, nodes: int, classpath: str,
@@ -80,7 +80,7 @@ def run(heartbeats: int, policy: str, modes: str = "native,shim", nodes: int = 1
     """Run each mode on `nodes` nodes and return the bench's JSON objects (each shim mode with its rate `of_native`).
 
     Each of `floor_us` adds a row "floor-<N>us": the shim on FIFO against the floor server, which decides
-    nothing after N µs of CPU (no allocation, so the cluster drains: the cost of the call alone).
+    nothing after spinning N µs (no allocation, so the cluster drains: the cost of the call alone).
     """
     classpath = classpath or _test_classpath()
     rows = _bench(heartbeats, policy, modes, nodes, classpath)
@@ -95,26 +95,25 @@ def run(heartbeats: int, policy: str, modes: str = "native,shim", nodes: int = 1
     return rows
 
 
+def _ints(text: str, example: str, least: int, what: str) -> tuple[int, ...]:
+    """Comma-separated integers, each at least `least`, or an argparse error naming `what`."""
+    try:
+        values = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what} like {example}, got {text!r}") from None
+    if min(values) < least:
+        raise argparse.ArgumentTypeError(f"{what} must be {'at least 1' if least else '0 or more'}, got {text!r}")
+    return values
+
+
 def node_counts(text: str) -> list[int]:
     """`--nodes`: comma-separated positive node counts."""
-    try:
-        counts = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected node counts like 100,1000,5000, got {text!r}") from None
-    if min(counts) < 1:
-        raise argparse.ArgumentTypeError(f"node counts must be at least 1, got {text!r}")
-    return counts
+    return list(_ints(text, "100,1000,5000", 1, "node counts"))
 
 
 def busy_times(text: str) -> tuple[int, ...]:
     """`--floor-us`: comma-separated microseconds, 0 or more."""
-    try:
-        times = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected microseconds like 0,100,300, got {text!r}") from None
-    if min(times) < 0:
-        raise argparse.ArgumentTypeError(f"microseconds must be 0 or more, got {text!r}")
-    return times
+    return _ints(text, "0,100,300", 0, "microseconds")
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> Path:
@@ -154,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=node_counts, default=[1000], metavar="N[,N...]",
                    help="cluster sizes to measure, each in its own run (default 1000; e.g. 100,1000,5000)")
     p.add_argument("--floor-us", type=busy_times, default=(), metavar="N[,N...]",
-                   help="also run the shim against a server that decides nothing after N µs of CPU, per N (e.g."
+                   help="also run the shim against a server that decides nothing after spinning N µs, per N (e.g."
                         " 0,100,300): what a delegated heartbeat costs beside Python's own time")
     p.add_argument("--plot", type=Path, metavar="PNG", help="draw heartbeats/s and p99 against the nodes into PNG")
     p.add_argument("--json", action="store_true", help="print the JSON objects")

@@ -64,6 +64,10 @@ class WaitBook:
         self._next = -float("inf")
         self.latest = {}
 
+    def due(self) -> bool:
+        """Whether the next `record` explains (and may take up to `budget_s`), not only drops the apps served."""
+        return self.top > 0 and self._clock() >= self._next
+
     def record(self, engine: Engine, snap: ClusterSnapshot, node_id: NodeId, decision: Decision) -> dict[AppId, Wait]:
         """Explain the oldest pending apps left waiting by `decision` when due; this call's reasons by app."""
         if self.top <= 0:

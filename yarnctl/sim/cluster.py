@@ -1,9 +1,9 @@
 """A simulated YARN cluster: the ground truth that builds snapshots and applies decisions like the RM.
 
-It never decides anything itself. Nodes heartbeat on a fixed grid (node i at offset
-i/N of the interval, or at the phases the workload gives); a container that finishes is reported, and its resources released, at
-its node's next heartbeat, as a NodeManager does. Heartbeats that could change nothing are
-skipped: a full node sleeps until one of its containers finishes, a node with room polls only
+It never decides anything itself. Nodes heartbeat on a fixed grid (node i at offset i/N of
+the interval, or at the phases the workload gives); a container that finishes is reported, and
+its resources released, at its node's next heartbeat, as a NodeManager does. Heartbeats that
+could change nothing are skipped: a full node sleeps until one of its containers finishes, a node with room polls only
 while there is demand, and a policy is not asked again while nothing it can see has changed.
 """
 
