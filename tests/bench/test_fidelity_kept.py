@@ -11,6 +11,7 @@ import json
 import statistics
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,46 +126,50 @@ def test_bench_fidelity_scores_a_kept_round_beside_the_runs(tmp_path: Path, caps
         assert why in err and len(err.strip().splitlines()) == 1
 
 
+def _second_round(archive: Path, mix: str, runs: list[fid.RealRun],
+                  tmp_path: Path) -> tuple[list[fid.RealRun], dict[str, Any]]:
+    """A kept second round of one mix (all five schedulers) and `across_rounds` of the first round and it."""
+    second = _unpack(archive, tmp_path, (mix,))
+    assert sorted(r.label for r in second) == sorted(r.label for r in runs if r.mix == mix) and len(second) == 5
+    return second, fid.across_rounds([[r for r in runs if r.mix == mix], second], FIT)
+
+
+def _sim_pct(runs: list[fid.RealRun]) -> tuple[float, float, float]:
+    """The simulator's completion median / p90 and wait median (%) over the jobs of `runs`, replayed with FIT."""
+    return _pct([e for r in runs for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)])
+
+
 def test_fid_examples_runs_faster_in_a_second_round_than_the_fit_predicts(runs: list[fid.RealRun],
                                                                           tmp_path: Path) -> None:
     """docs/fidelity.md, "Two rounds of the same runs": fid-examples again, further from the fit than from itself."""
-    second = _unpack(EXAMPLES_ROUND, tmp_path, ("fid-examples",))
-    assert len(second) == 5 and sum(len(fid.real_times(r)) for r in second) == 35
-    first = [r for r in runs if r.mix == "fid-examples"]
-    doc = fid.across_rounds([first, second], FIT)
+    second, doc = _second_round(EXAMPLES_ROUND, "fid-examples", runs, tmp_path)
+    assert sum(len(fid.real_times(r)) for r in second) == 35
     assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (10.6, 23.5)
     m = doc["mixes"]["fid-examples"]
     assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[5, 7]], [6, 7], [4, 4])
-    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
-    assert _pct(errors) == (21.5, 42.0, 25.2)
+    assert _sim_pct(second) == (21.5, 42.0, 25.2)
 
 
 def test_fid_big_repeats_a_ranking_the_simulator_reverses(runs: list[fid.RealRun], tmp_path: Path) -> None:
     """docs/fidelity.md, "Two rounds of the same runs": fid-big; shim fifo slowest in both, fastest simulated."""
-    second = _unpack(BIG_ROUND, tmp_path, ("fid-big",))
-    assert len(second) == 5 and sum(len(fid.real_times(r)) for r in second) == 25
-    doc = fid.across_rounds([[r for r in runs if r.mix == "fid-big"], second], FIT)
+    second, doc = _second_round(BIG_ROUND, "fid-big", runs, tmp_path)
+    assert sum(len(fid.real_times(r)) for r in second) == 25
     assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (9.7, 20.0)
     m = doc["mixes"]["fid-big"]
     assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[6, 6]], [0, 4], [0, 2])
     assert [r[-1] for r in m["real_rankings"]] == ["fifo", "fifo"]
-    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
-    assert _pct(errors) == (19.3, 27.8, 49.4)
+    assert _sim_pct(second) == (19.3, 27.8, 49.4)
 
 
 def test_fid_reduce_repeats_itself_and_the_simulator_orders_it_alike(runs: list[fid.RealRun], tmp_path: Path) -> None:
     """docs/fidelity.md, "Two rounds of the same runs": fid-reduce, the steadiest mix."""
-    second = _unpack(REDUCE_ROUND, tmp_path, ("fid-reduce",))
-    assert len(second) == 5 and sum(len(fid.real_times(r)) for r in second) == 25
-    doc = fid.across_rounds([[r for r in runs if r.mix == "fid-reduce"], second], FIT)
+    second, doc = _second_round(REDUCE_ROUND, "fid-reduce", runs, tmp_path)
+    assert sum(len(fid.real_times(r)) for r in second) == 25
     assert (round(100 * doc["spread_median"], 1), round(100 * doc["spread_p90"], 1)) == (3.9, 11.5)
     m = doc["mixes"]["fid-reduce"]
     assert (m["rounds_alike"], m["sim_on_last"], m["sim_repeatable"]) == ([[5, 5]], [5, 5], [4, 4])
-    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
-    assert _pct(errors) == (6.1, 19.1, 15.4)
-    first = [e for r in runs if r.mix == "fid-reduce" for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)),
-                                                                                None)]
-    assert _pct(first) == (6.1, 14.2, 17.4)
+    assert _sim_pct(second) == (6.1, 19.1, 15.4)
+    assert _sim_pct([r for r in runs if r.mix == "fid-reduce"]) == (6.1, 14.2, 17.4)
 
 
 def test_the_heartbeat_phase_moves_fid_bigs_first_job(tmp_path: Path) -> None:
@@ -192,5 +197,4 @@ def test_all_five_mixes_twice_and_the_simulators_phase_reach(runs: list[fid.Real
     assert {k: (v["sim_repeatable"], v["sim_repeatable_phases"]) for k, v in m.items()} == {
         "fid-big": ([0, 2], [2, 2]), "fid-examples": ([4, 4], [4, 4]), "fid-mixed": ([0, 1], [0, 1]),
         "fid-reduce": ([4, 4], [4, 4]), "fid-wide": ([2, 2], [2, 2])}
-    errors = [e for r in second for e in fid.job_errors(r, fid.sim_times(fid.simulate_run(r, FIT)), None)]
-    assert len(errors) == 155 and _pct(errors) == (13.1, 30.7, 26.3)
+    assert sum(len(fid.real_times(r)) for r in second) == 155 and _sim_pct(second) == (13.1, 30.7, 26.3)

@@ -13,13 +13,16 @@ def test_an_unknown_mode_is_one_line_naming_it_and_the_choices(capsys: pytest.Ca
     assert err.endswith("error: unknown mode(s) shim-fair; choose from native, shim, native-cs, shim-cs")
 
 
-@pytest.mark.parametrize("nodes, problem", [("100,lots", "expected node counts like 100,1000,5000, got '100,lots'"),
-                                            ("0,100", "node counts must be at least 1, got '0,100'")])
-def test_bad_node_counts_are_one_line(nodes: str, problem: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("flag, value, problem", [
+    ("--nodes", "100,lots", "expected node counts like 100,1000,5000, got '100,lots'"),
+    ("--nodes", "0,100", "node counts must be at least 1, got '0,100'"),
+    ("--floor-us", "0,fast", "expected microseconds like 0,100,300, got '0,fast'"),
+    ("--floor-us", "-5", "microseconds must be 0 or more, got '-5'")])
+def test_bad_number_lists_are_one_line(flag: str, value: str, problem: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
-        shimbench.main(["--nodes", nodes])
+        shimbench.main([flag, value])
     assert e.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: argument --nodes: {problem}")
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: argument {flag}: {problem}")
 
 
 def test_too_few_heartbeats_for_a_p99_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -27,12 +30,3 @@ def test_too_few_heartbeats_for_a_p99_is_one_line(capsys: pytest.CaptureFixture[
         shimbench.main(["--heartbeats", "10"])
     assert e.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith("error: --heartbeats: at least 100 for a p99, got 10")
-
-
-@pytest.mark.parametrize("floor, problem", [("0,fast", "expected microseconds like 0,100,300, got '0,fast'"),
-                                            ("-5", "microseconds must be 0 or more, got '-5'")])
-def test_bad_floor_times_are_one_line(floor: str, problem: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as e:
-        shimbench.main(["--floor-us", floor])
-    assert e.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: argument --floor-us: {problem}")

@@ -14,7 +14,7 @@ import json
 import math
 import random
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -239,22 +239,28 @@ def rank_agreement(real: Mapping[str, float | None], pred: Mapping[str, float | 
     return agree, total
 
 
+def repeated_pairs(rounds: Sequence[Mapping[str, float | None]],
+                   margin: float = SAME_RANK_MARGIN) -> Iterator[tuple[str, str, bool]]:
+    """(a, b, whether a comes first) for each pair of labels, in name order, that every round orders alike by > `margin`."""
+    labels = sorted(set.intersection(*(set(r) for r in rounds))) if rounds else []
+    for a, b in itertools.combinations(labels, 2):
+        # a pair one round leaves unordered (too close, or missing) is not one the cluster repeats
+        orders = {None if (ra := real[a]) is None or (rb := real[b]) is None or abs(ra - rb) <= margin * min(ra, rb)
+                  else ra < rb for real in rounds}
+        if len(orders) == 1 and None not in orders:
+            yield a, b, orders.pop() is True
+
+
 def repeatable_agreement(rounds: Sequence[Mapping[str, float | None]], pred: Mapping[str, float | None],
                          margin: float = SAME_RANK_MARGIN) -> tuple[int, int]:
     """(pairs ordered alike, pairs compared) over the pairs every real round orders alike by more than `margin`."""
     agree = total = 0
-    labels = sorted(set.intersection(*(set(r) for r in rounds))) if rounds else []
-    for a, b in itertools.combinations(labels, 2):
-        orders: set[bool | None] = set()
-        for real in rounds:
-            ra, rb = real[a], real[b]
-            # a pair one round leaves unordered (too close, or missing) is not one the cluster repeats
-            orders.add(None if ra is None or rb is None or abs(ra - rb) <= margin * min(ra, rb) else ra < rb)
+    for a, b, a_first in repeated_pairs(rounds, margin):
         pa, pb = pred.get(a), pred.get(b)
-        if len(orders) != 1 or None in orders or pa is None or pb is None:
+        if pa is None or pb is None:
             continue
         total += 1
-        agree += (pa < pb) == orders.pop()
+        agree += (pa < pb) == a_first
     return agree, total
 
 
@@ -266,14 +272,11 @@ def repeatable_within(rounds: Sequence[Mapping[str, float | None]], low: Mapping
     each real run had its own NodeManager phase, so each label may sit anywhere in its range.
     """
     agree = total = 0
-    labels = sorted(set.intersection(*(set(r) for r in rounds))) if rounds else []
-    for a, b in itertools.combinations(labels, 2):
-        orders = {None if (ra := real[a]) is None or (rb := real[b]) is None or abs(ra - rb) <= margin * min(ra, rb)
-                  else ra < rb for real in rounds}
-        if len(orders) != 1 or None in orders or not {a, b} <= low.keys() & high.keys():
+    for a, b, a_first in repeated_pairs(rounds, margin):
+        if not {a, b} <= low.keys() & high.keys():
             continue
         total += 1
-        first, second = (a, b) if orders.pop() else (b, a)
+        first, second = (a, b) if a_first else (b, a)
         agree += low[first] < high[second]
     return agree, total
 

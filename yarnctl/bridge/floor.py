@@ -2,9 +2,10 @@
 
 `python -m yarnctl.bridge.floor --token-file F [--port 0] [--busy-us 100]` serves the shim's
 `decide` through the real PolicyServer (py4j, token, loopback) and answers every call with an
-empty decision after spinning for `--busy-us` (wall clock, the CPU held as a policy holds it), so `python -m yarnctl.bridge.shimbench
---floor-us 0,100,300` measures what a heartbeat costs beside Python's own work: py4j, the two
-process switches, and how they grow with the time Python holds the call.
+empty decision after spinning for `--busy-us` (wall clock, the CPU held as a policy holds it), so
+`python -m yarnctl.bridge.shimbench --floor-us 0,100,300` measures what a heartbeat costs beside
+Python's own work: py4j, the two process switches, and how they grow with the time Python holds
+the call.
 """
 
 from __future__ import annotations

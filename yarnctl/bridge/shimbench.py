@@ -54,7 +54,8 @@ def _start_serve(policy: str, token: Path, floor_us: int | None = None) -> tuple
         if time.monotonic() > deadline:
             break
     proc.kill()
-    raise SystemExit(f"{' '.join(cmd[2:4])} did not start: {proc.stderr.read() if proc.stderr else ''}")
+    what = "yarnctl serve" if floor_us is None else "the floor server (yarnctl.bridge.floor)"
+    raise SystemExit(f"{what} did not start: {proc.stderr.read() if proc.stderr else ''}")
 
 
 def _bench(heartbeats: int, policy: str, modes: str, nodes: int, classpath: str,
