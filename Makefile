@@ -40,14 +40,17 @@ typecheck: $(STAMP)
 		yarnctl/bench/replay.py yarnctl/bench/shares.py yarnctl/bench/fidelity.py yarnctl/fidelity yarnctl/cli/fidelity.py yarnctl/cli/output.py yarnctl/sim/report.py \
 		yarnctl/sweep yarnctl/cli/sweep.py yarnctl/cli/policy.py yarnctl/cli/running.py yarnctl/cli/whatif.py yarnctl/whatif
 
-# the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM
+# the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM;
+# two pytest workers (pytest-xdist), one per core
 check: typecheck
-	$(BIN)/python -m pytest -m 'not integration and not slow'
+	$(BIN)/python -m pytest -n 2 -m 'not integration and not slow'
 
-# the full suite CI runs: the shim's JUnit tests, everything in `check`, then the integration tests
-# that start real Hadoop 2.7.7 clusters with the shim (marked `integration`)
+# the full suite CI runs: the shim's JUnit tests, everything in `check` and the slow replays (two workers),
+# then, one at a time (they time real JVMs), the integration tests that start real Hadoop 2.7.7 clusters
+# with the shim (marked `integration`)
 test: java typecheck
-	$(BIN)/python -m pytest --durations=30
+	$(BIN)/python -m pytest -n 2 -m 'not integration' --durations=10
+	$(BIN)/python -m pytest -m integration --durations=30
 
 bench: $(STAMP)
 	$(BIN)/python -m yarnctl.sim.bench --policy all --repeat 1
