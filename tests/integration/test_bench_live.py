@@ -20,7 +20,7 @@ from yarnctl.cluster.procs import processes_under
 
 pytestmark = pytest.mark.integration
 
-KEPT = ("j01", "j03", "j04", "j06")  # one of each program, and the large job the small ones queue behind
+KEPT = ("j01", "j03", "j04", "j06")  # a large and a small SleepJob, pi and wordcount: one of each kind
 N = len(KEPT)
 
 

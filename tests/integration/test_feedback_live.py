@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from live import Live
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.long]  # make test-long
 
 JOB = ["-Dmapreduce.map.memory.mb=1024", "-Dmapreduce.map.java.opts=-Xmx200m", "-m", "16", "-r", "1",
        "-mt", "30000", "-rt", "500"]

@@ -20,7 +20,7 @@ import yaml
 
 from yarnctl.bench.spec import builtin_dir
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.long]  # make test-long
 
 
 def test_capacity_keeps_two_saturated_queues_at_70_30_and_the_simulator_agrees(tmp_path: Path) -> None:

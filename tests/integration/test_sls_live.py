@@ -14,6 +14,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.long  # make test-long: SLS runs in wall-clock time; the queue-tree test below runs it in make test
 def test_sls_runs_the_short_trace_native_and_shim(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "yarnctl.cli.main", "sls", "--trace", "sls-short",
