@@ -50,7 +50,7 @@ FIRST = [*MEMORY, "-m", "2", "-r", "1", "-mt", "8000", "-rt", "5000"]
 JOB = [*MEMORY, "-m", "8", "-r", "1", "-mt", "8000", "-rt", "5000"]
 PREDICTION_ERROR = 0.35  # |predicted - actual| / actual, per job
 # a JVM start on this loaded 2-vCPU machine varies by seconds (the fitted launch costs, docs/fidelity.md), which
-# no estimate from finished tasks foresees: over six runs (docs/whatif.md) the worst job missed by 4.3-6.6 s
+# the estimate from finished tasks does not model: over seven runs (docs/whatif.md) the worst job missed by 4.3-6.6 s
 SLACK_S = 8.0
 # long maps: few JVMs start during the swap. On these 2 vCPUs, running the whole cluster, a burst of JVM
 # starts delays the policy server past the shim's 10 ms deadline now and then whatever it does (with
