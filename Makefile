@@ -1,6 +1,6 @@
-# yarnctl: `make demo` runs the main job on built-in workloads, `make test` runs every test,
-# `make check` the fast tier (no Hadoop JVM). All set themselves up on a fresh machine (a virtualenv
-# in .venv with yarnctl installed).
+# yarnctl: `make demo` runs the main job on built-in workloads, `make test` every test but those marked
+# `long` (`make test-long`), `make check` the fast tier (no Hadoop JVM). All set themselves up on a fresh
+# machine (a virtualenv in .venv with yarnctl installed).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -41,19 +41,20 @@ typecheck: $(STAMP)
 		yarnctl/sweep yarnctl/cli/sweep.py yarnctl/cli/policy.py yarnctl/cli/running.py yarnctl/cli/whatif.py yarnctl/whatif
 
 # the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM;
-# two pytest workers (pytest-xdist), one per core
+# two pytest workers (pytest-xdist), for this machine's two cores
 check: typecheck
 	$(BIN)/python -m pytest -n 2 -m 'not integration and not slow'
 
-# the full suite CI runs: the shim's JUnit tests, everything in `check` and the slow replays (two workers),
+# the suite CI runs: the shim's JUnit tests, everything in `check` and the slow replays (two workers),
 # then, one at a time (they time real JVMs), the integration tests that start real Hadoop 2.7.7 clusters
 # with the shim (marked `integration`), but for the three marked `long`
 test: java typecheck
-	$(BIN)/python -m pytest -n 2 -m 'not integration' --durations=10
+	$(BIN)/python -m pytest -n 2 -m 'not integration and not long' --durations=10
 	$(BIN)/python -m pytest -m 'integration and not long' --durations=30
 
-# the integration tests too long for `make test`'s hour (about 9 min): usage feedback's live run beside
-# fifo, two saturated CapacityScheduler queues at 70/30, and SLS replaying a trace native and shim
+# the integration tests too long for `make test`'s hour (about 10 min; nothing automated runs them): usage
+# feedback's live run beside fifo, two saturated CapacityScheduler queues at 70/30, SLS replaying a trace
+# native and shim
 test-long: java $(STAMP)
 	$(BIN)/python -m pytest -m long --durations=5
 

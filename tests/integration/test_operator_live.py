@@ -10,8 +10,8 @@ second waits behind it), `yarnctl whatif --policy dress --json` predicts both jo
 completion times under fifo (the serving policy) and dress, from the policy server's state and the
 AMs' task reports. Asserted: both policies predicted for both jobs; fifo's prediction for each job
 within PREDICTION_ERROR of its actual remaining time (RM finish time minus the moment of the
-prediction), or within SLACK_S where that is more. The errors are printed, and written up in
-docs/whatif.md.
+prediction), or, for a prediction that comes late, within SLACK_S. The errors are printed, and
+written up in docs/whatif.md.
 
 The hot swap: with two SleepJobs running (15 s maps), `yarnctl policy set dress --shadow 8s --wait`
 checks DRESS in shadow for 8 s (its decisions logged beside fifo's, not applied) and lets it take
@@ -49,8 +49,8 @@ MEMORY = ["-Dmapreduce.map.memory.mb=1024", "-Dmapreduce.map.java.opts=-Xmx256m"
 FIRST = [*MEMORY, "-m", "2", "-r", "1", "-mt", "8000", "-rt", "5000"]
 JOB = [*MEMORY, "-m", "8", "-r", "1", "-mt", "8000", "-rt", "5000"]
 PREDICTION_ERROR = 0.35  # |predicted - actual| / actual, per job
-# a JVM start on this loaded 2-vCPU machine varies by seconds (the fitted launch costs, docs/fidelity.md), which
-# the estimate from finished tasks does not model: over seven runs (docs/whatif.md) the worst job missed by 4.3-6.6 s
+# the estimate from finished tasks does not model JVM start-up contention: the first job's first maps start in
+# one burst and run long, so its later maps are over-estimated (runs 8-11 in docs/whatif.md: 5.8-6.6 s late)
 SLACK_S = 8.0
 # long maps: few JVMs start during the swap. On these 2 vCPUs, running the whole cluster, a burst of JVM
 # starts delays the policy server past the shim's 10 ms deadline now and then whatever it does (with
@@ -88,15 +88,16 @@ def _am_up(lc: LocalCluster, app_id: str) -> bool:
     return True
 
 
-def _running(lc: LocalCluster, n: int, timeout_s: float = 120) -> list[str]:
+def _running(lc: LocalCluster, n: int, besides: set[str], timeout_s: float = 120) -> list[str]:
+    """The ids of the RUNNING apps not in `besides`, in id order, once there are at least `n`."""
     deadline = time.monotonic() + timeout_s
     with closing(lc.rm()) as rm:
         while time.monotonic() < deadline:
-            apps = sorted(a.id for a in rm.apps(states=("RUNNING",)))
+            apps = sorted(a.id for a in rm.apps(states=("RUNNING",)) if a.id not in besides)
             if len(apps) >= n:
                 return apps
             time.sleep(0.5)
-    raise AssertionError(f"fewer than {n} RUNNING apps after {timeout_s:.0f} s")
+    raise AssertionError(f"fewer than {n} new RUNNING apps after {timeout_s:.0f} s")
 
 
 def test_whatif_predicts_the_running_jobs_completion(cluster: LocalCluster) -> None:
@@ -105,18 +106,21 @@ def test_whatif_predicts_the_running_jobs_completion(cluster: LocalCluster) -> N
     assert first.returncode == 0, out[-2000:]
     # the second job is submitted once the first's AM answers: submitted together, the second's AM came up
     # first in one CI run, took the room and was in its reduce at the prediction (44% off on a 10.8 s horizon)
+    with closing(cluster.rm()) as rm:
+        before = {a.id for a in rm.apps()}  # the first SleepJob's app may still read RUNNING as its AM ends
     jobs = [cluster.start_client(JOB, "sleep")]
+    (head,) = _running(cluster, 1, before)
     deadline = time.monotonic() + 180
-    (head,) = _running(cluster, 1)
     while not _am_up(cluster, head):
         assert time.monotonic() < deadline, "the first job's AM did not answer in 180 s"
         time.sleep(0.5)
     jobs.append(cluster.start_client(JOB, "sleep"))
-    apps = _running(cluster, 2)
+    apps = _running(cluster, 2, before)
     assert apps[0] == head
     # both AMs up, the first job two maps in: fifo still gives it the cluster, the second waits
+    deadline = time.monotonic() + 180
     while not (_maps_done(cluster, apps[0]) >= 2 and _am_up(cluster, apps[1])):
-        assert time.monotonic() < deadline, "the first job finished no two maps in 180 s"
+        assert time.monotonic() < deadline, "in 180 s: not two maps of the first job done and the second's AM up"
         time.sleep(0.5)
 
     t_at = time.time()
@@ -142,14 +146,16 @@ def test_whatif_predicts_the_running_jobs_completion(cluster: LocalCluster) -> N
     for job in jobs:
         out, _ = job.communicate(timeout=400)
         assert job.returncode == 0, out[-2000:]
-    errors, misses = {}, {}
+    actual: dict[str, float] = {}
+    late: dict[str, float] = {}  # predicted - actual: > 0 when the prediction said later than it came
     for a in apps:
-        actual = cluster.wait_app(a, timeout_s=60).finished_time_ms / 1000 - t_at
-        errors[a] = abs(fifo[a] - actual) / actual  # type: ignore[operator]
-        misses[a] = abs(fifo[a] - actual)  # type: ignore[operator]
-        print(f"{a}: predicted {fifo[a]:.1f} s under fifo ({dress[a]:.1f} s under dress), actual {actual:.1f} s, "
-              f"error {errors[a]:.0%}")
-    assert all(errors[a] <= PREDICTION_ERROR or misses[a] <= SLACK_S for a in apps), (errors, misses)
+        actual[a] = cluster.wait_app(a, timeout_s=60).finished_time_ms / 1000 - t_at
+        late[a] = fifo[a] - actual[a]  # type: ignore[operator]
+        print(f"{a}: predicted {fifo[a]:.1f} s under fifo ({dress[a]:.1f} s under dress), actual {actual[a]:.2f} s, "
+              f"error {abs(late[a]) / actual[a]:.0%} ({late[a]:+.1f} s)")
+    # the slack is for the known over-estimate only (docs/whatif.md): a prediction too early (a reduce taken for
+    # nearly done, runs 1, 3 and 7) must stay within PREDICTION_ERROR
+    assert all(abs(late[a]) <= PREDICTION_ERROR * actual[a] or 0 <= late[a] <= SLACK_S for a in apps), (late, actual)
 
 
 def _policy(lc: LocalCluster, *argv: str) -> subprocess.CompletedProcess[str]:
