@@ -1,4 +1,4 @@
-"""Helpers for the integration tests: the live cluster handle, its shim counters and decision logs."""
+"""Helpers for the integration tests: the live cluster handle, its shim counters and decision logs, bench specs."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from yarnctl.bench.spec import builtin_dir
 from yarnctl.bridge.decisionlog import LogReader
 from yarnctl.cluster.local import ClusterInfo, LocalCluster, app_ids
 from yarnctl.rm import SHIM_BEAN, AppInfo, HttpSettings, ResourceManager, ShimMetrics
@@ -136,4 +139,20 @@ def allocated_by_app(records: list[dict[str, Any]]) -> dict[str, int]:
         if not req.get("full"):
             for row in req.get("alloc", []):
                 out[row[1]] = out.get(row[1], 0) + 1
+    return out
+
+
+def spec_copy(name: str, out: Path, keep: tuple[str, ...] | None = None,
+              args: dict[str, dict[str, str]] | None = None) -> Path:
+    """Write built-in bench spec `name` to `out` with only the `keep` jobs and some job arguments changed.
+
+    `args` maps a job id to {flag: value}: the value replaces the argument after that flag (e.g. -m's map count).
+    """
+    doc = yaml.safe_load((builtin_dir() / f"{name}.yaml").read_text())
+    if keep is not None:
+        doc["jobs"] = [j for j in doc["jobs"] if j["id"] in keep]
+    for job in doc["jobs"]:
+        for flag, value in (args or {}).get(job["id"], {}).items():
+            job["args"][job["args"].index(flag) + 1] = value
+    out.write_text(yaml.safe_dump(doc))
     return out

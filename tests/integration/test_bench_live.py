@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from live import spec_copy
 
 from yarnctl.bench.mr import LEAD_S
-from yarnctl.bench.spec import builtin_dir
 from yarnctl.cluster.procs import processes_under
 
 pytestmark = pytest.mark.integration
@@ -28,12 +27,7 @@ N = len(KEPT)
 
 def _short_mix(path: Path) -> Path:
     """Write mr-mix with only the KEPT jobs, its large SleepJob at 8 maps of 10 s instead of 12 of 15 s."""
-    doc = yaml.safe_load((builtin_dir() / "mr-mix.yaml").read_text())
-    doc["jobs"] = [j for j in doc["jobs"] if j["id"] in KEPT]
-    args = next(j for j in doc["jobs"] if j["id"] == "j01")["args"]
-    args[args.index("-m") + 1], args[args.index("-mt") + 1] = "8", "10000"
-    path.write_text(yaml.safe_dump(doc))
-    return path
+    return spec_copy("mr-mix", path, KEPT, {"j01": {"-m": "8", "-mt": "10000"}})
 
 
 def test_bench_mr_runs_real_jobs_under_two_schedulers(tmp_path: Path) -> None:

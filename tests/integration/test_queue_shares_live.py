@@ -16,19 +16,14 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
-
-from yarnctl.bench.spec import builtin_dir
+from live import spec_copy
 
 pytestmark = [pytest.mark.integration, pytest.mark.long]  # make test-long
 
 
 def test_capacity_keeps_two_saturated_queues_at_70_30_and_the_simulator_agrees(tmp_path: Path) -> None:
-    doc = yaml.safe_load((builtin_dir() / "queue-share.yaml").read_text())
-    for job, maps in zip(doc["jobs"], ("24", "10")):  # two waves of 30 s maps per queue instead of four
-        job["args"][job["args"].index("-m") + 1] = maps
-    spec = tmp_path / "queue-share-short.yaml"
-    spec.write_text(yaml.safe_dump(doc))
+    # two waves of 30 s maps per queue instead of four
+    spec = spec_copy("queue-share", tmp_path / "queue-share-short.yaml", args={"a1": {"-m": "24"}, "b1": {"-m": "10"}})
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "yarnctl.cli.main", "bench", "mr", "--spec", str(spec),
                            "--scheduler", "capacity", "--cluster-dir", str(tmp_path / "cluster"), "--out", str(out),
