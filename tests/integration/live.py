@@ -19,7 +19,9 @@ from yarnctl.cluster.local import ClusterInfo, LocalCluster, app_ids
 from yarnctl.rm import SHIM_BEAN, AppInfo, HttpSettings, ResourceManager, ShimMetrics
 
 HERE = Path(__file__).parent
-DEADLINE_MS = 250  # generous: the test machine also runs the MR JVMs on 2 cores
+# generous: the test machine also runs the MR JVMs on 2 cores, and a burst of JVM starts can keep the policy
+# server off the CPU for tens of ms; every live cluster whose test is not about the shim's deadline uses it
+DEADLINE_MS = 250
 
 
 @dataclass

@@ -69,6 +69,7 @@ class ChaosService(PolicyService):
     def __init__(self, *args: object, **kw: object) -> None:
         super().__init__(*args, **kw)  # type: ignore[arg-type]
         self.rng = random.Random(7)
+        self.calls = 0
 
     def decide(self, request: str) -> str:
         honest = super().decide(request)
@@ -90,11 +91,11 @@ class ChaosService(PolicyService):
             "[\"not\", \"an\", \"object\"]",
             "",
         ]
-        roll = self.rng.random()
-        if roll < 0.3:
-            return honest
-        if roll < 0.35:
+        self.calls += 1
+        if self.calls % 10 == 0:  # on a fixed beat, not a draw: a seeded draw came late once in the first 113 calls
             time.sleep(0.5)  # past the test cluster's deadline
+            return honest
+        if self.rng.random() < 0.3:
             return honest
         g = self.rng.choice(garbage)
         return g if isinstance(g, str) else json.dumps(g)

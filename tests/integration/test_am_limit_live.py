@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from live import DEADLINE_MS
 
 from yarnctl.cluster.local import LocalCluster, app_ids
 
@@ -26,7 +27,8 @@ JOB = ["-Dyarn.app.mapreduce.am.resource.mb=2048", "-Dmapreduce.map.memory.mb=10
 
 def test_eight_2gb_ams_on_two_8gb_nodes_all_finish_under_dress(tmp_path: Path) -> None:
     lc = LocalCluster(tmp_path / "c")
-    lc.up(policy="dress", nodes=2, nm_memory_mb=8192, nm_vcores=16, serve_args=["--tune-interval", "1"])
+    lc.up(policy="dress", nodes=2, nm_memory_mb=8192, nm_vcores=16, serve_args=["--tune-interval", "1"],
+          deadline_ms=DEADLINE_MS)
     try:
         clients = [lc.start_client(JOB, "sleep") for _ in range(8)]
         outs = [c.communicate(timeout=900)[0] for c in clients]

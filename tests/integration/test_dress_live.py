@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from live import DEADLINE_MS
 
 from yarnctl.bench.collect import AppRecord, record
 from yarnctl.cluster.local import LocalCluster, app_ids
@@ -86,7 +87,8 @@ def _wait_s(apps: list[AppRecord]) -> float:
 
 def test_small_jobs_wait_less_under_dress_than_capacity(cluster_dir: Path) -> None:
     lc = LocalCluster(cluster_dir / "dress")
-    info = lc.up(policy="dress", serve_args=["--tune-interval", "1", "--metrics-port", "0"], **NM)  # type: ignore[arg-type]
+    info = lc.up(policy="dress", serve_args=["--tune-interval", "1", "--metrics-port", "0"],  # type: ignore[arg-type]
+                 deadline_ms=DEADLINE_MS, **NM)
     try:
         dress_large, dress_small = _schedule(lc)
         serve_log = (info.dir / "logs" / "serve.log").read_text()

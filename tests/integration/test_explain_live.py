@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from live import DEADLINE_MS
 
 from yarnctl.cluster.local import LocalCluster
 from yarnctl.rm import AppInfo
@@ -45,7 +46,7 @@ WITHIN_S = 6.0  # two heartbeats (1 s each), the explain interval (0.5 s), the s
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     lc = LocalCluster(tmp_path_factory.mktemp("explain") / "c")
-    lc.up(policy="dress", nodes=2, shim_on="capacity", capacity_site=TREE, serve_args=SERVE)
+    lc.up(policy="dress", nodes=2, shim_on="capacity", capacity_site=TREE, serve_args=SERVE, deadline_ms=DEADLINE_MS)
     try:
         yield lc
     finally:

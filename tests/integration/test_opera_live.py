@@ -5,8 +5,9 @@ with its control loop reading the NodeManagers' container usage every second and
 a first SleepJob of 3 s maps teaches the classifier that this job's maps are short; a second one
 (16 maps of 1024 MB that sleep 30 s, using a fraction of it) then gets opportunistic containers
 (the node is rescaled past its configured size, so more than the 8 containers fifo fits run at
-once); a distributed-shell container started first that 25 s later suddenly holds 3 GB (the NodeManagers do not check
-physical memory) pushes a node into contention and the monitor kills opportunistic containers.
+once); a distributed-shell container started first that, once more than 8 containers run (the test
+then creates the file it waits for), suddenly holds 3 GB (the NodeManagers do not check physical
+memory) pushes a node into contention and the monitor kills opportunistic containers.
 MapReduce re-runs the killed maps and both jobs succeed.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -25,10 +27,14 @@ pytestmark = pytest.mark.integration
 SHORT = ["-m", "6", "-r", "1", "-mt", "3000", "-rt", "500"]
 LONG = ["-Dmapreduce.map.memory.mb=1024", "-Dmapreduce.map.java.opts=-Xmx200m", "-m", "16", "-r", "1",
         "-mt", "45000", "-rt", "500"]
-# placed first, as a normal container, while the cluster has room; 25 s later (the long job's maps running
-# opportunistically by then) it suddenly holds 3 GB for 40 s
-SPIKE = ["-shell_command", "sleep 25; python3 -c 'import time; b = bytearray(3072 << 20); time.sleep(40)'",
-         "-container_memory", "512", "-num_containers", "1"]
+
+
+def spike_shell(go: Path) -> list[str]:
+    """A container placed first, as a normal one, while the cluster has room; once `go` exists (the long job's maps
+    running opportunistically: a fixed 25 s can come before them when their AM starts slowly) it suddenly holds 3 GB for 40 s."""
+    return ["-shell_command", f"until [ -e {go} ]; do sleep 1; done; "
+            "python3 -c 'import time; b = bytearray(3072 << 20); time.sleep(40)'",
+            "-container_memory", "512", "-num_containers", "1"]
 
 
 @pytest.fixture
@@ -47,20 +53,26 @@ def opera(cluster: Live, tmp_path: Path) -> Iterator[Path]:
         cluster.start_serve("fifo")
 
 
-def test_opera_lends_idle_room_and_kills_opportunistic_containers_on_a_spike(cluster: Live, opera: Path) -> None:
+def test_opera_lends_idle_room_and_kills_opportunistic_containers_on_a_spike(cluster: Live, opera: Path,
+                                                                            tmp_path: Path) -> None:
     _, taught = cluster.run(SHORT, "sleep")
     assert taught.final_status == "SUCCEEDED"
     time.sleep(3)  # a few ticks: the classifier learns the finished maps
     before = cluster.shim()
-    most, stop = [0], threading.Event()
+    most, stop, go = [0], threading.Event(), tmp_path / "go"
+    t_go = time.monotonic() + 180  # the spike starts anyway then: the assertions below say what did not happen
 
     def watch() -> None:
-        while not stop.is_set():
-            most[0] = max(most[0], cluster.rm.metrics().containers_allocated)
-            time.sleep(0.5)
+        with closing(cluster.lc.rm()) as rm:  # its own session: the test thread uses cluster.rm meanwhile
+            while not stop.is_set():
+                most[0] = max(most[0], rm.metrics().containers_allocated)
+                if not go.exists() and (most[0] > 8 or time.monotonic() > t_go):
+                    time.sleep(3)  # a few more opportunistic maps start their JVMs first
+                    go.touch()
+                time.sleep(0.5)
 
     threading.Thread(target=watch, daemon=True).start()
-    spike = cluster.start(SPIKE, "dshell")
+    spike = cluster.start(spike_shell(go), "dshell")
     time.sleep(5)  # the spike's AM and container take their room before the long job fills the nodes
     job = cluster.start(LONG, "sleep")
     out, _ = job.communicate(timeout=600)

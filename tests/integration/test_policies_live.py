@@ -82,13 +82,14 @@ def test_haste_a_reads_iteration_tags_from_real_applications(cluster: Live, swap
 def test_hmrf_accounts_two_queues_in_its_metrics(cluster: Live, swap_policy: object) -> None:
     """[H-MRF] Sec. 7.1 on real YARN: a memory-heavy job in queue a and a cpu-heavy one in queue b
     run side by side under `hmrf`; β and the accumulated resources of both queues reach /metrics and grow, and
-    both queues end with β >= 0.9, close to or above what their half would have given them alone (Fig. 7).
+    both queues end with β >= 0.85, close to or above what their half would have given them alone (Fig. 7).
 
     Not β >= 1: containers do not divide. Queue a's half is 4 GB / 4 vcores and its maps are 1.5 GB, so while b
     holds its vcores a runs its AM and two maps (3.5 GB, 3 vcores: β_a = 0.875) and is only paid back as
     containers end; in a 40-s run the payback may fall short (CI: 0.982 and 1.072; 2026-11-27: 0.943 and 1.203; other
     runs 1.354 / 1.305, 1.814 / 1.516). FIFO, which serves a's six asks first, holds b at its AM and one map (3 of its 4 vcores,
-    β_b about 0.75) for the whole map phase."""
+    β_b about 0.75) for the whole map phase. The bound, 0.85, is under that one-container floor (0.875, reached when a run
+    ends before the payback) and well over FIFO's 0.75."""
     dlog = swap_policy("hmrf", "--rm", cluster.info.rm_url, "--tune-interval", "1", "--metrics-port", "0")  # type: ignore[operator]
     m = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", dlog.with_suffix(".log").read_text())
     assert m, "serve did not say where its metrics are"
@@ -114,7 +115,7 @@ def test_hmrf_accounts_two_queues_in_its_metrics(cluster: Live, swap_policy: obj
             [final[f'yarnctl_hmrf_accumulated_vcore_seconds{{queue="{q}"}}']]
         assert grown[-1] > 0 and grown == sorted(grown), (q, grown)
         assert final[f'yarnctl_hmrf_accumulated_memory_byte_seconds{{queue="{q}"}}'] > 0
-        assert final[f'yarnctl_hmrf_sharing_degree{{queue="{q}"}}'] >= 0.9  # Fig. 7, within one container's rounding
+        assert final[f'yarnctl_hmrf_sharing_degree{{queue="{q}"}}'] >= 0.85  # Fig. 7, within one container's rounding
     # the memory-heavy queue accumulated more memory, the cpu-heavy one more vcores
     acc = {(r, q): final[f'yarnctl_hmrf_accumulated_{r}_seconds{{queue="{q}"}}'] for r in ("memory_byte", "vcore")
            for q in ("a", "b")}

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from live import DEADLINE_MS
 
 from yarnctl.cluster.conf import set_values
 from yarnctl.cluster.local import LocalCluster, app_ids
@@ -46,7 +47,8 @@ MEMORY = ["-Dyarn.app.mapreduce.am.resource.mb=1024", "-Dmapreduce.map.memory.mb
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     lc = LocalCluster(tmp_path_factory.mktemp("queues") / "c")
-    lc.up(policy="fifo", nodes=2, shim_on="capacity", capacity_site=TREE, yarn_site={"yarn.acl.enable": "true"})
+    lc.up(policy="fifo", nodes=2, shim_on="capacity", capacity_site=TREE, yarn_site={"yarn.acl.enable": "true"},
+          deadline_ms=DEADLINE_MS)
     try:
         yield lc
     finally:

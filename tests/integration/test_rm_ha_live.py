@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from live import DEADLINE_MS
 from hmrfstatus import accumulated_vcore_seconds
 
 from yarnctl.bridge.decisionlog import LogReader
@@ -31,7 +32,7 @@ JOB = ["-Dmapreduce.map.memory.mb=512", "-Dmapreduce.reduce.memory.mb=512", "-Dm
 
 def test_a_job_survives_the_active_rm_killed_and_the_standbys_server_takes_over(tmp_path: Path) -> None:
     lc = LocalCluster(tmp_path / "c")
-    info = lc.up(policy="hmrf", nodes=2, nm_memory_mb=4096, nm_vcores=8, ha=True)
+    info = lc.up(policy="hmrf", nodes=2, nm_memory_mb=4096, nm_vcores=8, ha=True, deadline_ms=DEADLINE_MS)
     try:
         old = lc.active_rm()
         new_expected = "rm2" if old == "rm1" else "rm1"

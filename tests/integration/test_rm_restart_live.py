@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from live import DEADLINE_MS
 from hmrfstatus import accumulated_vcore_seconds
 
 from yarnctl.bridge.decisionlog import LogReader
@@ -32,7 +33,7 @@ JOB = ["-Dmapreduce.map.memory.mb=512", "-Dmapreduce.reduce.memory.mb=512", "-Dm
 
 def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) -> None:
     lc = LocalCluster(tmp_path / "c")
-    info = lc.up(policy="hmrf", nodes=2, nm_memory_mb=4096, nm_vcores=8, recovery=True)
+    info = lc.up(policy="hmrf", nodes=2, nm_memory_mb=4096, nm_vcores=8, recovery=True, deadline_ms=DEADLINE_MS)
     try:
         clients = [lc.start_client(JOB, "sleep") for _ in range(2)]
         rm = lc.rm(HttpSettings(read_timeout_s=10))
