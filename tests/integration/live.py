@@ -20,7 +20,7 @@ from yarnctl.rm import SHIM_BEAN, AppInfo, HttpSettings, ResourceManager, ShimMe
 
 HERE = Path(__file__).parent
 # generous: the test machine also runs the MR JVMs on 2 cores, and a burst of JVM starts can keep the policy
-# server off the CPU for tens of ms; every live cluster whose test is not about the shim's deadline uses it
+# server off the CPU for tens of ms; the live clusters of `make test` whose asserts count on Python deciding use it
 DEADLINE_MS = 250
 
 
