@@ -167,8 +167,8 @@ def test_whatif_predicts_the_running_jobs_completion(cluster: LocalCluster) -> N
         print(f"{a}: predicted {fifo[a]:.1f} s under fifo ({dress[a]:.1f} s under dress), actual {actual[a]:.2f} s, "
               f"error {abs(late[a]) / actual[a]:.0%} ({late[a]:+.1f} s)")
     # the estimate from finished tasks does not model JVM start-up contention: the first job's first maps start in
-    # one burst and run long, so the maps after them are over-estimated by part of that burst's start-up (runs 8-12
-    # in docs/whatif.md: 5.8-6.6 s late, 9.5-11.3 s of start-up in each map). The slack for a late prediction is
+    # one burst and run long, so the maps after them are over-estimated by part of that burst's start-up (runs 8-15
+    # in docs/whatif.md: 5.0-6.7 s late, 8.5-11.3 s of start-up in each map). The slack for a late prediction is
     # that start-up, measured apart from the product: the job history's maps done by the prediction, less their sleep
     info = cluster.info()
     assert info.history is not None
