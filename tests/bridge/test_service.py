@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from wirefixtures import APP1, APP2, STATE, compact, doc, text
 
-from yarnctl.bridge.service import PolicyService
+from yarnctl.bridge.service import BESIDE_LARGE_CHARS, PolicyService
 from yarnctl.model import ClusterSnapshot, Decision
 from yarnctl.policies import make_policy
 from yarnctl.policies.contract import PolicyBase
@@ -114,6 +115,40 @@ def test_large_full_request_is_served() -> None:
     [answer] = _answers(s, req)
     assert answer == {"seq": 1, "a": [["application_1_00000", 20, 5], ["application_1_00001", 20, 3]]}
     assert s.stats.full_syncs == 1
+
+
+def test_the_collector_is_held_off_during_a_large_request_only() -> None:
+    """A full sync's objects are frozen out of later collections; a delta, or a failing large request, leaves gc as it was."""
+    seen: list[bool] = []
+
+    class Watching(PolicyBase):
+        name = "watching"
+
+        def decide(self, snapshot: ClusterSnapshot, node_id: str) -> Decision:
+            seen.append(gc.isenabled())
+            return Decision()
+
+    nodes = [[f"n{i}:45454", f"/r{i % 40}", 8192, 8] for i in range(3000)]
+    full = compact({"v": 2, "seq": 1, "full": True, "t": 1, "node": "n7:45454", "used": [0, 0, 0], "nodes": nodes})
+    delta = compact({"v": 2, "seq": 2, "base": 1, "full": False, "t": 2, "node": "n7:45454", "used": [0, 0, 0]})
+    assert len(full) > BESIDE_LARGE_CHARS > len(delta)
+    s = PolicyService(Watching())
+    gc.unfreeze()
+    try:
+        assert _answers(s, full) == [{"seq": 1}] and _answers(s, delta) == [{"seq": 2}]
+        assert seen == [False, True] and gc.isenabled()
+        assert gc.get_freeze_count() > 3000  # the mirror's nodes, at least
+        gc.unfreeze()
+        broken = full.replace('"full":true', '"full":"yes"')
+        assert "bad request" in _answers(s, broken)[0]["err"]
+        assert gc.isenabled() and gc.get_freeze_count() > 0  # frozen as well: the garbage of a failed sync is rare
+        gc.unfreeze()
+        gc.disable()  # someone else's choice is kept
+        assert _answers(s, full.replace('"seq":1', '"seq":3')) == [{"seq": 3}]
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+        gc.unfreeze()
 
 
 def test_concurrent_calls_are_serialised() -> None:

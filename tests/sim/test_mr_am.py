@@ -6,9 +6,15 @@ no vcores unless said otherwise, so only memory counts (as under Hadoop's Defaul
 
 from __future__ import annotations
 
+import math
+import random
+from collections import deque
+from types import SimpleNamespace
+
 import pytest
 
 from yarnctl.model import Resources
+from yarnctl.sim.appmaster import _hanging
 from yarnctl.sim.mr_am import (
     MRAMConfig,
     JobState,
@@ -141,3 +147,28 @@ def test_hadoop_property_names_configure_the_am():
         config_of({"mapreduce.job.reduces": 3})
     with pytest.raises(ValueError, match="expected a fraction"):
         config_of({"yarn.app.mapreduce.am.job.reduce.preemption.limit": 2})
+
+
+def test_hanging_maps_counted_from_the_floor_as_by_a_full_count() -> None:
+    """The simulator's count of maps waiting past a delay (preemptReducesIfNeeded's hanging requests) skips the scan
+    only when its floor proves none can be: random asks (at the back, or a killed map's at the front) and
+    launches, each AM heartbeat checked against counting every pending map."""
+    rng = random.Random(7)
+    up = SimpleNamespace(asked_floor=-math.inf)
+    queue: deque[SimpleNamespace | None] = deque()
+    now, scans_skipped, hanging_seen = 0.0, 0, 0
+    for _ in range(3000):
+        now += rng.choice([0.0, 0.5, 1.0, 7.5])
+        step = rng.random()
+        if step < 0.2:
+            queue.append(SimpleNamespace(asked_at=now))
+        elif step < 0.3:
+            queue.appendleft(SimpleNamespace(asked_at=now))  # _request(front=True): a killed map asked again
+        elif step < 0.6 and queue:
+            queue.popleft()
+        delay = rng.choice([0.0, 10.0, 30.0])
+        expected = sum(1 for t in queue if t is not None and now - t.asked_at > delay)
+        scans_skipped += now - up.asked_floor <= delay
+        assert _hanging(up, queue, now, delay) == expected  # type: ignore[arg-type]
+        hanging_seen += expected > 0
+    assert scans_skipped > 200 and hanging_seen > 200, (scans_skipped, hanging_seen)  # both branches, many times

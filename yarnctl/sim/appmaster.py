@@ -37,7 +37,7 @@ MAX_AM_FAILURES = 2  # yarn.resourcemanager.am.max-attempts
 
 class _Stage:
     __slots__ = ("spec", "index", "job", "requested", "done", "done_at", "dependents", "waiting",
-                 "running", "held", "ramping", "feeds_mr")
+                 "running", "held", "ramping", "feeds_mr", "asked_floor")
 
     def __init__(self, spec: StageSpec, index: int, job: _Job) -> None:
         self.spec, self.index, self.job = spec, index, job
@@ -50,6 +50,8 @@ class _Stage:
         self.held: list[_Task] = []  # tasks the AM has not asked for (an MR job's pending reduces; see _mr_allocate)
         self.ramping = False  # an MR reduce stage past slow start (RMContainerAllocator.reduceStarted)
         self.feeds_mr = False  # a map stage that MR reduces follow: the MR AM model handles its waiting reduces
+        # at most the earliest `asked_at` among its priority's pending tasks: they only leave, or come asked now
+        self.asked_floor = -math.inf
 
     @property
     def mr_reduce(self) -> bool:
@@ -354,10 +356,8 @@ class AppMasters(SparkDrivers, SimParts):
                      len(down.held), job.capability[up.spec.priority], job.capability[down.spec.priority],
                      Resources(cap.memory_mb - self.alloc_mem, cap.vcores - self.alloc_vc))  # FifoScheduler's headroom
         if maps_q and up.running == 0:
-            now = self.k.now
-            hang_u = sum(1 for t in maps_q if t is not None and now - t.asked_at > cfg.unconditional_preempt_delay_s)
-            hang_h = (scheduled_maps if cfg.preempt_delay_s <= 0 else
-                      sum(1 for t in maps_q if t is not None and now - t.asked_at > cfg.preempt_delay_s))
+            hang_u = _hanging(up, maps_q, self.k.now, cfg.unconditional_preempt_delay_s)
+            hang_h = scheduled_maps if cfg.preempt_delay_s <= 0 else _hanging(up, maps_q, self.k.now, cfg.preempt_delay_s)
             n = reduces_to_preempt(s, hang_u, hang_h, cfg)
             if n > 0:
                 self._ramp_down(job, down, scheduled_reduces)  # clearAllPendingReduceRequests
@@ -439,3 +439,17 @@ class AppMasters(SparkDrivers, SimParts):
         s = job.spec
         return JobRecord(s.id, s.name, s.user, s.queue, s.type, s.submit_s, job.first_start,
                          job.finished_at, s.tasks, job.kills, job.state)
+
+
+def _hanging(up: _Stage, maps_q: deque[_Task | None], now: float, delay: float) -> int:
+    """The pending maps asked more than `delay` ago; counted only when the stage's floor says some may be."""
+    if now - up.asked_floor <= delay:
+        return 0  # every one was asked at the floor or later (the AM heartbeats of a long backlog stop here)
+    n, low = 0, now
+    for t in maps_q:
+        if t is not None:
+            if now - t.asked_at > delay:
+                n += 1
+            low = min(low, t.asked_at)
+    up.asked_floor = low
+    return n
