@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import weakref
 from typing import Any
 
 import pytest
@@ -118,7 +119,7 @@ def test_large_full_request_is_served() -> None:
 
 
 def test_the_collector_is_held_off_during_a_large_request_only() -> None:
-    """A full sync's objects are frozen out of later collections; a delta, or a failing large request, leaves gc as it was."""
+    """A full sync is collected once and frozen out of later collections; a delta, or a large request that fails, is not."""
     seen: list[bool] = []
 
     class Watching(PolicyBase):
@@ -128,27 +129,41 @@ def test_the_collector_is_held_off_during_a_large_request_only() -> None:
             seen.append(gc.isenabled())
             return Decision()
 
+    class Cycle:
+        me: object = None
+
     nodes = [[f"n{i}:45454", f"/r{i % 40}", 8192, 8] for i in range(3000)]
     full = compact({"v": 2, "seq": 1, "full": True, "t": 1, "node": "n7:45454", "used": [0, 0, 0], "nodes": nodes})
     delta = compact({"v": 2, "seq": 2, "base": 1, "full": False, "t": 2, "node": "n7:45454", "used": [0, 0, 0]})
     assert len(full) > BESIDE_LARGE_CHARS > len(delta)
     s = PolicyService(Watching())
+    was_enabled = gc.isenabled()
+    gc.enable()
     gc.unfreeze()
     try:
+        cycle = Cycle()
+        cycle.me = cycle
+        gone = weakref.ref(cycle)
+        del cycle
+        gc.freeze()  # as the last full sync would have frozen it before it became garbage
         assert _answers(s, full) == [{"seq": 1}] and _answers(s, delta) == [{"seq": 2}]
         assert seen == [False, True] and gc.isenabled()
-        assert gc.get_freeze_count() > 3000  # the mirror's nodes, at least
-        gc.unfreeze()
+        assert gone() is None  # the next full sync unfroze and collected it: frozen garbage does not pile up
+        frozen = gc.get_freeze_count()
+        assert frozen > 3000  # the mirror's nodes, at least
         broken = full.replace('"full":true', '"full":"yes"')
         assert "bad request" in _answers(s, broken)[0]["err"]
-        assert gc.isenabled() and gc.get_freeze_count() > 0  # frozen as well: the garbage of a failed sync is rare
+        assert gc.isenabled() and gc.get_freeze_count() == frozen  # no full sync: nothing collected or frozen
         gc.unfreeze()
         gc.disable()  # someone else's choice is kept
         assert _answers(s, full.replace('"seq":1', '"seq":3')) == [{"seq": 3}]
         assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
-        gc.enable()
         gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+        else:
+            gc.disable()
 
 
 def test_concurrent_calls_are_serialised() -> None:

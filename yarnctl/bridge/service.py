@@ -45,24 +45,6 @@ SWAP_EVENTS_KEPT = 20  # the latest swap events the status file lists
 TAKEOVER_IDLE_S = 3.0  # a call after this long without any may be the first as the active RM's server
 
 
-@contextmanager
-def collector_paused(pause: bool) -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector while `pause` (a full sync) runs, and restore it after.
-
-    A full sync of 1,000 nodes builds ~100k objects that all outlive it: the collections their
-    allocation triggers find nothing to free and took a third of the sync (docs/performance.md).
-    """
-    paused = pause and gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.freeze()
-            gc.enable()
-
-
 @dataclass
 class ServiceStats:
     """Counters and a latency histogram of PolicyService.decide."""
@@ -169,6 +151,30 @@ class Answered:
     seen: tuple[ClusterSnapshot, NodeId] | None
     decided: tuple[ClusterSnapshot, NodeId, Decision] | None
     waited_us: int | None
+
+
+@contextmanager
+def collector_paused(pause: bool, stats: ServiceStats) -> Iterator[None]:
+    """Hold off Python's cyclic garbage collector while a large request (`pause`) is answered; after a full sync, collect once and freeze.
+
+    A full sync of 1,000 nodes builds ~100k objects that all outlive it: the collections their
+    allocation triggers find nothing to free. Collected once at the end (cycles of the state it
+    replaced go then) and frozen, they are not scanned again by the full collections of the deltas
+    that follow, which otherwise stall a heartbeat past the shim's deadline (docs/performance.md).
+    """
+    paused = pause and gc.isenabled()
+    if paused:
+        gc.disable()
+    synced = stats.full_syncs
+    try:
+        yield
+    finally:
+        if paused:
+            if stats.full_syncs > synced:
+                gc.unfreeze()  # what the last full sync froze may be garbage now: this collection frees it
+                gc.collect()
+                gc.freeze()
+            gc.enable()
 
 
 class PolicyService:
@@ -380,7 +386,7 @@ class PolicyService:
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         t_in = time.perf_counter_ns()
-        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS):
+        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, self.stats):
             t0 = time.perf_counter_ns()
             # behind another call, a tune, a swap or the last call's beside-work: the shim's clock runs meanwhile
             waited = (t0 - t_in) // 1000

@@ -349,7 +349,7 @@ class AppMasters(SparkDrivers, SimParts):
         scheduled_reduces = len(reduces_q) if reduces_q else 0
         if not down.held and (scheduled_maps == 0 or down.running + scheduled_reduces == 0):
             return False  # every reduce asked for, and no map waits that reduces could be holding up
-        if not down.held and up.running:
+        if not down.held and up.running and down.ramping:
             # every reduce asked for and a map running (no preemption while one does): nothing to do now, but
             # the AM beats on, so that its heartbeats keep their grid and their order
             return True
