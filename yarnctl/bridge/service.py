@@ -170,11 +170,13 @@ def collector_paused(pause: bool, stats: ServiceStats) -> Iterator[None]:
         yield
     finally:
         if paused:
-            if stats.full_syncs > synced:
-                gc.unfreeze()  # what the last full sync froze may be garbage now: this collection frees it
-                gc.collect()
-                gc.freeze()
-            gc.enable()
+            try:
+                if stats.full_syncs > synced:
+                    gc.unfreeze()  # what the last full sync froze may be garbage now: this collection frees it
+                    gc.collect()
+                    gc.freeze()
+            finally:
+                gc.enable()
 
 
 class PolicyService:
