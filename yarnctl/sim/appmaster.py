@@ -347,12 +347,13 @@ class AppMasters(SparkDrivers, SimParts):
         reduces_q = job.pending.get(down.spec.priority)
         scheduled_maps = len(maps_q) if maps_q else 0
         scheduled_reduces = len(reduces_q) if reduces_q else 0
-        if not down.held and (scheduled_maps == 0 or down.running + scheduled_reduces == 0):
-            return False  # every reduce asked for, and no map waits that reduces could be holding up
-        if not down.held and up.running and down.ramping:
-            # every reduce asked for and a map running (no preemption while one does): nothing to do now, but
-            # the AM beats on, so that its heartbeats keep their grid and their order
-            return True
+        if not down.held:  # every reduce asked for
+            if scheduled_maps == 0 or down.running + scheduled_reduces == 0:
+                return False  # and no map waits that reduces could be holding up
+            if up.running and down.ramping:
+                # and a map running (no preemption while one does): nothing to do now, but the AM beats on,
+                # so that its heartbeats keep their grid and their order
+                return True
         cfg = job.spec.mapreduce
         cap = self.state.capacity
         before = up.spec.done_before  # a live job's maps done before the simulation started count as done
