@@ -61,6 +61,7 @@ class HasteA(Haste):
 
     name = "haste-a"
     Config = HasteAConfig
+    iterations = staticmethod(iterations)
 
     def __init__(self, config: HasteAConfig = HasteAConfig()) -> None:
         super().__init__(config)

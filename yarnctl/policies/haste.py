@@ -16,14 +16,19 @@ On each heartbeat of node S_j:
    container of the best, and repeat until nothing fits. Urgency counts the containers placed
    earlier in the same heartbeat, as the RM's app state would. Ties go to the better locality
    on S_j (node, rack, off-switch: the paper's "best locality"), then submit time, app id and
-   priority. A heartbeat costs O(A + C + k n): A apps and C live containers read once for the
-   urgency inputs, n (app, priority) asks scored for each of the k containers placed (the paper's
+   priority. Scoring every request costs O(A + k n) a heartbeat: A apps read for the urgency
+   inputs, n (app, priority) asks scored for each of the k containers placed (the paper's
    O(n log n) sorts once; placing several containers needs the scores again because F and the
-   min-max range change with the residual).
+   min-max range change with the residual). So HaSTE reads the same picks from requests kept
+   in urgency order (urgency_lists.py, `ranked_assignment`), whenever the store's journal
+   reaches the snapshot and no pending ask names a node or rack: a heartbeat reads the ends of
+   each (size, alignment) group's list and re-lists only the jobs touched since the last one.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -35,6 +40,7 @@ from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, De
 from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
 from yarnctl.policies.ita import grid_work, initial_assignment
 from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
+from yarnctl.policies.urgency_lists import Group, Iterations, Key, UrgencyLists
 from yarnctl.policies.contract import PolicyBase
 
 Beta = tuple[float, float, float]  # weights of the normalised fitness, urgency and alignment (Eq. 6)
@@ -63,6 +69,7 @@ class TaskAsk:
     urgency: float  # job.urgency(priority, size) once RTA runs, kept current as the heartbeat places tasks
     order: tuple[int, float, str, int]  # tie-break: locality rank on the node, submit time, app id, priority
     alignment: float = 0.0  # Eq. 5 (HaSTE-A)
+    alignment_numerator: int = 0  # I_i + I_i^current, when read from the urgency lists
 
 
 def normalised(xs: Sequence[float]) -> list[float]:
@@ -113,6 +120,105 @@ def real_time_assignment(asks: Sequence[TaskAsk], residual: Resources, w: FfdDpC
         yield best, why
 
 
+def ranked_assignment(lists: UrgencyLists, residual: Resources, w: FfdDpConfig,
+                      beta: Beta) -> Iterator[tuple[TaskAsk, str]]:
+    """RTA as `real_time_assignment` places (same picks, same reasons), read from the urgency lists.
+
+    F and A are one value per list (a task size, an alignment numerator) and, with `beta[1]` at
+    least 0, the preference grows with U within a list, so only list heads and tails are scored.
+    A job placed in this heartbeat leaves the lists for the rest of it: its requests are then
+    scored one by one, with the urgency its new tasks give it.
+    """
+    b1, b2, b3 = beta
+    own: dict[str, list[TaskAsk]] = {}  # jobs placed in this heartbeat: their requests, as they now stand
+    out: dict[Group, int] = {}  # keys of those jobs' requests each list still holds
+    while True:
+        groups = []  # (group, F, A, most and least urgent U, requests with a task left, own requests in the group)
+        for group, keys in lists.lists.items():
+            size = group[0]
+            if not size.fits_in(residual):
+                continue
+            mine = [r for rs in own.values() for r in rs if r.capability == size and r.alignment_numerator == group[1]
+                    and r.left > 0]
+            us = [r.urgency for r in mine]
+            for i in (_next_listed(keys, 0, own, 1), _next_listed(keys, len(keys) - 1, own, -1)):
+                if i is not None:
+                    us.append(-keys[i][0])
+            if us:
+                groups.append((group, fitness(size, residual, w), _alignment(lists, group[1]), max(us), min(us),
+                               len(keys) - out.get(group, 0) + len(mine), mine))
+        if not groups:
+            return
+        f_lo, f_hi = min(g[1] for g in groups), max(g[1] for g in groups)
+        a_lo, a_hi = min(g[2] for g in groups), max(g[2] for g in groups)
+        u_lo, u_hi = min(g[4] for g in groups), max(g[3] for g in groups)
+
+        def preference(f: float, a: float, u: float) -> float:
+            # Eq. 6 as `preferences` computes it, term by term
+            fi = (f - f_lo) / (f_hi - f_lo) if f_hi > f_lo else 0.0
+            ui = (u - u_lo) / (u_hi - u_lo) if u_hi > u_lo else 0.0
+            ai = (a - a_lo) / (a_hi - a_lo) if a_hi > a_lo else 0.0
+            return b1 * fi + b2 * ui + b3 * ai
+
+        top = max(preference(g[1], g[2], g[3]) for g in groups)
+        best: TaskAsk | Key | None = None
+        for group, f, a, most, _, _, mine in groups:
+            if preference(f, a, most) != top:
+                continue
+            for r in mine:
+                if preference(f, a, r.urgency) == top and (best is None or r.order[1:] < _order(best)):
+                    best = r
+            keys = lists.lists[group]
+            i = _next_listed(keys, 0, own, 1)
+            while i is not None and preference(f, a, -keys[i][0]) == top:  # the ties: a run of equal urgency each
+                if best is None or keys[i][1:] < _order(best):
+                    best = keys[i]
+                i = _next_listed(keys, bisect.bisect_right(keys, (keys[i][0], math.inf)), own, 1)
+        assert best is not None  # some size scored `top`
+        if not isinstance(best, TaskAsk):
+            best = _take(lists, best, own, out)
+        why = (f"RTA p{best.priority}: fitness {fitness(best.capability, residual, w):.1f}, "
+               f"urgency {best.urgency:.3g}" + (f", alignment {best.alignment:.3g}" if b3 else "")
+               + f", preference {top:.2f} of {sum(g[5] for g in groups)}")
+        best.left -= 1
+        best.job.start(best.priority, best.size)
+        for r in own[best.app_id]:  # a placed task changes the urgency of its own job only
+            r.urgency = r.job.urgency(r.priority, r.size)
+        residual = residual - best.capability
+        yield best, why
+
+
+def _next_listed(keys: list[Key], i: int, own: Mapping[str, object], step: int) -> int | None:
+    """The first index from `i` on (in `step`'s direction) whose job has not left the lists, or None."""
+    while 0 <= i < len(keys):
+        if keys[i][2] not in own:
+            return i
+        i += step
+    return None
+
+
+def _alignment(lists: UrgencyLists, numerator: int) -> float:
+    """Eq. 5 for a job with I_i + I_i^current = `numerator`, as `alignment.alignments` computes it (0 unweighted)."""
+    return numerator / lists.total if lists.iterations is not None else 0.0
+
+
+def _order(r: TaskAsk | Key) -> tuple[float, str, int]:
+    """The tie-break after locality (the same on every node for listed requests): submit time, app id, priority."""
+    return (r.order[1], r.order[2], r.order[3]) if isinstance(r, TaskAsk) else (r[1], r[2], r[3])
+
+
+def _take(lists: UrgencyLists, key: Key, own: dict[str, list[TaskAsk]], out: dict[Group, int]) -> TaskAsk:
+    """Take the job of the listed request `key` out of the lists for this heartbeat; return that request."""
+    app_id, job = key[2], lists.jobs[key[2]].copy()  # the progress read is shared across heartbeats
+    asks = own[app_id] = []
+    for row in lists.rows[app_id]:
+        r = row.ask
+        asks.append(TaskAsk(app_id, r.priority, r.capability, r.count, row.size, job, -row.key[0],
+                            (2, row.key[1], app_id, r.priority), _alignment(lists, row.group[1]), row.group[1]))
+        out[row.group] = out.get(row.group, 0) + 1
+    return next(r for r in asks if r.priority == key[3])
+
+
 def placeable(asks: Sequence[Ask], node: Node) -> list[tuple[Ask, int]]:
     """Each priority's off-switch request that may run on `node`, with its locality there (0 node, 1 rack, 2 any).
 
@@ -142,6 +248,7 @@ class Haste(PolicyBase):
     name = "haste"
     Config = HasteConfig
     beta: Beta = (1.0, 1.0, 0.0)  # Eq. 4 is Eq. 6 without alignment
+    iterations: Iterations | None = None  # what alignment reads of a job (HaSTE-A's)
 
     def __init__(self, config: HasteConfig = HasteConfig()) -> None:
         if min(config.memory_weight, config.vcores_weight) < 0 or config.memory_weight + config.vcores_weight <= 0:
@@ -149,14 +256,25 @@ class Haste(PolicyBase):
         self.config = config
         self.weights = FfdDpConfig(config.memory_weight, config.vcores_weight)
         self.progress = Progress(self.weights)  # the policy's only state: the T_i^m seen (urgency.py)
+        self.lists = UrgencyLists(self.progress, self.iterations)  # what RTA scores, in its order (urgency_lists.py)
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """AM asks first, then ITA on an empty node of an idle cluster, else RTA, until nothing fits."""
         node = snap.nodes[node_id]
-        places = [(app, placeable(snap.asks[app.id], node)) for app in snap.iter_pending_apps()]
         granted: dict[tuple[str, int], int] = {}
+        why: dict[str, list[str]] = {}
+        if self.beta[1] >= 0 and self.lists.sync(snap) and (
+                self.lists.finished or not node.allocated.is_zero()):  # not ITA's case
+            residual = self._serve_listed_ams(node.available, granted)
+            why.update((app, ["AM first"]) for app, _ in granted)
+            if snap.min_allocation.fits_in(residual):
+                for r, text in ranked_assignment(self.lists, residual, self.weights, self.beta):
+                    granted[(r.app_id, r.priority)] = granted.get((r.app_id, r.priority), 0) + 1
+                    why.setdefault(r.app_id, []).append(text)
+            return self._decision(node_id, granted, why)
+        places = [(app, placeable(snap.asks[app.id], node)) for app in snap.iter_pending_apps()]
         residual = self._serve_ams(places, residual=node.available, granted=granted)
-        why: dict[str, list[str]] = {app: ["AM first"] for app, _ in granted}
+        why.update((app, ["AM first"]) for app, _ in granted)
         if snap.min_allocation.fits_in(residual):
             jobs = self.progress.read(snap)
             asks = self._task_asks(snap, places, residual, jobs)
@@ -171,6 +289,11 @@ class Haste(PolicyBase):
             for r, n, text in plan:
                 granted[(r.app_id, r.priority)] = granted.get((r.app_id, r.priority), 0) + n
                 why.setdefault(r.app_id, []).append(text)
+        return self._decision(node_id, granted, why)
+
+    @staticmethod
+    def _decision(node_id: NodeId, granted: Mapping[tuple[str, int], int], why: Mapping[str, list[str]]) -> Decision:
+        """The containers granted on `node_id`, with each app's reasons."""
         if not granted:
             return Decision()
         return Decision(tuple(Assignment(a, p, node_id, n) for (a, p), n in granted.items()),
@@ -196,6 +319,18 @@ class Haste(PolicyBase):
                 if n > 0:
                     granted[(app.id, AM_PRIORITY)] = n
                     residual = residual - r.capability * n
+        return residual
+
+    def _serve_listed_ams(self, residual: Resources, granted: dict[tuple[str, int], int]) -> Resources:
+        """`_serve_ams` over the listed AM asks, stopping once none has a container that fits."""
+        lists = self.lists
+        for _, r in lists.ams:
+            if not lists.fitting_ams(residual):
+                break
+            n = min(r.count, r.capability.times_fit(residual))
+            if n > 0:
+                granted[(r.app_id, AM_PRIORITY)] = n
+                residual = residual - r.capability * n
         return residual
 
     def _task_asks(self, snap: ClusterSnapshot, places: Places, residual: Resources,

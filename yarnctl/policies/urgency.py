@@ -95,6 +95,7 @@ class Progress:
         # both objects when they change, so an app whose two are the very objects read last time is skipped
         self._seen: dict[str, tuple[object, object, JobProgress]] = {}
         self._loaded = False  # totals were loaded since the last read, perhaps of apps gone meanwhile
+        self.generation = 0  # counts loads: a reader keeping what it read from the old totals starts afresh
 
     def read(self, snap: ClusterSnapshot) -> dict[str, JobProgress]:
         """Eq. 2-3's inputs for every app in `snap`; shared with the next read, so `copy` one before changing it."""
@@ -120,6 +121,21 @@ class Progress:
                 del self.map_totals[gone]
             self._loaded = False
         return jobs
+
+    def read_app(self, snap: ClusterSnapshot, app_id: str) -> JobProgress:
+        """One app's Eq. 2-3 inputs, as `read` gives them, for a reader that follows the store's journal."""
+        held, rs = snap.priority_allocated.get(app_id), snap.asks.get(app_id)
+        before = self._seen.get(app_id)
+        if before is not None and before[0] is held and before[1] is rs:
+            return before[2]
+        job = self._progress(app_id, held, rs)
+        self._seen[app_id] = held, rs, job
+        return job
+
+    def forget(self, app_id: str) -> None:
+        """Drop what was seen of an app that left."""
+        self._seen.pop(app_id, None)
+        self.map_totals.pop(app_id, None)
 
     def _progress(self, app_id: str, held: Mapping[int, Held] | None, asks: Sequence[Ask] | None) -> JobProgress:
         """One app's progress from its per-priority holdings and its asks, noting the T_i^m they show."""
@@ -164,4 +180,5 @@ class Progress:
                 raise ValueError(f"map_totals.{app}: expected {{priority: count >= 0}}")
             loaded[str(app)] = {int(p): n for p, n in seen.items()}
         self.map_totals = loaded
+        self.generation += 1
         self._seen, self._loaded = {}, True  # what was read before came from the old totals
