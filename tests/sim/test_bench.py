@@ -44,3 +44,9 @@ def test_the_backlog_case_keeps_more_jobs_in_the_system_at_the_higher_level_and_
     assert report["slowdown"]["fifo"] == round(small["tasks_per_s"] / large["tasks_per_s"], 2)
     png = plots.backlog_throughput(report, tmp_path / "backlog.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_backlog_case_reports_the_median_of_its_runs() -> None:
+    report = bench.backlog((2, 3), ("fifo",), repeat=3)
+    for case in report["cases"]:
+        assert len(case["walls_s"]) == 3 and case["wall_s"] == sorted(case["walls_s"])[1]

@@ -7,7 +7,8 @@ build machines are shared and noisy.
 
 `--backlog 50,500` measures how throughput holds as the backlog grows: that many synthetic jobs
 submitted at once (10x more jobs in the system on average at the second level), each policy's
-tasks per second at each level, with a plot (`--plot PNG`).
+tasks per second at each level (the median of `--repeat` runs: the 50-job runs last under a
+second, so one run is at the mercy of a hiccup), with a plot (`--plot PNG`).
 
 `--policy-cost` measures instead what one heartbeat's decision costs each policy on a busy
 cluster with 200 pending (app, priority) asks (goal for `haste`: under 1 ms median), on a
@@ -117,8 +118,8 @@ def backlog_workload(jobs: int) -> Workload:
     return parse_workload(yaml.safe_dump(spec), spec["name"], seed=0)
 
 
-def backlog(levels: tuple[int, ...], policies: tuple[str, ...]) -> dict[str, Any]:
-    """Each policy's tasks per second at each backlog level, with the jobs in the system on average (Little's law)."""
+def backlog(levels: tuple[int, ...], policies: tuple[str, ...], repeat: int = 1) -> dict[str, Any]:
+    """Each policy's tasks per second at each backlog level (median of `repeat` runs), with the jobs in the system."""
     out: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine(),
                     "system": platform.platform(), "cpus": os.cpu_count()},
@@ -127,16 +128,22 @@ def backlog(levels: tuple[int, ...], policies: tuple[str, ...]) -> dict[str, Any
     workloads = {n: backlog_workload(n) for n in levels}
     for policy in policies:
         for n, w in workloads.items():
-            run, wall = _timed(w, policy)
+            walls = []
+            for _ in range(repeat):  # the same simulation each time: only the wall clock varies
+                run, wall = _timed(w, policy)
+                walls.append(wall)
+            wall = statistics.median(walls)
             # time-average of the jobs submitted and not finished: the sum of their sojourns over the span
             in_system = sum((j.finish_s if j.finish_s is not None else run.end_s) - j.submit_s
                             for j in run.jobs) / run.end_s if run.end_s else 0.0
             tasks = run.stats["tasks"]
             out["cases"].append({"policy": policy, "jobs": n, "tasks": tasks, "wall_s": round(wall, 3),
+                                 "walls_s": [round(x, 3) for x in walls],
                                  "tasks_per_s": round(tasks / wall), "mean_jobs_in_system": round(in_system, 1),
                                  "decisions": run.stats["decisions"]})
             print(f"{policy:8s} {n:>5,} jobs at once  {in_system:7.1f} in the system on average  "
-                  f"{tasks:>7,} tasks  wall {wall:6.2f} s  {tasks / wall:>9,.0f} tasks/s", file=sys.stderr)
+                  f"{tasks:>7,} tasks  wall {wall:6.2f} s  {tasks / wall:>9,.0f} tasks/s"
+                  + (f"  (runs {min(walls):.2f}-{max(walls):.2f} s)" if repeat > 1 else ""), file=sys.stderr)
     for policy in policies:
         rates = [c["tasks_per_s"] for c in out["cases"] if c["policy"] == policy]
         out.setdefault("slowdown", {})[policy] = round(rates[0] / rates[-1], 2) if rates[-1] else None
@@ -267,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         p.error(f"--repeat: must be at least 1, got {args.repeat}")
     if levels:
-        report = backlog(levels, policies)
+        report = backlog(levels, policies, args.repeat)
         if args.plot is not None:
             from yarnctl.sim.plots import backlog_throughput  # matplotlib, only when a plot is asked for
 
