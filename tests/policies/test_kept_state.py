@@ -19,7 +19,7 @@ from yarnctl.model import App, Ask, Container, Node, Resources
 from yarnctl.policies.dress import EPS, Category
 from yarnctl.policies import make_policy
 from yarnctl.policies.head_lists import AskLists
-from yarnctl.policies.opera.queue import FairQueue, Task
+from yarnctl.policies.opera.queue import FairQueue, PendingOrder, Task
 from yarnctl.state import snapshot_of
 
 
@@ -121,3 +121,27 @@ def test_dress_pool_sums_too_close_to_call_are_counted_afresh() -> None:
     walk = make_policy("dress", {"initial_reserve": policy.delta})  # type: ignore[attr-defined]
     assert decision == walk.decide(dataclasses.replace(snap), "n1")
     assert [a.app_id for a in decision.assignments] == ["a1"]
+
+
+def test_opera_next_task_from_the_kept_order_as_from_the_sort() -> None:
+    # GetNextTaskFromQueue (Alg. 3-4) as this heartbeat's grants raise what apps and queues hold: a1 holds
+    # least and goes first until its 4 GB pass a2's 3 GB, then a2, a1, a2; once the default queue's 11 GB
+    # and five grants pass q1's 20 GB, q1's a4; then the queues take turns
+    node = Node("n1", "/r", Resources(65536, 64))
+    apps = [App("a1", submit_s=1.0), App("a2", submit_s=2.0), App("a3", submit_s=3.0), App("a4", "q1", submit_s=0.0)]
+    asks = [Ask(a, 20, Resources(2048, 1), 5) for a in ("a1", "a2", "a3", "a4")]
+    held = [Container("c2", "a2", "n1", 20, Resources(3072, 1), 0.0), Container("c3", "a3", "n1", 20, Resources(8192, 1), 0.0),
+            Container("c4", "a4", "n1", 20, Resources(20480, 1), 0.0)]
+    snap = snapshot_of(1.0, [node], apps, asks, held)
+    lists, order = AskLists(), PendingOrder()
+    assert lists.sync(snap) and order.sync(snap)
+    kept, walk = FairQueue(snap, lists, order), FairQueue(snap)
+    picks = []
+    for _ in range(8):
+        t = walk.next()
+        assert t is not None and kept.next() == t
+        picks.append(t.app_id)
+        for queue in (kept, walk):
+            queue.take(t)
+    assert picks == ["a1", "a1", "a2", "a1", "a2", "a4", "a1", "a4"]
+    assert kept.next({("a3", 20)}) == walk.next({("a3", 20)})

@@ -49,7 +49,7 @@ from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 from yarnctl.policies.waiting import size as waiting_size
 from yarnctl.policies.opera.availability import fits, guaranteed, opportunistic
 from yarnctl.policies.head_lists import AskLists
-from yarnctl.policies.opera.queue import FairQueue, Task
+from yarnctl.policies.opera.queue import FairQueue, PendingOrder, Task
 from yarnctl.policies.opera.relief import Block, Contention, Relief, cres, kills, relieve, victim
 from yarnctl.policies.opera.reservation import Reserved, Room, multi_chance, strict
 
@@ -127,6 +127,7 @@ class Opera(PolicyBase):
         self.confusion = Confusion()  # online predictions (at grant) against what the task turned out to be
         self.finished: deque[FinishedTask] = deque(maxlen=HISTORY)
         self.asks = AskLists()  # the open asks by size, for MinTaskDemand without walking the backlog
+        self.order = PendingOrder()  # the asking apps in Fair order, so GetNextTaskFromQueue need not sort them
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -261,7 +262,8 @@ class Opera(PolicyBase):
         oa = opportunistic(c_i, (self.task_usage(c) for c in cs), blocked) if not st.stale else Usage()
         room = Room(guaranteed(c_i, (c.resource for c in cs if not self.is_opportunistic(c.id))), oa,
                     Usage.of(ceiling) - Usage.of(c_i) - self._held(cs))
-        queue = FairQueue(snap, self.asks if self.asks.sync(snap) else None)
+        kept = self.asks.sync(snap) and self.order.sync(snap)  # both or neither: they need the store's snapshot
+        queue = FairQueue(snap, self.asks, self.order) if kept else FairQueue(snap)
 
         def eligible(t: Task) -> bool:
             return t.priority != AM_PRIORITY and self.classifier.is_short(

@@ -10,11 +10,13 @@ min shares, and FairScheduler's AM share limit.
 
 from __future__ import annotations
 
-from collections.abc import Set
+import bisect
+import heapq
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass
 
-from yarnctl.fairness.comparators import fair_share_key
-from yarnctl.model import ZERO, App, ClusterSnapshot, Resources
+from yarnctl.fairness.comparators import SortKey, fair_share_key
+from yarnctl.model import ZERO, App, AppId, ClusterSnapshot, JournalCursor, Resources
 from yarnctl.policies.head_lists import AskLists
 
 TaskKey = tuple[str, int]  # (app id, priority): the task of a request, as a reservation names it
@@ -34,19 +36,57 @@ class Task:
         return (self.app_id, self.priority)
 
 
+def app_key(used: Resources, app: App) -> SortKey:
+    """An app's place in its queue: FairSharePolicy with weight 1 and no min share, on what it holds."""
+    return fair_share_key(used, used, ZERO, 1.0, app.submit_s, app.id)
+
+
+class PendingOrder:
+    """Each queue's asking apps in Fair order as the store's snapshot has them, kept from its journal."""
+
+    def __init__(self) -> None:
+        self.cursor = JournalCursor()
+        self.placed: dict[AppId, tuple[SortKey, str]] = {}  # each listed app's key and queue
+        self.by_queue: dict[str, list[tuple[SortKey, AppId]]] = {}
+
+    def sync(self, snap: ClusterSnapshot) -> bool:
+        """Bring the order up to `snap`: re-key the apps touched since; False for a snapshot no store took."""
+        if snap.version < 0 or snap.journal is None:
+            return False
+        with self.cursor.read(snap) as touched:
+            if touched is None:
+                self.placed, self.by_queue = {}, {}
+                touched = list(snap.apps)
+            for app_id in dict.fromkeys(touched):
+                old = self.placed.pop(app_id, None)
+                if old is not None:
+                    entries = self.by_queue[old[1]]
+                    del entries[bisect.bisect_left(entries, (old[0], app_id))]
+                    if not entries:
+                        del self.by_queue[old[1]]
+                app = snap.apps.get(app_id)
+                if app is not None and app_id in snap.asks:
+                    k = app_key(snap.app_allocated.get(app_id, ZERO), app)
+                    self.placed[app_id] = (k, app.queue)
+                    bisect.insort(self.by_queue.setdefault(app.queue, []), (k, app_id))
+        return True
+
+
 class FairQueue:
     """The pending tasks of one snapshot in Fair order, less what this heartbeat has taken."""
 
-    def __init__(self, snap: ClusterSnapshot, asks: AskLists | None = None) -> None:
+    def __init__(self, snap: ClusterSnapshot, asks: AskLists | None = None, order: PendingOrder | None = None) -> None:
         self.snap = snap
         self.asks = asks  # the open asks by size, synced to `snap` by the caller (None: walk the apps)
+        self.order = order  # the asking apps in Fair order, synced to `snap` by the caller (None: sort them)
         self.taken: dict[TaskKey, int] = {}
-        # what each app and queue holds, the store's own sums: `take` adds this heartbeat's grants to copies
-        self.usage: dict[str, Resources] = dict(snap.app_allocated)
-        self.q_usage: dict[str, Resources] = dict(snap.queue_allocated)
+        # what the apps and queues given something in this heartbeat now hold (the rest: the store's sums)
+        self.usage: dict[str, Resources] = {}
+        self.q_usage: dict[str, Resources] = {}
         self.by_queue: dict[str, list[App]] = {}
-        for app in snap.iter_pending_apps():
-            self.by_queue.setdefault(app.queue, []).append(app)
+        if order is None or asks is None:
+            for app in snap.iter_pending_apps():
+                self.by_queue.setdefault(app.queue, []).append(app)
 
     def left(self, key: TaskKey) -> int:
         """Containers still outstanding for `key` after this heartbeat's grants."""
@@ -75,26 +115,41 @@ class FairQueue:
     def next(self, exclude: Set[TaskKey] = frozenset()) -> Task | None:
         """GetNextTaskFromQueue: the head task of the first app in Fair order (apps whose head is in `exclude` skipped)."""
         def q_key(q: str) -> tuple[object, ...]:
-            used = self.q_usage.get(q, ZERO)
+            used = self._used(q, self.q_usage, self.snap.queue_allocated)
             return fair_share_key(used, used, ZERO, 1.0, 0.0, q)
 
         def a_key(a: App) -> tuple[object, ...]:
-            used = self.usage.get(a.id, ZERO)
-            return fair_share_key(used, used, ZERO, 1.0, a.submit_s, a.id)
+            return app_key(self._used(a.id, self.usage, self.snap.app_allocated), a)
 
-        for q in sorted(self.by_queue, key=q_key):
-            for app in sorted(self.by_queue[q], key=a_key):
+        kept = self.order.by_queue if self.order is not None and self.asks is not None else None
+        for q in sorted(kept if kept is not None else self.by_queue, key=q_key):
+            for app in self._in_order(q, a_key) if kept is not None else sorted(self.by_queue[q], key=a_key):
                 t = self.head(app)
                 if t is not None and t.key not in exclude:
                     return t
         return None
 
+    def _in_order(self, q: str, a_key: Callable[[App], SortKey]) -> Iterator[App]:
+        """Queue `q`'s apps in Fair order: the kept order, the apps given something in this heartbeat re-keyed."""
+        assert self.order is not None
+        apps, moved, placed = self.snap.apps, self.usage, self.order.placed
+        kept = (entry for entry in self.order.by_queue[q] if entry[1] not in moved)
+        regiven = sorted((a_key(apps[a]), a) for a in moved if a in placed and placed[a][1] == q)
+        for _, app_id in heapq.merge(kept, regiven):
+            yield apps[app_id]
+
+    @staticmethod
+    def _used(name: str, given: dict[str, Resources], held: Mapping[str, Resources]) -> Resources:
+        """What an app or queue holds: as given in this heartbeat, else the store's sum."""
+        used = given.get(name)
+        return used if used is not None else held.get(name, ZERO)
+
     def take(self, task: Task) -> None:
         """Count one container of `task` as given in this heartbeat."""
         self.taken[task.key] = self.taken.get(task.key, 0) + 1
         app = self.snap.apps[task.app_id]
-        self.usage[task.app_id] = self.usage.get(task.app_id, ZERO) + task.demand
-        self.q_usage[app.queue] = self.q_usage.get(app.queue, ZERO) + task.demand
+        self.usage[task.app_id] = self._used(task.app_id, self.usage, self.snap.app_allocated) + task.demand
+        self.q_usage[app.queue] = self._used(app.queue, self.q_usage, self.snap.queue_allocated) + task.demand
 
     def smallest(self) -> Resources | None:
         """MinTaskDemand (Alg. 3-4 line 3): the per-resource minimum of every outstanding demand."""
