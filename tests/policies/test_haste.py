@@ -166,11 +166,19 @@ def test_urgency_follows_the_containers_placed_in_the_same_heartbeat():
     assert decide(snap) == {("a", 10): 4, ("a", 20): 2}
 
 
-@pytest.mark.parametrize("params", [{"memory_weight": -1.0}, {"memory_weight": 0.0, "vcores_weight": 0.0}],
-                         ids=["negative", "both-zero"])
+@pytest.mark.parametrize("params", [{"memory_weight": -1.0}, {"memory_weight": 0.0, "vcores_weight": 0.0},
+                                    {"vcores_weight": float("nan")}, {"memory_weight": float("inf")}],
+                         ids=["negative", "both-zero", "nan", "inf"])
 def test_weights_that_would_value_nothing_are_refused(params):
     with pytest.raises(ConfigError, match="policy haste-a: memory_weight"):
         make_policy("haste-a", params)
+
+
+@pytest.mark.parametrize("beta", ["beta_fitness", "beta_urgency", "beta_alignment"])
+def test_betas_that_are_not_numbers_are_refused(beta):
+    # a NaN or infinite weight makes Eq. 6's max depend on the order requests are scored in
+    with pytest.raises(ConfigError, match="policy haste-a: beta_fitness, beta_urgency and beta_alignment must be finite"):
+        make_policy("haste-a", {beta: float("nan")})
 
 
 # ---------------------------------------------------------------- random snapshots

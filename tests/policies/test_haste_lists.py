@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from storehistory import random_step, small_cluster
 
-from yarnctl.model import ANY, AM_PRIORITY, REDUCE_PRIORITY, App, Ask, ClusterSnapshot, Container, Locality, Resources
+from yarnctl.model import (
+    ANY, AM_PRIORITY, REDUCE_PRIORITY, App, Ask, ClusterSnapshot, Container, Decision, Locality, Resources,
+)
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.policies import make_policy
 from yarnctl.state import ClusterState
@@ -45,11 +47,14 @@ def _task_step(state: ClusterState, snap: ClusterSnapshot, data: st.DataObject, 
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.data(), st.sampled_from(["haste", "haste-a"]))
-def test_rta_from_the_lists_decides_as_scoring_every_request(data: st.DataObject, name: str) -> None:
+@given(st.data(), st.sampled_from([("haste", {}), ("haste-a", {}), ("haste-a", {"beta_urgency": 0.0})]))
+def test_rta_from_the_lists_decides_as_scoring_every_request(data: st.DataObject,
+                                                             policy: tuple[str, dict[str, float]]) -> None:
+    # with urgency unweighted, requests of different urgency tie: the lists walk every run of their prefix
+    name, config = policy
     state = small_cluster()
     ids = itertools.count()
-    kept, fresh = make_policy(name, {}), make_policy(name, {})
+    kept, fresh = make_policy(name, config), make_policy(name, config)
     for step in range(data.draw(st.integers(1, 40))):
         snap = state.snapshot(float(step))
         if data.draw(st.booleans()):
@@ -108,3 +113,67 @@ def test_lists_rescore_a_job_as_its_tasks_start() -> None:
     assert decision == fresh.decide(dataclasses.replace(snap), "n0")
     assert [(a.app_id, a.priority, a.count) for a in decision.assignments] == [
         ("a0", REDUCE_PRIORITY, 2), ("a0", 20, 1), ("a1", 20, 2), ("a1", REDUCE_PRIORITY, 3)]
+
+
+def _pair(state: ClusterState, t: float, node: str, kept: object, fresh: object) -> tuple[object, object]:
+    snap = state.snapshot(t)
+    return kept.decide(snap, node), fresh.decide(dataclasses.replace(snap), node)  # type: ignore[attr-defined]
+
+
+def test_both_paths_read_progress_on_a_full_node_too() -> None:
+    # T_i^m is the most maps seen over the snapshots read: a's 4 maps, seen only while n0 was full,
+    # count on both paths, so when a asks for 2 with n0 emptied both see half its maps done (no ITA)
+    one = Resources(1024, 1)
+    state = ClusterState()
+    state.put_node("n0", "/r", Resources(8192, 8), Resources(8192, 8))
+    state.add_app(App("a", submit_s=0.0))
+    state.add_app(App("b", submit_s=1.0))
+    state.launch(Container("x", "b", "n0", 20, Resources(8192, 8), 0.0))
+    state.set_any_asks("a", (Ask("a", 20, one, 4),))
+    kept, fresh = make_policy("haste", {}), make_policy("haste", {})
+    assert _pair(state, 0.0, "n0", kept, fresh) == (Decision(), Decision())
+    state.set_any_asks("a", (Ask("a", 20, one, 2),))
+    state.release("x")
+    got, want = _pair(state, 1.0, "n0", kept, fresh)
+    assert got == want and kept.progress.map_totals["a"] == fresh.progress.map_totals["a"] == {20: 4}
+    assert want.reasons["a"].startswith("RTA p20")
+
+
+def test_loaded_progress_is_read_by_the_lists() -> None:
+    # a restarted policy server loads T_i^m other than what it has seen: the lists read every job afresh
+    one = Resources(1024, 1)
+    state = ClusterState()
+    state.put_node("n0", "/r", Resources(8192, 8), Resources(8192, 8))
+    for i in (1, 2):
+        state.add_app(App(f"a{i}", submit_s=float(i)))
+        state.launch(Container(f"am{i}", f"a{i}", "n0", AM_PRIORITY, one, 0.0, is_am=True))
+        state.set_any_asks(f"a{i}", (Ask(f"a{i}", 20, one, 2),))
+    kept, fresh = make_policy("haste", {}), make_policy("haste", {})
+    _pair(state, 0.0, "n0", kept, fresh)
+    doc = {"map_totals": {"a1": {"20": 3}, "a2": {"20": 8}}}  # a2 is now 3/4 done, a1 1/3: a2 is more urgent
+    kept.load_state(doc)
+    fresh.load_state(doc)
+    got, want = _pair(state, 0.0, "n0", kept, fresh)
+    assert got == want and [a.app_id for a in got.assignments][0] == "a2"
+
+
+def test_unweighted_urgency_ties_go_in_submit_order() -> None:
+    # HaSTE-A with beta_urgency 0: a2 is the more urgent (its AM runs, a map done) but every request
+    # of one size ties, so a1, submitted first, goes first: the lists walk past a2's run of urgency
+    one = Resources(1024, 1)
+    state = ClusterState()
+    for node in ("n0", "n1"):
+        state.put_node(node, "/r", Resources(8192, 8), Resources(8192, 8))
+    state.add_app(App("a1", submit_s=0.0))
+    state.add_app(App("a2", submit_s=1.0))
+    state.set_any_asks("a1", (Ask("a1", 20, one, 2),))
+    state.set_any_asks("a2", (Ask("a2", 20, one, 4),))
+    state.launch(Container("am2", "a2", "n1", AM_PRIORITY, one, 0.0, is_am=True))
+    state.launch(Container("m2", "a2", "n1", 20, one, 0.0))
+    config = {"beta_urgency": 0.0}
+    kept, fresh = make_policy("haste-a", config), make_policy("haste-a", config)
+    _pair(state, 0.0, "n0", kept, fresh)
+    state.release("m2")
+    state.set_any_asks("a2", (Ask("a2", 20, one, 3),))
+    got, want = _pair(state, 1.0, "n0", kept, fresh)
+    assert got == want and [(a.app_id, a.count) for a in got.assignments] == [("a1", 2), ("a2", 3)]

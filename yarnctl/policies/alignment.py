@@ -19,9 +19,11 @@ as a plain job (N = 1) or the first iteration (K = 1).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from yarnctl.errors import ConfigError
 from yarnctl.model import App, ClusterSnapshot
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.policies.haste import Haste, HasteConfig
@@ -66,6 +68,8 @@ class HasteA(Haste):
     def __init__(self, config: HasteAConfig = HasteAConfig()) -> None:
         super().__init__(config)
         self.beta = (config.beta_fitness, config.beta_urgency, config.beta_alignment)
+        if not all(map(math.isfinite, self.beta)):
+            raise ConfigError(f"policy {self.name}: beta_fitness, beta_urgency and beta_alignment must be finite")
 
     def alignments(self, snap: ClusterSnapshot) -> Mapping[str, float]:
         """Alignment per app (Eq. 5)."""

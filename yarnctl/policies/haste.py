@@ -20,9 +20,11 @@ On each heartbeat of node S_j:
    inputs, n (app, priority) asks scored for each of the k containers placed (the paper's
    O(n log n) sorts once; placing several containers needs the scores again because F and the
    min-max range change with the residual). So HaSTE reads the same picks from requests kept
-   in urgency order (urgency_lists.py, `ranked_assignment`), whenever the store's journal
-   reaches the snapshot and no pending ask names a node or rack: a heartbeat reads the ends of
-   each (size, alignment) group's list and re-lists only the jobs touched since the last one.
+   in urgency order (urgency_lists.py, `ranked_assignment`): a heartbeat reads the ends of each
+   (size, alignment) group's list and re-lists only the jobs touched since the last one. It
+   scores every request as above on a snapshot no store stamped (a view: the engine passes one
+   while an AM or queue limit holds asks back), while a pending ask names a node or rack or
+   forbids relaxing locality, in ITA's case, and when urgency is weighted below 0.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from operator import attrgetter
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 from yarnctl.errors import ConfigError
 from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Ask, Resources
@@ -120,20 +122,33 @@ def real_time_assignment(asks: Sequence[TaskAsk], residual: Resources, w: FfdDpC
         yield best, why
 
 
+class _Scored(NamedTuple):
+    """One list's part in a round of RTA: what Eq. 6 needs of it."""
+
+    group: Group
+    fitness: float  # F of its task size on the residual (Eq. 1)
+    alignment: float  # A of its jobs (Eq. 5; 0 unweighted)
+    most: float  # the highest and lowest U among its requests with a task left
+    least: float
+    left: int  # its requests with a task left
+    mine: list[TaskAsk]  # those of jobs placed in this heartbeat, scored one by one
+
+
 def ranked_assignment(lists: UrgencyLists, residual: Resources, w: FfdDpConfig,
                       beta: Beta) -> Iterator[tuple[TaskAsk, str]]:
     """RTA as `real_time_assignment` places (same picks, same reasons), read from the urgency lists.
 
     F and A are one value per list (a task size, an alignment numerator) and, with `beta[1]` at
-    least 0, the preference grows with U within a list, so only list heads and tails are scored.
-    A job placed in this heartbeat leaves the lists for the rest of it: its requests are then
-    scored one by one, with the urgency its new tasks give it.
+    least 0, the preference never falls as U grows within a list: its tied-best requests are a
+    prefix of it (runs of equal U), so only list heads and tails are scored. A job placed in this
+    heartbeat leaves the lists for the rest of it: its requests are then scored one by one, with
+    the urgency its new tasks give it.
     """
     b1, b2, b3 = beta
     own: dict[str, list[TaskAsk]] = {}  # jobs placed in this heartbeat: their requests, as they now stand
     out: dict[Group, int] = {}  # keys of those jobs' requests each list still holds
     while True:
-        groups = []  # (group, F, A, most and least urgent U, requests with a task left, own requests in the group)
+        scored: list[_Scored] = []
         for group, keys in lists.lists.items():
             size = group[0]
             if not size.fits_in(residual):
@@ -145,41 +160,41 @@ def ranked_assignment(lists: UrgencyLists, residual: Resources, w: FfdDpConfig,
                 if i is not None:
                     us.append(-keys[i][0])
             if us:
-                groups.append((group, fitness(size, residual, w), _alignment(lists, group[1]), max(us), min(us),
-                               len(keys) - out.get(group, 0) + len(mine), mine))
-        if not groups:
+                scored.append(_Scored(group, fitness(size, residual, w), _alignment(lists, group[1]), max(us), min(us),
+                                      len(keys) - out.get(group, 0) + len(mine), mine))
+        if not scored:
             return
-        f_lo, f_hi = min(g[1] for g in groups), max(g[1] for g in groups)
-        a_lo, a_hi = min(g[2] for g in groups), max(g[2] for g in groups)
-        u_lo, u_hi = min(g[4] for g in groups), max(g[3] for g in groups)
+        f_lo, f_hi = min(g.fitness for g in scored), max(g.fitness for g in scored)
+        a_lo, a_hi = min(g.alignment for g in scored), max(g.alignment for g in scored)
+        u_lo, u_hi = min(g.least for g in scored), max(g.most for g in scored)
 
-        def preference(f: float, a: float, u: float) -> float:
+        def preference(g: _Scored, u: float) -> float:
             # Eq. 6 as `preferences` computes it, term by term
-            fi = (f - f_lo) / (f_hi - f_lo) if f_hi > f_lo else 0.0
+            fi = (g.fitness - f_lo) / (f_hi - f_lo) if f_hi > f_lo else 0.0
             ui = (u - u_lo) / (u_hi - u_lo) if u_hi > u_lo else 0.0
-            ai = (a - a_lo) / (a_hi - a_lo) if a_hi > a_lo else 0.0
+            ai = (g.alignment - a_lo) / (a_hi - a_lo) if a_hi > a_lo else 0.0
             return b1 * fi + b2 * ui + b3 * ai
 
-        top = max(preference(g[1], g[2], g[3]) for g in groups)
+        top = max(preference(g, g.most) for g in scored)
         best: TaskAsk | Key | None = None
-        for group, f, a, most, _, _, mine in groups:
-            if preference(f, a, most) != top:
+        for g in scored:
+            if preference(g, g.most) != top:
                 continue
-            for r in mine:
-                if preference(f, a, r.urgency) == top and (best is None or r.order[1:] < _order(best)):
+            for r in g.mine:
+                if preference(g, r.urgency) == top and (best is None or r.order[1:] < _order(best)):
                     best = r
-            keys = lists.lists[group]
+            keys = lists.lists[g.group]
             i = _next_listed(keys, 0, own, 1)
-            while i is not None and preference(f, a, -keys[i][0]) == top:  # the ties: a run of equal urgency each
+            while i is not None and preference(g, -keys[i][0]) == top:  # the ties: a run of equal urgency each
                 if best is None or keys[i][1:] < _order(best):
                     best = keys[i]
-                i = _next_listed(keys, bisect.bisect_right(keys, (keys[i][0], math.inf)), own, 1)
-        assert best is not None  # some size scored `top`
+                i = _next_listed(keys, bisect.bisect_right(keys, keys[i][0], key=itemgetter(0)), own, 1)
+        assert best is not None  # some list scored `top`
         if not isinstance(best, TaskAsk):
             best = _take(lists, best, own, out)
         why = (f"RTA p{best.priority}: fitness {fitness(best.capability, residual, w):.1f}, "
                f"urgency {best.urgency:.3g}" + (f", alignment {best.alignment:.3g}" if b3 else "")
-               + f", preference {top:.2f} of {sum(g[5] for g in groups)}")
+               + f", preference {top:.2f} of {sum(g.left for g in scored)}")
         best.left -= 1
         best.job.start(best.priority, best.size)
         for r in own[best.app_id]:  # a placed task changes the urgency of its own job only
@@ -248,11 +263,13 @@ class Haste(PolicyBase):
     name = "haste"
     Config = HasteConfig
     beta: Beta = (1.0, 1.0, 0.0)  # Eq. 4 is Eq. 6 without alignment
-    iterations: Iterations | None = None  # what alignment reads of a job (HaSTE-A's)
+    # what the lists read of a job for Eq. 5 (HaSTE-A's): the same reading `alignments` makes, kept in step with it
+    iterations: Iterations | None = None
 
     def __init__(self, config: HasteConfig = HasteConfig()) -> None:
-        if min(config.memory_weight, config.vcores_weight) < 0 or config.memory_weight + config.vcores_weight <= 0:
-            raise ConfigError(f"policy {self.name}: memory_weight and vcores_weight must be >= 0 and not both 0")
+        weights = (config.memory_weight, config.vcores_weight)
+        if not all(map(math.isfinite, weights)) or min(weights) < 0 or sum(weights) <= 0:
+            raise ConfigError(f"policy {self.name}: memory_weight and vcores_weight must be finite, >= 0 and not both 0")
         self.config = config
         self.weights = FfdDpConfig(config.memory_weight, config.vcores_weight)
         self.progress = Progress(self.weights)  # the policy's only state: the T_i^m seen (urgency.py)
@@ -272,11 +289,12 @@ class Haste(PolicyBase):
                     granted[(r.app_id, r.priority)] = granted.get((r.app_id, r.priority), 0) + 1
                     why.setdefault(r.app_id, []).append(text)
             return self._decision(node_id, granted, why)
+        # read at every heartbeat, as the lists do: T_i^m is the most maps seen over the snapshots read
+        jobs = self.progress.read(snap)
         places = [(app, placeable(snap.asks[app.id], node)) for app in snap.iter_pending_apps()]
         residual = self._serve_ams(places, residual=node.available, granted=granted)
         why.update((app, ["AM first"]) for app, _ in granted)
         if snap.min_allocation.fits_in(residual):
-            jobs = self.progress.read(snap)
             asks = self._task_asks(snap, places, residual, jobs)
             idle = node.allocated.is_zero() and not any(j.maps_finished() for j in jobs.values())
             initial = self._initial(asks, residual, snap.min_allocation) if idle else None

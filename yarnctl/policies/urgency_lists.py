@@ -1,10 +1,12 @@
-"""RTA's task requests kept in urgency order, one list per task size, from the store's journal ([HaSTE] Eq. 4).
+"""RTA's task requests kept in urgency order, one list per group, from the store's journal ([HaSTE] Eq. 4, Eq. 6).
 
-Eq. 4 adds a request's min-max normalised fitness F and urgency U. F depends only on the task's
-size and the node's residual, and normalising and adding are monotone, so among the requests of
-one size the preferred ones are the most urgent: the head of that size's list. Reading the heads
-and tails of a few lists gives RTA's pick and its min-max ranges without scoring every pending
-request at each heartbeat; `haste.ranked_assignment` does that reading.
+Eq. 4 adds a request's min-max normalised fitness F and urgency U (Eq. 6 adds alignment A). F
+depends only on the task's size and the node's residual, A only on the job's iterations, so a
+group is a task size (and, for HaSTE-A, Eq. 5's numerator). Normalising and adding are monotone,
+so within a group, with urgency weighted at least 0, the preferred requests are the most urgent:
+a prefix of the group's list. Reading the heads and tails of a few lists gives RTA's pick and its
+min-max ranges without scoring every pending request at each heartbeat; `haste.ranked_assignment`
+does that reading.
 
 A request's urgency (Eq. 2-3) depends only on its own job's progress, which changes only when the
 store journals the job, so the lists are kept from the journal. They hold only requests that may
@@ -138,4 +140,5 @@ class UrgencyLists:
 
 
 def _submitted(entry: tuple[tuple[float, AppId], Ask]) -> tuple[float, AppId]:
+    """An AM entry's place: the app's submit time and id."""
     return entry[0]
