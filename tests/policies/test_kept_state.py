@@ -19,7 +19,7 @@ from yarnctl.model import App, Ask, Container, Node, Resources
 from yarnctl.policies.dress import EPS, Category
 from yarnctl.policies import make_policy
 from yarnctl.policies.head_lists import AskLists
-from yarnctl.policies.opera.queue import FairQueue, PendingOrder, Task
+from yarnctl.policies.opera.queue import FairQueue, PendingOrder, Task, app_key
 from yarnctl.state import snapshot_of
 
 
@@ -145,3 +145,31 @@ def test_opera_next_task_from_the_kept_order_as_from_the_sort() -> None:
             queue.take(t)
     assert picks == ["a1", "a1", "a2", "a1", "a2", "a4", "a1", "a4"]
     assert kept.next({("a3", 20)}) == walk.next({("a3", 20)})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_opera_kept_order_catches_up_as_a_fresh_sort(data: st.DataObject) -> None:
+    # the order follows the journal across random histories (apps moving queue, asks, containers),
+    # and the queue read from it hands out tasks as the sorting one under random grants and exclusions
+    state = small_cluster()
+    ids = itertools.count()
+    lists, order = AskLists(), PendingOrder()
+    for step in range(data.draw(st.integers(1, 30))):
+        random_step(state, state.snapshot(float(step)), data, ids, users="uv")
+        snap = state.snapshot(step + 0.5)
+        assert lists.sync(snap) and order.sync(snap)
+        fresh: dict[str, list[tuple[object, str]]] = {}
+        for app in snap.iter_pending_apps():
+            fresh.setdefault(app.queue, []).append((app_key(snap.allocated(app.id), app), app.id))
+        assert order.by_queue == {q: sorted(entries) for q, entries in fresh.items()}
+        kept, walk = FairQueue(snap, lists, order), FairQueue(snap)
+        for _ in range(data.draw(st.integers(0, 4))):
+            exclude = frozenset(data.draw(st.lists(st.sampled_from([(a, p) for a in sorted(snap.apps) for p in (0, 10, 20)]),
+                                                   max_size=2))) if snap.apps else frozenset()
+            t = walk.next(exclude)
+            assert kept.next(exclude) == t
+            if t is None:
+                break
+            for queue in (kept, walk):
+                queue.take(t)

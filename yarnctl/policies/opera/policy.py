@@ -262,8 +262,8 @@ class Opera(PolicyBase):
         oa = opportunistic(c_i, (self.task_usage(c) for c in cs), blocked) if not st.stale else Usage()
         room = Room(guaranteed(c_i, (c.resource for c in cs if not self.is_opportunistic(c.id))), oa,
                     Usage.of(ceiling) - Usage.of(c_i) - self._held(cs))
-        kept = self.asks.sync(snap) and self.order.sync(snap)  # both or neither: they need the store's snapshot
-        queue = FairQueue(snap, self.asks, self.order) if kept else FairQueue(snap)
+        journaled = self.asks.sync(snap) and self.order.sync(snap)  # both or neither: they need the store's snapshot
+        queue = FairQueue(snap, self.asks, self.order) if journaled else FairQueue(snap)
 
         def eligible(t: Task) -> bool:
             return t.priority != AM_PRIORITY and self.classifier.is_short(

@@ -5,7 +5,9 @@ FairSharePolicy with weight 1 and no min share, yarnctl/fairness/comparators.py)
 submit time then id; an app offers its highest-priority (lowest number) outstanding request. A
 task is one container of that request. Usage counts what this heartbeat has already given, so an
 app served once moves back in the order, as in FairScheduler. Not modelled: queue weights and
-min shares, and FairScheduler's AM share limit.
+min shares, and FairScheduler's AM share limit. On the store's own snapshots the asking apps are
+kept in that order across heartbeats (`PendingOrder`, from the store's journal) rather than sorted
+at each call.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class PendingOrder:
         with self.cursor.read(snap) as touched:
             if touched is None:
                 self.placed, self.by_queue = {}, {}
-                touched = list(snap.apps)
+                touched = list(snap.asks)  # only asking apps are listed
             for app_id in dict.fromkeys(touched):
                 old = self.placed.pop(app_id, None)
                 if old is not None:
@@ -83,7 +85,7 @@ class FairQueue:
         # what the apps and queues given something in this heartbeat now hold (the rest: the store's sums)
         self.usage: dict[str, Resources] = {}
         self.q_usage: dict[str, Resources] = {}
-        self.by_queue: dict[str, list[App]] = {}
+        self.by_queue: dict[str, list[App]] = {}  # the asking apps by queue, for `next` or `smallest` without lists
         if order is None or asks is None:
             for app in snap.iter_pending_apps():
                 self.by_queue.setdefault(app.queue, []).append(app)
@@ -114,16 +116,16 @@ class FairQueue:
 
     def next(self, exclude: Set[TaskKey] = frozenset()) -> Task | None:
         """GetNextTaskFromQueue: the head task of the first app in Fair order (apps whose head is in `exclude` skipped)."""
-        def q_key(q: str) -> tuple[object, ...]:
+        def q_key(q: str) -> SortKey:
             used = self._used(q, self.q_usage, self.snap.queue_allocated)
             return fair_share_key(used, used, ZERO, 1.0, 0.0, q)
 
-        def a_key(a: App) -> tuple[object, ...]:
+        def a_key(a: App) -> SortKey:
             return app_key(self._used(a.id, self.usage, self.snap.app_allocated), a)
 
-        kept = self.order.by_queue if self.order is not None and self.asks is not None else None
-        for q in sorted(kept if kept is not None else self.by_queue, key=q_key):
-            for app in self._in_order(q, a_key) if kept is not None else sorted(self.by_queue[q], key=a_key):
+        listed = self.order.by_queue if self.order is not None else None
+        for q in sorted(listed if listed is not None else self.by_queue, key=q_key):
+            for app in self._in_order(q, a_key) if listed is not None else sorted(self.by_queue[q], key=a_key):
                 t = self.head(app)
                 if t is not None and t.key not in exclude:
                     return t
@@ -133,9 +135,9 @@ class FairQueue:
         """Queue `q`'s apps in Fair order: the kept order, the apps given something in this heartbeat re-keyed."""
         assert self.order is not None
         apps, moved, placed = self.snap.apps, self.usage, self.order.placed
-        kept = (entry for entry in self.order.by_queue[q] if entry[1] not in moved)
+        stayed = (entry for entry in self.order.by_queue[q] if entry[1] not in moved)
         regiven = sorted((a_key(apps[a]), a) for a in moved if a in placed and placed[a][1] == q)
-        for _, app_id in heapq.merge(kept, regiven):
+        for _, app_id in heapq.merge(stayed, regiven):
             yield apps[app_id]
 
     @staticmethod
