@@ -99,25 +99,11 @@ class Progress:
 
     def read(self, snap: ClusterSnapshot) -> dict[str, JobProgress]:
         """Eq. 2-3's inputs for every app in `snap`; shared with the next read, so `copy` one before changing it."""
-        jobs: dict[str, JobProgress] = {}
-        seen: dict[str, tuple[object, object, JobProgress]] = {}
-        last, held_by_app, asks = self._seen, snap.priority_allocated, snap.asks
-        stayed = 0
-        for app_id in snap.apps:
-            held, rs = held_by_app.get(app_id), asks.get(app_id)
-            before = last.get(app_id)
-            if before is not None:
-                stayed += 1
-                if before[0] is held and before[1] is rs:
-                    seen[app_id] = before
-                    jobs[app_id] = before[2]
-                    continue
-            job = self._progress(app_id, held, rs)
-            seen[app_id] = held, rs, job
-            jobs[app_id] = job
-        self._seen = seen
-        if stayed < len(last) or self._loaded:  # some app left: forget its T_i^m
-            for gone in self.map_totals.keys() - seen.keys():
+        jobs = {app_id: self.read_app(snap, app_id) for app_id in snap.apps}
+        if len(self._seen) > len(jobs) or self._loaded:  # some app left: forget its T_i^m
+            for gone in self._seen.keys() - jobs.keys():
+                del self._seen[gone]
+            for gone in self.map_totals.keys() - jobs.keys():
                 del self.map_totals[gone]
             self._loaded = False
         return jobs
