@@ -1,6 +1,6 @@
-"""The event kernel: time order, priority order at equal times, insertion order last."""
+"""The event kernel: time order, priority order at equal times, insertion order (or rank) last."""
 
-from yarnctl.sim.kernel import AM, END, HEARTBEAT, SUBMIT, Kernel
+from yarnctl.sim.kernel import AM, AM_BEAT, END, HEARTBEAT, SUBMIT, TUNE, Kernel
 
 
 def test_events_run_in_time_then_priority_then_insertion_order():
@@ -32,3 +32,15 @@ def test_events_in_the_past_run_now():
     k.schedule(5.0, END, lambda: k.schedule(1.0, END, seen.append, k.now))
     k.run()
     assert seen == [5.0]
+
+
+def test_ranked_events_at_one_instant_run_by_rank_whenever_they_were_scheduled():
+    k, seen = Kernel(), []
+    k.schedule_ranked(1.0, AM_BEAT, 7, seen.append, "job-7")
+    k.schedule(1.0, TUNE, seen.append, "tune")
+    k.schedule_ranked(1.0, AM_BEAT, 2, seen.append, "job-2")
+    k.schedule(1.0, AM, seen.append, "am")
+    # a job that slept and woke at 0.5 takes its place by rank, not after those scheduled before it
+    k.schedule(0.5, END, lambda: k.schedule_ranked(1.0, AM_BEAT, 5, seen.append, "job-5"))
+    k.run()
+    assert seen == ["am", "job-2", "job-5", "job-7", "tune"]

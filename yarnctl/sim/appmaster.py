@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from yarnctl.model import AM_PRIORITY, App, Ask, Resources
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
-from yarnctl.sim.kernel import AM
+from yarnctl.sim.kernel import AM, AM_BEAT
 from yarnctl.sim.mr_am import JobState, reduces_to_preempt, schedule_reduces, slowstart_reached
 from yarnctl.sim.parts import SimParts
 from yarnctl.sim.records import JobRecord
@@ -62,10 +62,11 @@ class _Stage:
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
-                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver")
+                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal")
 
-    def __init__(self, spec: JobSpec, min_alloc: Resources) -> None:
+    def __init__(self, spec: JobSpec, min_alloc: Resources, ordinal: int) -> None:
         self.spec = spec
+        self.ordinal = ordinal  # its place in submission order: its AM's heartbeats' among those at one instant
         self.app = _app(spec)
         self.stages = [_Stage(s, i, self) for i, s in enumerate(spec.stages)]
         for st in self.stages:
@@ -120,7 +121,7 @@ class AppMasters(SparkDrivers, SimParts):
     def _submit(self, spec: JobSpec) -> None:
         self.future -= 1
         self.progress_at = self.k.now
-        job = _Job(spec, self.min_alloc)
+        job = _Job(spec, self.min_alloc, len(self.jobs))  # jobs are never dropped: each has its own ordinal
         self.jobs[spec.id] = job
         self.state.add_app(job.app)
         self.version += 1
@@ -313,8 +314,10 @@ class AppMasters(SparkDrivers, SimParts):
         now = self.k.now
         job.am_beat = True
         self.am_beating += 1
-        self.k.schedule(job.am_phase + (math.floor((now - job.am_phase) / hb + 1e-9) + 1) * hb, AM,
-                        self._mr_heartbeat, job)
+        # ranked by the job's ordinal: the AMs beating at one instant go in submission order, whether each
+        # beat on or slept and woke since its last heartbeat
+        self.k.schedule_ranked(job.am_phase + (math.floor((now - job.am_phase) / hb + 1e-9) + 1) * hb, AM_BEAT,
+                               job.ordinal, self._mr_heartbeat, job)
 
     def _mr_heartbeat(self, job: _Job) -> None:
         """RMContainerAllocator.heartbeat: preempt or ramp each reduce stage; keep beating while it may act."""

@@ -1,4 +1,4 @@
-"""A tiny discrete-event kernel: a heap of (time, priority, sequence, callback) and a clock."""
+"""A tiny discrete-event kernel: a heap of (time, priority, sequence or rank, callback) and a clock."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 # heartbeat itself land on the same float and meet in priority order, however each was computed.
 TICK_DIGITS = 6
 
-# Priorities of events at the same instant: arrivals, then task ends, then the AMs' own checks,
-# then the control loop's tick, then heartbeats, so a heartbeat at time t sees every container that
-# finished at t (and every job submitted at t, and δ tuned at t). Distinct priorities keep the
-# order independent of insertion order. Queue samples (SimCluster(sample_queues_s=...)) come last: they
-# only read the state every other event left.
-SUBMIT, END, AM, TUNE, HEARTBEAT, SAMPLE = 0, 1, 2, 3, 4, 5
+# Priorities of events at the same instant: arrivals, then task ends, then the AMs' own checks, then the
+# MapReduce AMs' heartbeats, then the control loop's tick, then heartbeats, so a heartbeat at time t sees
+# every container that finished at t (and every job submitted at t, and δ tuned at t). Distinct priorities
+# keep the order independent of insertion order. Queue samples (SimCluster(sample_queues_s=...)) come last:
+# they only read the state every other event left.
+SUBMIT, END, AM, AM_BEAT, TUNE, HEARTBEAT, SAMPLE = 0, 1, 2, 3, 4, 5, 6
 PERIODIC = (TUNE, SAMPLE)  # events that reschedule themselves: alone, they would keep a stalled run alive
 
 
@@ -35,6 +35,15 @@ class Kernel:
         self._seq += 1
         at = round(at, TICK_DIGITS)
         heapq.heappush(self._heap, (at if at > self.now else self.now, priority, self._seq, fn, args))
+
+    def schedule_ranked(self, at: float, priority: int, rank: int, fn: Callable[..., Any], *args: Any) -> None:
+        """`schedule`, ordered among the events of `priority` at `at` by `rank` instead of insertion.
+
+        A priority's events are all ranked or all sequenced, and ranks are unique at an instant: an entity
+        that sleeps and wakes takes the same place among the others as if it had stayed scheduled.
+        """
+        at = round(at, TICK_DIGITS)
+        heapq.heappush(self._heap, (at if at > self.now else self.now, priority, rank, fn, args))
 
     def pending(self) -> int:
         """Number of events still queued."""
