@@ -354,9 +354,10 @@ class AppMasters(SparkDrivers, SimParts):
             if scheduled_maps == 0 or down.running + scheduled_reduces == 0:
                 return False  # and no map waits that reduces could be holding up
             if up.running and down.ramping:
-                # and a map running (no preemption while one does): nothing to do now, but the AM beats on,
-                # so that its heartbeats keep their grid and their order
-                return True
+                # and a map running (no preemption while one does): nothing to do until that changes, and the
+                # AM sleeps. Its job's events wake it: a completed map, maps asked again; other changes leave
+                # nothing to do either (no map waiting, no reduce left). Ranked beats keep its place at an instant
+                return False
         cfg = job.spec.mapreduce
         cap = self.state.capacity
         before = up.spec.done_before  # a live job's maps done before the simulation started count as done
