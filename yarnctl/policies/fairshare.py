@@ -10,7 +10,6 @@ nothing else until that request fits (FSAppAttempt.reserve, FairScheduler.attemp
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -19,7 +18,7 @@ from yarnctl.fairness.comparators import SortKey
 from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, NodeId,
                            Queue, Resources)
 from yarnctl.policies.base import OpenAsk
-from yarnctl.policies.head_lists import HeadLists, Kind
+from yarnctl.policies.head_lists import HeadLists, Kind, QueueOrder
 from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.reservations import Reservations, fulfil
 from yarnctl.policies.waiting import Wait, WaitCode, behind, head_ask, wait
@@ -91,7 +90,7 @@ class AppKeys:
         return k
 
 
-class FairOrder:
+class FairOrder(QueueOrder):
     """Every app of each queue in `key` order, kept across heartbeats from the store's journal instead of re-sorted.
 
     Apps without asks stay listed (a view may hide a held-back app's asks, and its return is in no
@@ -100,9 +99,8 @@ class FairOrder:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self.cursor = JournalCursor()
-        self.placed: dict[AppId, tuple[SortKey, str]] = {}  # each listed app's key and queue
-        self.by_queue: dict[str, list[tuple[SortKey, AppId]]] = {}
         self.heads: HeadLists[str] = HeadLists()  # the same order, of the asking apps only, by head ask size
 
     def sync(self, snap: ClusterSnapshot, keys: AppKeys, key: KeyFn) -> None:
@@ -110,18 +108,13 @@ class FairOrder:
         # keys are computed against the cluster's size: a resized cluster re-keys every app
         with self.cursor.read(snap, equal=snap.capacity) as touched:
             if touched is None:
-                self.placed, self.by_queue = {}, {}
+                self.clear()
                 touched = list(snap.apps)
             for app_id in dict.fromkeys(touched):
-                old = self.placed.pop(app_id, None)
-                if old is not None:
-                    entries = self.by_queue[old[1]]
-                    del entries[bisect.bisect_left(entries, (old[0], app_id))]
+                self.unlist(app_id)
                 app = snap.apps.get(app_id)
                 if app is not None:
-                    k = keys.get(app, snap.allocated(app_id), key, snap.capacity)
-                    self.placed[app_id] = (k, app.queue)
-                    bisect.insort(self.by_queue.setdefault(app.queue, []), (k, app_id))
+                    self.put(app_id, app.queue, keys.get(app, snap.allocated(app_id), key, snap.capacity))
 
 
 def serve_fairly(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: KeyFn,
@@ -213,7 +206,7 @@ def _first_fit(snap: ClusterSnapshot, node_id: NodeId, config: FairConfig, key: 
                 return Decision((Assignment(found[0], found[1], node_id, 1),))
         return Decision()
     order.sync(snap, keys, key)  # a view: walk the whole kept order
-    for q in sorted((q for q, entries in order.by_queue.items() if entries), key=by_usage):
+    for q in sorted(order.by_queue, key=by_usage):  # a queue's list goes with its last app
         for _, app_id in order.by_queue[q]:
             asks = snap.asks.get(app_id)
             if asks is None:

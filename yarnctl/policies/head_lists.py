@@ -94,6 +94,34 @@ class HeadLists(Generic[G]):
         return None if best is None else (best[1], self.placed[best[1]][3])
 
 
+class QueueOrder:
+    """Apps grouped by queue, each queue's list in key order, each app listed at most once; no empty lists."""
+
+    def __init__(self) -> None:
+        self.placed: dict[AppId, tuple[Any, str]] = {}  # each listed app's key and queue
+        self.by_queue: dict[str, list[tuple[Any, AppId]]] = {}
+
+    def clear(self) -> None:
+        """Unlist every app."""
+        self.placed, self.by_queue = {}, {}
+
+    def unlist(self, app_id: AppId) -> None:
+        """Take `app_id` out, if listed."""
+        old = self.placed.pop(app_id, None)
+        if old is None:
+            return
+        key, queue = old
+        entries = self.by_queue[queue]
+        del entries[bisect.bisect_left(entries, (key, app_id))]
+        if not entries:
+            del self.by_queue[queue]
+
+    def put(self, app_id: AppId, queue: str, key: Any) -> None:
+        """List `app_id` in `queue` at `key` (unlisted first by the caller)."""
+        self.placed[app_id] = (key, queue)
+        bisect.insort(self.by_queue.setdefault(queue, []), (key, app_id))
+
+
 class AskLists:
     """Every open off-switch ask in submit order (then app id, priority), one list per size, kept from the journal.
 

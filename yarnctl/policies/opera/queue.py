@@ -12,14 +12,13 @@ at each call.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass
 
 from yarnctl.fairness.comparators import SortKey, fair_share_key
 from yarnctl.model import ZERO, App, AppId, ClusterSnapshot, JournalCursor, Resources
-from yarnctl.policies.head_lists import AskLists
+from yarnctl.policies.head_lists import AskLists, QueueOrder
 
 TaskKey = tuple[str, int]  # (app id, priority): the task of a request, as a reservation names it
 
@@ -43,13 +42,12 @@ def app_key(used: Resources, app: App) -> SortKey:
     return fair_share_key(used, used, ZERO, 1.0, app.submit_s, app.id)
 
 
-class PendingOrder:
+class PendingOrder(QueueOrder):
     """Each queue's asking apps in Fair order as the store's snapshot has them, kept from its journal."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.cursor = JournalCursor()
-        self.placed: dict[AppId, tuple[SortKey, str]] = {}  # each listed app's key and queue
-        self.by_queue: dict[str, list[tuple[SortKey, AppId]]] = {}
 
     def sync(self, snap: ClusterSnapshot) -> bool:
         """Bring the order up to `snap`: re-key the apps touched since; False for a snapshot no store took."""
@@ -57,20 +55,13 @@ class PendingOrder:
             return False
         with self.cursor.read(snap) as touched:
             if touched is None:
-                self.placed, self.by_queue = {}, {}
+                self.clear()
                 touched = list(snap.asks)  # only asking apps are listed
             for app_id in dict.fromkeys(touched):
-                old = self.placed.pop(app_id, None)
-                if old is not None:
-                    entries = self.by_queue[old[1]]
-                    del entries[bisect.bisect_left(entries, (old[0], app_id))]
-                    if not entries:
-                        del self.by_queue[old[1]]
+                self.unlist(app_id)
                 app = snap.apps.get(app_id)
                 if app is not None and app_id in snap.asks:
-                    k = app_key(snap.app_allocated.get(app_id, ZERO), app)
-                    self.placed[app_id] = (k, app.queue)
-                    bisect.insort(self.by_queue.setdefault(app.queue, []), (k, app_id))
+                    self.put(app_id, app.queue, app_key(snap.app_allocated.get(app_id, ZERO), app))
         return True
 
 
