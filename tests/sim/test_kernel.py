@@ -44,3 +44,13 @@ def test_ranked_events_at_one_instant_run_by_rank_whenever_they_were_scheduled()
     k.schedule(0.5, END, lambda: k.schedule_ranked(1.0, AM_BEAT, 5, seen.append, "job-5"))
     k.run()
     assert seen == ["am", "job-2", "job-5", "job-7", "tune"]
+
+
+def test_stage_is_the_latest_priority_run_at_the_instant():
+    k, seen = Kernel(), []
+    k.schedule(1.0, END, lambda: seen.append(k.stage))
+    k.schedule(1.0, HEARTBEAT, lambda: (seen.append(k.stage), k.schedule(1.0, SUBMIT, lambda: seen.append(k.stage))))
+    k.schedule(2.0, AM, lambda: seen.append(k.stage))
+    k.run()
+    # the submit scheduled for now comes after the heartbeat had its turn: the stage stays the heartbeat's
+    assert seen == [END, HEARTBEAT, HEARTBEAT, AM]

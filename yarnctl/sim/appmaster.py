@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from yarnctl.model import AM_PRIORITY, App, Ask, Resources
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
-from yarnctl.sim.kernel import AM, AM_BEAT
+from yarnctl.sim.kernel import AM, AM_BEAT, TICK_DIGITS
 from yarnctl.sim.mr_am import JobState, reduces_to_preempt, schedule_reduces, slowstart_reached
 from yarnctl.sim.parts import SimParts
 from yarnctl.sim.records import JobRecord
@@ -314,10 +314,12 @@ class AppMasters(SparkDrivers, SimParts):
         now = self.k.now
         job.am_beat = True
         self.am_beating += 1
+        k = math.floor((now - job.am_phase) / hb + 1e-9)  # the AM's last slot at or before now
+        if not (k >= 1 and round(job.am_phase + k * hb, TICK_DIGITS) == now and self.k.stage < AM_BEAT):
+            k += 1  # unless a beat at now has yet to come, as it would had the AM beaten on (its first is a beat in)
         # ranked by the job's ordinal: the AMs beating at one instant go in submission order, whether each
         # beat on or slept and woke since its last heartbeat
-        self.k.schedule_ranked(job.am_phase + (math.floor((now - job.am_phase) / hb + 1e-9) + 1) * hb, AM_BEAT,
-                               job.ordinal, self._mr_heartbeat, job)
+        self.k.schedule_ranked(job.am_phase + k * hb, AM_BEAT, job.ordinal, self._mr_heartbeat, job)
 
     def _mr_heartbeat(self, job: _Job) -> None:
         """RMContainerAllocator.heartbeat: preempt or ramp each reduce stage; keep beating while it may act."""

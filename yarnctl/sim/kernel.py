@@ -20,12 +20,13 @@ PERIODIC = (TUNE, SAMPLE)  # events that reschedule themselves: alone, they woul
 
 
 class Kernel:
-    """Runs callbacks in (time, priority, insertion) order; equal-time events are deterministic."""
+    """Runs callbacks in (time, priority, insertion or rank) order; equal-time events are deterministic."""
 
-    __slots__ = ("now", "_heap", "_seq", "stopped")
+    __slots__ = ("now", "stage", "_heap", "_seq", "stopped")
 
     def __init__(self) -> None:
         self.now = 0.0
+        self.stage = -1  # the latest priority run at this instant: which of its events have had their turn
         self._heap: list[tuple[float, int, int, Callable[..., Any], tuple[Any, ...]]] = []
         self._seq = 0
         self.stopped = False
@@ -57,8 +58,11 @@ class Kernel:
         """Run the next event; False when there is none."""
         if not self._heap:
             return False
-        at, _, _, fn, args = heapq.heappop(self._heap)
-        self.now = at
+        at, priority, _, fn, args = heapq.heappop(self._heap)
+        if at != self.now:
+            self.now, self.stage = at, priority
+        elif priority > self.stage:
+            self.stage = priority
         fn(*args)
         return True
 
@@ -67,10 +71,13 @@ class Kernel:
         heap, pop = self._heap, heapq.heappop
         while heap and not self.stopped:
             if heap[0][0] > until:
-                self.now = until
+                self.now, self.stage = until, -1
                 return
-            at, _, _, fn, args = pop(heap)
-            self.now = at
+            at, priority, _, fn, args = pop(heap)
+            if at != self.now:
+                self.now, self.stage = at, priority
+            elif priority > self.stage:
+                self.stage = priority  # an event scheduled for now may come after later priorities had their turn
             fn(*args)
 
     def stop(self) -> None:

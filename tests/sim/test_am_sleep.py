@@ -1,0 +1,102 @@
+"""A MapReduce AM that sleeps while it has nothing to do runs the simulation an AM beating every second would.
+
+The AM sleeps when every reduce is asked, a map runs and maps wait (`_mr_allocate`), and its job's next
+event wakes it. Woken by an event that comes before the AMs' heartbeats at an instant on its grid (an
+OOM kill at a task end), it beats at that instant, as a beating AM would; later in the instant, at
+its next slot. The differential test makes the AM beat on instead (the case's False turned True by a
+wrapper, not a code path of the simulator) and compares whole runs.
+"""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+
+from yarnctl.engine import Engine
+from yarnctl.policies import make_policy
+from yarnctl.sim.cluster import SimCluster
+from yarnctl.sim.kernel import AM, AM_BEAT, END, HEARTBEAT, Kernel
+from yarnctl.sim.workload import parse_workload
+
+
+def _oom_on_the_grid(seed: int) -> dict[str, Any]:
+    """Small MR workloads whose maps' memory steps up at half their (whole-second) duration: OOM kills on the AMs' grid."""
+    r = random.Random(seed)
+    nodes = r.randint(1, 3)
+    mem = r.choice([8192, 12288, 16384])
+    cluster: dict[str, Any] = {"nodes": nodes, "node": {"memory_mb": mem, "vcores": 16}, "heartbeat_s": 1,
+                               "heartbeat_phases": [0.0] * nodes,
+                               "physical": {"memory_mb": int(mem * r.choice([0.75, 0.9, 1.0])), "vcores": 16}}
+    if r.random() < 0.4:
+        cluster["startup"] = {"am_s": r.choice([1, 2, 0.5, 1.3])}
+    jobs = []
+    for i in range(r.randint(2, 6)):
+        jobs.append({
+            "id": f"j{i}", "submit_s": r.randint(0, 30), "type": "mapreduce", "user": r.choice(["a", "b"]),
+            "am": {"memory_mb": r.choice([512, 1024]), "vcores": 1},
+            "maps": {"tasks": r.randint(2, 12), "resource": {"memory_mb": r.choice([1024, 2048, 3072]), "vcores": 1},
+                     "duration": {"dist": "choice", "values": [2, 4, 10, 20, 40]},
+                     "usage": {"profile": [{"at": 0, "memory": r.choice([0.5, 1.0])},
+                                           {"at": 0.5, "memory": r.choice([1.0, 1.5, 2.0])}]}},
+            "reduces": {"tasks": r.randint(1, 4), "resource": {"memory_mb": r.choice([512, 1024, 2048]), "vcores": 1},
+                        "duration": r.choice([4, 10, 30]), "slowstart": r.choice([0, 0.05, 0.5])},
+            "mapreduce": {"mapreduce.job.reducer.unconditional-preempt.delay.sec": r.choice([0, 1, 2, 5]),
+                          "yarn.app.mapreduce.am.job.reduce.rampup.limit": r.choice([0.5, 1.0])},
+        })
+    return {"name": f"oom-grid-{seed}", "cluster": cluster, "jobs": jobs}
+
+
+def _fingerprint(seed: int, policy: str) -> str:
+    w = parse_workload(yaml.safe_dump(_oom_on_the_grid(seed)), f"oom-grid-{seed}", seed=seed)
+    return SimCluster(w, Engine(make_policy(policy)), max_time_s=3000).run().fingerprint()
+
+
+def _beating(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every AM beat on where it would sleep with maps running (the one case that sleeps for speed alone)."""
+    allocate = SimCluster._mr_allocate
+
+    def beat_on(self: SimCluster, job: Any, up: Any, down: Any) -> bool:
+        maps, reduces = job.pending.get(up.spec.priority), job.pending.get(down.spec.priority)
+        idle = (down.requested and not down.held and maps and down.running + len(reduces or ()) > 0
+                and up.running and down.ramping)
+        return allocate(self, job, up, down) or bool(idle)
+
+    monkeypatch.setattr(SimCluster, "_mr_allocate", beat_on)
+
+
+# seed 39 under fair and drf: an AM woken by a map's OOM kill at its own slot acted a second late
+@pytest.mark.parametrize("policy", ["fair", "drf", "capacity"])
+def test_a_sleeping_am_runs_as_a_beating_one(policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeds = range(30, 50)
+    sleeping = [_fingerprint(s, policy) for s in seeds]
+    _beating(monkeypatch)
+    assert [_fingerprint(s, policy) for s in seeds] == sleeping
+
+
+def _wake_at(now: float, stage: int, phase: float = 10.0) -> float:
+    """When `_mr_wake` schedules an AM with heartbeat phase `phase` woken at `now` during an event of priority `stage`."""
+    k = Kernel()
+    k.now, k.stage = now, stage
+    sim = SimpleNamespace(k=k, am_beating=0, _mr_heartbeat=lambda job: None)
+    job = SimpleNamespace(am_beat=False, state="running", am_phase=phase, ordinal=0,
+                          spec=SimpleNamespace(mapreduce=SimpleNamespace(heartbeat_s=1.0)))
+    SimCluster._mr_wake(sim, job)  # type: ignore[arg-type]
+    (at, priority, rank, _, _), = k._heap
+    assert (priority, rank) == (AM_BEAT, 0) and job.am_beat and sim.am_beating == 1
+    return at
+
+
+def test_a_wake_before_the_ams_turn_at_one_of_its_slots_beats_then() -> None:
+    assert _wake_at(13.0, END) == 13.0
+    assert _wake_at(13.0, AM) == 13.0
+
+
+def test_a_wake_after_the_ams_turn_or_between_slots_beats_at_the_next() -> None:
+    assert _wake_at(13.0, HEARTBEAT) == 14.0  # this instant's beats have run
+    assert _wake_at(13.0, AM_BEAT) == 14.0  # another AM's beat: this one's turn may have passed
+    assert _wake_at(13.4, END) == 14.0
+    assert _wake_at(10.0, AM) == 11.0  # the AM starting: its first beat is one interval in
