@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from yarnctl.errors import ConfigError
-from yarnctl.model import App, Assignment, ClusterSnapshot, Node, Ask, Resources
+from yarnctl.model import ANY, App, Assignment, ClusterSnapshot, Node, Ask, Resources
 
 C = TypeVar("C")
 
@@ -146,10 +146,17 @@ def fill_in_order(
     """Serve `apps` in the given order on `node` until it is below the minimum allocation."""
     available = node.available
     out: list[Assignment] = []
+    asks = snap.asks
     for app in apps:
         if not min_allocation.fits_in(available):
             break
-        got, available = fill_app(snap, app, node, available)
-        out.extend(got)
+        for r in asks.get(app.id, ()):
+            if r.resource_name == ANY and r.count > 0:
+                # an app whose first live off-switch ask does not fit gets nothing from `fill_app`: on a node with
+                # room for few asks most apps are passed over here, at a fraction of its cost
+                if r.capability.times_fit(available):
+                    got, available = fill_app(snap, app, node, available)
+                    out.extend(got)
+                break
     return out
 
