@@ -28,8 +28,12 @@ def decide(snap, node="n1"):
         ([App("a", submit_s=0), App("b", submit_s=1)],
          [Ask("a", 10, GB(6), 1), Ask("a", 20, GB(1), 4), Ask("b", 20, GB(1), 1)], 4,
          [Assignment("b", 20, "n1", 1)]),
+        # a priority with nothing left to give (a table keeps its zero rows) neither serves nor stops the app
+        ([App("a", submit_s=0), App("b", submit_s=1)],
+         [Ask("a", 10, GB(6), 0), Ask("a", 20, GB(1), 3), Ask("b", 20, GB(1), 2)], 4,
+         [Assignment("a", 20, "n1", 3), Assignment("b", 20, "n1", 1)]),
     ],
-    ids=["submit-order", "tie-on-id", "priority-order", "stop-at-first-unservable-priority"],
+    ids=["submit-order", "tie-on-id", "priority-order", "stop-at-first-unservable-priority", "zero-row-passed"],
 )
 def test_fifo_order(apps, requests, node_gb, expected):
     snap = snapshot([("n1", GB(node_gb, 8))], apps, requests)
