@@ -54,3 +54,13 @@ def test_stage_is_the_latest_priority_run_at_the_instant():
     k.run()
     # the submit scheduled for now comes after the heartbeat had its turn: the stage stays the heartbeat's
     assert seen == [END, HEARTBEAT, HEARTBEAT, AM]
+
+
+def test_stopping_at_an_instant_keeps_what_ran_there():
+    k = Kernel()
+    k.schedule(1.0, HEARTBEAT, lambda: None)
+    k.schedule(2.0, END, lambda: None)
+    k.run(until=1.0)
+    assert (k.now, k.stage) == (1.0, HEARTBEAT)  # the heartbeat at 1.0 ran: a wake now comes after it
+    k.run(until=1.5)
+    assert (k.now, k.stage) == (1.5, -1)

@@ -26,7 +26,7 @@ class Kernel:
 
     def __init__(self) -> None:
         self.now = 0.0
-        self.stage = -1  # the latest priority run at this instant: which of its events have had their turn
+        self.stage = -1  # the highest priority run at this instant: the events up to it have had their turn
         self._heap: list[tuple[float, int, int, Callable[..., Any], tuple[Any, ...]]] = []
         self._seq = 0
         self.stopped = False
@@ -71,7 +71,8 @@ class Kernel:
         heap, pop = self._heap, heapq.heappop
         while heap and not self.stopped:
             if heap[0][0] > until:
-                self.now, self.stage = until, -1
+                if until != self.now:  # the clock moves on to an instant where nothing has run yet
+                    self.now, self.stage = until, -1
                 return
             at, priority, _, fn, args = pop(heap)
             if at != self.now:
