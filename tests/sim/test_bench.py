@@ -42,6 +42,14 @@ def test_the_backlog_case_keeps_more_jobs_in_the_system_at_the_higher_level_and_
     assert (small["jobs"], small["tasks"], large["tasks"]) == (2, 200, 600)  # 90 maps and 10 reduces a job
     assert large["mean_jobs_in_system"] > small["mean_jobs_in_system"] > 0
     assert report["slowdown"]["fifo"] == round(small["tasks_per_s"] / large["tasks_per_s"], 2)
+    # the slowdown is the growth of the cost per decision times that of the decisions per task
+    assert 0 < small["decisions"] <= small["launches"] and 0 < large["decisions"] <= large["launches"]
+    cost, per_task = report["decision_cost_growth"]["fifo"], report["decisions_per_task_growth"]["fifo"]
+    assert cost == round(large["us_per_decision"] / small["us_per_decision"], 2)
+    assert per_task == round(large["decisions"] / 600 / (small["decisions"] / 200), 2)
+    assert cost * per_task == pytest.approx(report["slowdown"]["fifo"], rel=0.05)
+    assert 0 < small["decide_us"] < small["us_per_decision"] and 0 < large["decide_us"] < large["us_per_decision"]
+    assert report["decide_cost_growth"]["fifo"] == round(large["decide_us"] / small["decide_us"], 2)
     png = plots.backlog_throughput(report, tmp_path / "backlog.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

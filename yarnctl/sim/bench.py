@@ -8,7 +8,10 @@ build machines are shared and noisy.
 `--backlog 50,500` measures how throughput holds as the backlog grows: that many synthetic jobs
 submitted at once (10x more jobs in the system on average at the second level), each policy's
 tasks per second at each level (the median of `--repeat` runs: the 50-job runs last under a
-second, so one run is at the mercy of a hiccup), with a plot (`--plot PNG`).
+second, so one run is at the mercy of a hiccup), with a plot (`--plot PNG`). The slowdown splits
+into two factors it also reports: the wall clock per decision (what a heartbeat costs the
+policy and the simulator) and the decisions per task (what the workload asks for: a full
+cluster refills one freed container per heartbeat, an empty one several).
 
 `--policy-cost` measures instead what one heartbeat's decision costs each policy on a busy
 cluster with 200 pending (app, priority) asks (goal for `haste`: under 1 ms median), on a
@@ -35,8 +38,8 @@ from typing import Any
 
 import yaml
 
-from yarnctl.engine import Engine
-from yarnctl.model import App, ClusterSnapshot, Container, Node, Ask, Resources
+from yarnctl.engine import Engine, Validation
+from yarnctl.model import App, ClusterSnapshot, Container, Node, NodeId, Ask, Resources
 from yarnctl.state import snapshot_of
 from yarnctl.policies import REGISTRY, ita, make_policy
 from yarnctl.policies.ffd_dp import FfdDpConfig
@@ -68,12 +71,31 @@ SYNTHETIC = {
 }
 
 
+class _TimedEngine(Engine):
+    """An Engine that adds up the wall clock its decisions take (the policy's, and their validation)."""
+
+    decide_s = 0.0
+
+    def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Validation:
+        """`Engine.decide`, timed."""
+        start = time.perf_counter()
+        result = super().decide(snap, node_id)
+        self.decide_s += time.perf_counter() - start
+        return result
+
+
 def _timed(workload: Workload, policy: str) -> tuple[SimRun, float]:
     """One simulation of `workload` under `policy`, with its wall-clock seconds."""
-    sim = SimCluster(workload, Engine(make_policy(policy)))
+    run, wall, _ = _timed_decisions(workload, policy, Engine(make_policy(policy)))
+    return run, wall
+
+
+def _timed_decisions(workload: Workload, policy: str, engine: Engine) -> tuple[SimRun, float, float]:
+    """One simulation under `engine`, with its wall-clock seconds and (for a _TimedEngine) those in decisions."""
+    sim = SimCluster(workload, engine)
     start = time.perf_counter()
     run = sim.run()
-    return run, time.perf_counter() - start
+    return run, time.perf_counter() - start, getattr(engine, "decide_s", 0.0)
 
 
 def _time_run(workload: Workload, policy: str) -> dict[str, Any]:
@@ -128,25 +150,39 @@ def backlog(levels: tuple[int, ...], policies: tuple[str, ...], repeat: int = 1)
     workloads = {n: backlog_workload(n) for n in levels}
     for policy in policies:
         for n, w in workloads.items():
-            walls = []
+            walls, deciding = [], []
             for _ in range(repeat):  # the same simulation each time: only the wall clock varies
-                run, wall = _timed(w, policy)
+                run, wall, decide_s = _timed_decisions(w, policy, _TimedEngine(make_policy(policy)))
                 walls.append(wall)
-            wall = statistics.median(walls)
+                deciding.append(decide_s)
+            wall, decide_s = statistics.median(walls), statistics.median(deciding)
             # time-average of the jobs submitted and not finished: the sum of their sojourns over the span
             in_system = sum((j.finish_s if j.finish_s is not None else run.end_s) - j.submit_s
                             for j in run.jobs) / run.end_s if run.end_s else 0.0
-            tasks = run.stats["tasks"]
+            tasks, decisions = run.stats["tasks"], run.stats["decisions"]
+            # the whole run's wall clock per decision (AM and task events included), and the engine's part of it
+            per_decision = wall / decisions * 1e6 if decisions else 0.0
+            in_decide = decide_s / decisions * 1e6 if decisions else 0.0
             out["cases"].append({"policy": policy, "jobs": n, "tasks": tasks, "wall_s": round(wall, 3),
                                  "walls_s": [round(x, 3) for x in walls],
                                  "tasks_per_s": round(tasks / wall), "mean_jobs_in_system": round(in_system, 1),
-                                 "decisions": run.stats["decisions"]})
+                                 "decisions": decisions, "launches": run.stats["assigned"],
+                                 "us_per_decision": round(per_decision, 1), "decide_us": round(in_decide, 1)})
             print(f"{policy:8s} {n:>5,} jobs at once  {in_system:7.1f} in the system on average  "
-                  f"{tasks:>7,} tasks  wall {wall:6.2f} s  {tasks / wall:>9,.0f} tasks/s"
+                  f"{tasks:>7,} tasks  wall {wall:6.2f} s  {tasks / wall:>9,.0f} tasks/s  "
+                  f"{decisions:>7,} decisions, {per_decision:5.0f} µs each ({in_decide:.0f} deciding)"
                   + (f"  (runs {min(walls):.2f}-{max(walls):.2f} s)" if repeat > 1 else ""), file=sys.stderr)
     for policy in policies:
-        rates = [c["tasks_per_s"] for c in out["cases"] if c["policy"] == policy]
+        rows = [c for c in out["cases"] if c["policy"] == policy]
+        rates = [c["tasks_per_s"] for c in rows]
         out.setdefault("slowdown", {})[policy] = round(rates[0] / rates[-1], 2) if rates[-1] else None
+        # slowdown = decision_cost_growth x decisions_per_task_growth: the policy's cost against the workload's
+        for name, field in (("decision_cost_growth", "us_per_decision"), ("decide_cost_growth", "decide_us")):
+            cost = [c[field] for c in rows]
+            out.setdefault(name, {})[policy] = round(cost[-1] / cost[0], 2) if cost[0] else None
+        per_task = [c["decisions"] / c["tasks"] if c["tasks"] else 0.0 for c in rows]
+        growth = round(per_task[-1] / per_task[0], 2) if per_task[0] else None
+        out.setdefault("decisions_per_task_growth", {})[policy] = growth
     return out
 
 

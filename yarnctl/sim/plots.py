@@ -179,21 +179,25 @@ def tuning(runs: Sequence[SimRun], path: Path, title: str) -> Path | None:
 
 
 def backlog_throughput(report: Mapping[str, Any], path: Path) -> Path:
-    """`python -m yarnctl.sim.bench --backlog`: tasks per second against the mean jobs in the system, per policy."""
-    fig, ax = plt.subplots(figsize=(8, 5), constrained_layout=True)
+    """`python -m yarnctl.sim.bench --backlog`: tasks per second and wall clock per decision against jobs in the system."""
+    fig, (rate, cost) = plt.subplots(1, 2, figsize=(13, 5), constrained_layout=True)
     colours = [plt.get_cmap("tab20")(k / 20) for k in range(20)]  # 14 built-in policies: the default cycle repeats after 10
     for i, policy in enumerate(dict.fromkeys(c["policy"] for c in report["cases"])):
         rows = [c for c in report["cases"] if c["policy"] == policy]
-        ax.plot([c["mean_jobs_in_system"] for c in rows], [c["tasks_per_s"] for c in rows], label=policy,
-                color=colours[i % len(colours)], marker="os^v"[i % 4], linestyle="-" if i < 10 else "--")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("jobs in the system, time-averaged")
-    ax.set_ylabel("simulated tasks per second (wall clock)")
+        style = {"label": policy, "color": colours[i % len(colours)], "marker": "os^v"[i % 4],
+                 "linestyle": "-" if i < 10 else "--"}
+        jobs = [c["mean_jobs_in_system"] for c in rows]
+        rate.plot(jobs, [c["tasks_per_s"] for c in rows], **style)
+        cost.plot(jobs, [c["us_per_decision"] for c in rows], **style)
+    for ax, label in ((rate, "simulated tasks per second (wall clock)"), (cost, "wall clock per decision (µs)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("jobs in the system, time-averaged")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    rate.legend(ncol=2, fontsize="small")
     machine = report["machine"]
-    ax.set_title(f"Simulator throughput as the backlog grows ({machine['cpus']} CPUs, Python {machine['python']})")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(ncol=2, fontsize="small")
+    fig.suptitle(f"Simulator throughput as the backlog grows ({machine['cpus']} CPUs, Python {machine['python']})")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
