@@ -172,6 +172,8 @@ BAD_INPUT = [
      ["--explain-last: expected a count >= 0"]),
     ("malformed-sls-trace", ["-w", "{dir}/trace.json", "-p", "fifo"], {"trace.json": '{"job.id": \n'},
      ["trace.json: line ", "malformed JSON"]),
+    ("model-noise-negative", ["-w", "haste-fig1", "-p", "fifo", "--model-noise", "-2"], {},
+     ["--model-noise: expected a number of extra runs >= 0, got -2"]),
 ]
 
 
@@ -204,6 +206,24 @@ def test_simulate_explain_lists_why_a_job_waited(capsys: pytest.CaptureFixture[s
     assert waits and {w["job"] for w in waits} == {"j10"}
     assert {"t", "node", "code", "text", "values"} <= set(waits[0])
     assert any(w["code"] == "dress-reserve" and 0 <= w["values"]["delta"] <= 1 for w in waits)
+
+
+def test_simulate_model_noise_reruns_each_policy_and_says_whether_the_ranking_held(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "simulate", "-w", "haste-simple", "-p", "fifo,fair", "--model-noise", "3", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    noise = doc["model_noise"]
+    assert noise["orders"] == 4 and 1 <= noise["ranking_held"] <= 4
+    for policy in ("fifo", "fair"):
+        runs = noise["policies"][policy]["avg_completion_s"]
+        assert len(runs) == 4 and runs[0] == pytest.approx(doc["results"][policy]["avg_completion_s"])
+    assert len(set(noise["policies"]["fifo"]["makespan_s"])) > 1  # haste-simple's FIFO moves with the phases
+    code, out, _ = _run(capsys, "simulate", "-w", "haste-simple", "-p", "fifo,fair", "--model-noise", "2", "--no-jobs")
+    assert code == 0
+    text = " ".join(out.split())  # the console wraps at 80 columns
+    assert "model noise: 3 runs of each policy" in text
+    assert "ranking by avg completion, fifo < fair: held in 3 of 3 runs; fifo ahead of fair in 3" in text
 
 
 def test_no_command_prints_help_and_returns_2(capsys: pytest.CaptureFixture[str]) -> None:

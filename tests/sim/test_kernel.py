@@ -64,3 +64,42 @@ def test_stopping_at_an_instant_keeps_what_ran_there():
     assert (k.now, k.stage) == (1.0, HEARTBEAT)  # the heartbeat at 1.0 ran: a wake now comes after it
     k.run(until=1.5)
     assert (k.now, k.stage) == (1.5, -1)
+
+
+def _order(seed: int | None) -> list[str]:
+    k, seen = Kernel(seed), []
+    k.schedule(1.0, HEARTBEAT, seen.append, "hb")
+    for i in range(8):
+        k.schedule(1.0, END, seen.append, f"end-{i}")
+    k.schedule(1.0, SUBMIT, seen.append, "submit")
+    k.schedule(2.0, SUBMIT, seen.append, "late")
+    k.run()
+    return seen
+
+
+def test_an_order_seed_draws_the_order_of_simultaneous_events_of_one_priority_only():
+    ends = [f"end-{i}" for i in range(8)]
+    assert _order(None) == ["submit", *ends, "hb", "late"]
+    drawn = {seed: _order(seed) for seed in range(1, 6)}
+    for seen in drawn.values():
+        assert seen[0] == "submit" and seen[-2:] == ["hb", "late"] and sorted(seen[1:9]) == ends
+    assert any(seen[1:9] != ends for seen in drawn.values())  # 8! orders: five seeds do not all keep insertion's
+    assert len({tuple(seen) for seen in drawn.values()}) > 1
+    assert _order(3) == drawn[3]  # the same seed, the same order
+
+
+def test_a_drawn_rank_keeps_its_place_when_it_comes_back():
+    def beats(seed: int, sleeper_wakes: bool) -> list[str]:
+        k, seen = Kernel(seed), []
+        for rank in range(6):
+            if rank == 3 and sleeper_wakes:  # slept, and is woken at 0.5 for the same instant
+                k.schedule(0.5, END, lambda: k.schedule_ranked(1.0, AM_BEAT, 3, seen.append, "job-3"))
+            else:
+                k.schedule_ranked(1.0, AM_BEAT, rank, seen.append, f"job-{rank}")
+        k.run()
+        return seen
+
+    orders = [beats(seed, False) for seed in range(1, 6)]
+    assert any(seen != [f"job-{r}" for r in range(6)] for seen in orders)
+    for seed, seen in zip(range(1, 6), orders):
+        assert beats(seed, True) == seen

@@ -95,6 +95,10 @@ def _build_parser() -> argparse.ArgumentParser:
                         "the policy gives (the last --explain-last of them per policy, and all by reason)")
     s.add_argument("--explain-last", type=int, default=10, metavar="N",
                    help="with --explain, how many of the latest reasons to list per job and policy (default 10)")
+    s.add_argument("--model-noise", type=int, default=0, metavar="K",
+                   help="run each policy K more times with the model's arbitrary choices drawn again (heartbeat "
+                        "phases, the order of simultaneous events) and show how far its metrics and the ranking "
+                        "move: a difference inside that spread is the model's, not the policies'")
     s.add_argument("--sls-nodes", metavar="FILE", help="SLS node topology JSON for an SLS trace")
     s.add_argument("--sls-container-mb", type=int, default=1024, help="SLS container memory (default 1024)")
     s.add_argument("--sls-container-vcores", type=int, default=1, help="SLS container vcores (default 1)")
@@ -145,6 +149,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                           f"{', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
     if args.explain_last < 0:
         raise ConfigError(f"--explain-last: expected a count >= 0, got {args.explain_last}")
+    if args.model_noise < 0:
+        raise ConfigError(f"--model-noise: expected a number of extra runs >= 0, got {args.model_noise}")
     if not args.json:
         output.print_header(workload)
     started = time.perf_counter()
@@ -154,12 +160,20 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                          max_am_share=args.max_am_share, explain=frozenset(explain))
     results = [r for r, _ in pairs]
     runs = [run for _, run in pairs]
+    noise = None
+    if args.model_noise:
+        from yarnctl.sim.noise import model_noise
+        with output.ProgressReporter(enabled=progress.enabled) as more:
+            noise = model_noise(workload, results, args.model_noise, params, max_time_s=args.max_time,
+                                max_am_share=args.max_am_share, progress=more.for_policy)
     if args.json:
         from yarnctl.sim.report import to_json
         doc = to_json(workload.name, args.seed, results)
         if explain:
             doc["waits"] = {run.policy: [{"t": w.t, "job": w.job, "node": w.node, **w.wait.as_dict()}
                                          for w in run.waits] for run in runs}
+        if noise is not None:
+            doc["model_noise"] = noise.to_json()
         _print_json(doc)
     else:
         output.print_summary(results, time.perf_counter() - started)
@@ -168,6 +182,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             output.print_jobs(results)
         if explain:
             output.print_waits(runs, explain, args.explain_last)
+        if noise is not None:
+            output.print_model_noise(noise)
     if args.out:
         from yarnctl.sim.report import write_csv
         written = write_csv(args.out, results, runs)

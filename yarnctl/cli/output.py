@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -16,6 +16,9 @@ from rich.table import Table
 from yarnctl.sim.records import SimRun
 from yarnctl.sim.report import PolicyResult
 from yarnctl.sim.workload import Workload
+
+if TYPE_CHECKING:  # the simulator's runner is imported only by the commands that run it
+    from yarnctl.sim.noise import NoiseReport, Spread
 
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False)
@@ -89,6 +92,31 @@ def print_summary(results: Sequence[PolicyResult], wall_s: float, measured: bool
     out.print(t)
     out.print(f"[dim]simulated in {wall_s:.2f} s; waiting = submit to first task start, completion = submit "
               f"to last task end; allocated/used are time averages over the makespan[/dim]")
+
+
+def print_model_noise(noise: NoiseReport) -> None:
+    """Each policy's metrics over the drawn orders, and how often the ranking held."""
+    t = Table(title=f"model noise: {noise.orders} runs of each policy, the one above and {noise.orders - 1} with "
+                    f"the heartbeat phases and the order of simultaneous events drawn again: lowest - highest")
+    for col in ("policy", "avg completion (s)", "spread", "makespan (s)", "avg wait (s)"):
+        t.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
+
+    def span(s: Spread, metric: str) -> str:
+        r = s.range(metric)
+        return "-" if r is None else f"{_short(r[0])} - {_short(r[1])}"
+
+    for s in noise.spreads:
+        first, r = s.values["avg_completion_s"][0], s.range("avg_completion_s")
+        spread = "-" if r is None or not first else f"{100 * (r[1] - r[0]) / first:.1f}%"
+        t.add_row(s.policy, span(s, "avg_completion_s"), spread, span(s, "makespan_s"), span(s, "avg_wait_s"))
+    out.print(t)
+    ranking = noise.ranking(0)
+    if len(ranking) > 1:
+        out.print(f"ranking by avg completion, {' < '.join(ranking)}: held in {noise.ranking_held()} of "
+                  f"{noise.orders} runs; " + ", ".join(f"{a} ahead of {b} in {noise.ahead(a, b)}"
+                                                     for a, b in zip(ranking, ranking[1:])))
+    out.print("[dim]spread: (highest - lowest) / the run above; a difference between policies inside it comes "
+              "from the model's arbitrary choices, not from the policies[/dim]")
 
 
 def print_jobs(results: Sequence[PolicyResult]) -> None:

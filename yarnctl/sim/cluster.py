@@ -37,7 +37,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
     def __init__(self, workload: Workload, engine: Engine, *, skip_idle: bool = True,
                  max_time_s: float = math.inf, progress: ProgressFn | None = None,
                  tune_interval_s: float = TUNE_INTERVAL_S, sample_queues_s: float = 0.0,
-                 explain: frozenset[str] = frozenset()) -> None:
+                 explain: frozenset[str] = frozenset(), order_seed: int | None = None) -> None:
         self.w = workload
         # jobs whose every decided heartbeat that leaves them waiting is explained (Engine.explain): it only reads
         self.explain = explain
@@ -55,7 +55,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.skip_idle = skip_idle and not self.time_dependent
         self.max_time_s = max_time_s
         self.progress = progress
-        self.k = Kernel()
+        self.k = Kernel(order_seed)  # a seed draws the order of simultaneous events (sim/noise.py)
         spec = workload.cluster
         self.interval = spec.heartbeat_s
         self.min_alloc = spec.min_allocation

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -19,23 +20,43 @@ SUBMIT, END, AM, AM_BEAT, TUNE, HEARTBEAT, SAMPLE = 0, 1, 2, 3, 4, 5, 6
 PERIODIC = (TUNE, SAMPLE)  # events that reschedule themselves: alone, they would keep a stalled run alive
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _mix(x: int) -> int:
+    """SplitMix64's finaliser: 64 well-mixed bits from `x`, a bijection on 64-bit integers."""
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK64
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & _MASK64
+    return x ^ (x >> 31)
+
+
 class Kernel:
-    """Runs callbacks in (time, priority, insertion or rank) order; equal-time events are deterministic."""
+    """Runs callbacks in (time, priority, insertion or rank) order; equal-time events are deterministic.
 
-    __slots__ = ("now", "stage", "_heap", "_seq", "stopped")
+    With an `order_seed`, events of one priority at one instant run in an order drawn from that seed
+    instead (the same for a given seed): the model does not know which of two simultaneous events
+    comes first, and runs under several seeds show how much its results depend on that choice.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("now", "stage", "_heap", "_seq", "stopped", "_rng", "_salt", "_ranks")
+
+    def __init__(self, order_seed: int | None = None) -> None:
         self.now = 0.0
         self.stage = -1  # the highest priority run at this instant: the events up to it have had their turn
         self._heap: list[tuple[float, int, int, Callable[..., Any], tuple[Any, ...]]] = []
         self._seq = 0
         self.stopped = False
+        self._rng = None if order_seed is None else random.Random(order_seed)
+        self._salt = 0 if order_seed is None else random.Random(-order_seed).getrandbits(64)
+        self._ranks: dict[int, int] = {}  # rank -> its drawn place
 
     def schedule(self, at: float, priority: int, fn: Callable[..., Any], *args: Any) -> None:
         """Call `fn(*args)` at time `at` (never earlier than now)."""
         self._seq += 1
         at = round(at, TICK_DIGITS)
-        heapq.heappush(self._heap, (at if at > self.now else self.now, priority, self._seq, fn, args))
+        # drawn bits above the sequence: a random order, and still a unique key (no comparison reaches fn)
+        key = self._seq if self._rng is None else self._rng.getrandbits(32) << 40 | self._seq
+        heapq.heappush(self._heap, (at if at > self.now else self.now, priority, key, fn, args))
 
     def schedule_ranked(self, at: float, priority: int, rank: int, fn: Callable[..., Any], *args: Any) -> None:
         """`schedule`, ordered among the events of `priority` at `at` by `rank` instead of insertion.
@@ -44,6 +65,11 @@ class Kernel:
         that sleeps and wakes takes the same place among the others as if it had stayed scheduled.
         """
         at = round(at, TICK_DIGITS)
+        if self._rng is not None:  # a place drawn per rank from the seed alone: it still does not depend on sleeping
+            key = self._ranks.get(rank)
+            if key is None:
+                key = self._ranks[rank] = _mix(rank ^ self._salt) >> 32 << 40 | rank
+            rank = key
         heapq.heappush(self._heap, (at if at > self.now else self.now, priority, rank, fn, args))
 
     def pending(self) -> int:

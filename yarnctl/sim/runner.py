@@ -22,10 +22,12 @@ def simulate(
     progress: Callable[[str], ProgressFn | None] | None = None,
     max_am_share: float | None = None,
     explain: frozenset[str] = frozenset(),
+    order_seed: int | None = None,
 ) -> list[tuple[PolicyResult, SimRun]]:
     """Simulate `workload` under each policy (fresh policy state per run; `max_am_share` overrides theirs).
 
-    `explain` names jobs whose waiting is explained at every decided heartbeat (SimRun.waits).
+    `explain` names jobs whose waiting is explained at every decided heartbeat (SimRun.waits); `order_seed`
+    draws the order of simultaneous events (`Kernel`).
     """
     # build every policy first, so a bad parameter fails before any time is spent simulating
     built = [make_policy(name, (params or {}).get(name)) for name in policies]
@@ -33,6 +35,6 @@ def simulate(
     for policy in built:
         cb = progress(policy.name) if progress else None
         run = SimCluster(workload, Engine(policy, max_am_share=max_am_share), max_time_s=max_time_s, progress=cb,
-                         explain=explain).run()
+                         explain=explain, order_seed=order_seed).run()
         out.append((summarize(run), run))
     return out
