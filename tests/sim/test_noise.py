@@ -50,6 +50,8 @@ def test_ranking_counts_by_hand() -> None:
                             spread("c", (20.0, 5.0, 21.0, 22.0))))
     assert [noise.ranking(k) for k in range(4)] == [("a", "b", "c"), ("c", "b", "a"), ("a", "b", "c"),
                                                     ("a", "c", "b")]  # an unknown average ranks last
-    assert noise.ranking_held() == 2
-    assert (noise.ahead("a", "b"), noise.ahead("b", "c"), noise.ahead("c", "a")) == (2, 2, 1)
+    assert noise.ranking_held() == 2 and noise.ranking_held("makespan_s") == 2
+    assert (noise.ahead("a", "b"), noise.ahead("b", "c"), noise.ahead("c", "a")) == ((2, 0), (2, 0), (1, 0))
+    tied = NoiseReport(2, (spread("a", (1.0, 2.0)), spread("b", (1.0, 3.0))))
+    assert tied.ahead("a", "b") == (1, 1) and tied.ahead("b", "a") == (0, 1)
     assert noise.spreads[1].range("avg_completion_s") is None and noise.spreads[0].range("makespan_s") == (9.0, 12.0)

@@ -110,11 +110,17 @@ def print_model_noise(noise: NoiseReport) -> None:
         spread = "-" if r is None or not first else f"{100 * (r[1] - r[0]) / first:.1f}%"
         t.add_row(s.policy, span(s, "avg_completion_s"), spread, span(s, "makespan_s"), span(s, "avg_wait_s"))
     out.print(t)
-    ranking = noise.ranking(0)
-    if len(ranking) > 1:
-        out.print(f"ranking by avg completion, {' < '.join(ranking)}: held in {noise.ranking_held()} of "
-                  f"{noise.orders} runs; " + ", ".join(f"{a} ahead of {b} in {noise.ahead(a, b)}"
-                                                     for a, b in zip(ranking, ranking[1:])))
+    for metric, label in (("avg_completion_s", "avg completion"), ("makespan_s", "makespan")):
+        ranking = noise.ranking(0, metric)
+        if len(ranking) < 2:
+            break
+
+        def pair(a: str, b: str) -> str:
+            below, equal = noise.ahead(a, b, metric)
+            return f"{a} below {b} in {below}" + (f" (equal in {equal})" if equal else "")
+
+        out.print(f"ranking by {label}, {' < '.join(ranking)}: held in {noise.ranking_held(metric)} of "
+                  f"{noise.orders} runs; " + ", ".join(pair(a, b) for a, b in zip(ranking, ranking[1:])))
     out.print("[dim]spread: (highest - lowest) / the run above; a difference between policies inside it comes "
               "from the model's arbitrary choices, not from the policies[/dim]")
 

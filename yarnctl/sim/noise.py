@@ -25,6 +25,7 @@ from yarnctl.sim.runner import simulate
 from yarnctl.sim.workload import Workload
 
 METRICS = ("avg_completion_s", "makespan_s", "avg_wait_s")
+RANKED = ("avg_completion_s", "makespan_s")  # the metrics whose ranking is counted
 
 
 def redrawn(workload: Workload, seed: int) -> Workload:
@@ -57,27 +58,27 @@ class NoiseReport:
     orders: int  # runs per policy, the unperturbed one included
     spreads: tuple[Spread, ...]
 
-    def ranking(self, k: int) -> tuple[str, ...]:
-        """The policies by average completion in order `k`, shortest first (ties by name; unknown last)."""
+    def ranking(self, k: int, metric: str = "avg_completion_s") -> tuple[str, ...]:
+        """The policies by `metric` in order `k`, lowest first (ties by name; unknown last)."""
         def key(s: Spread) -> tuple[float, str]:
-            v = s.values["avg_completion_s"][k]
+            v = s.values[metric][k]
             return (math.inf if v is None else v, s.policy)
         return tuple(s.policy for s in sorted(self.spreads, key=key))
 
-    def ranking_held(self) -> int:
-        """In how many orders the policies rank as in the unperturbed run (that run included)."""
-        first = self.ranking(0)
-        return sum(1 for k in range(self.orders) if self.ranking(k) == first)
+    def ranking_held(self, metric: str = "avg_completion_s") -> int:
+        """In how many orders the policies rank by `metric` as in the unperturbed run (that run included)."""
+        first = self.ranking(0, metric)
+        return sum(1 for k in range(self.orders) if self.ranking(k, metric) == first)
 
-    def ahead(self, a: str, b: str) -> int:
-        """In how many orders `a`'s average completion is below `b`'s."""
-        va = next(s for s in self.spreads if s.policy == a).values["avg_completion_s"]
-        vb = next(s for s in self.spreads if s.policy == b).values["avg_completion_s"]
-        return sum(1 for x, y in zip(va, vb) if x is not None and y is not None and x < y)
+    def ahead(self, a: str, b: str, metric: str = "avg_completion_s") -> tuple[int, int]:
+        """In how many orders `a`'s `metric` is below `b`'s, and in how many the two are equal."""
+        va, vb = (next(s for s in self.spreads if s.policy == p).values[metric] for p in (a, b))
+        pairs = [(x, y) for x, y in zip(va, vb) if x is not None and y is not None]
+        return sum(1 for x, y in pairs if x < y), sum(1 for x, y in pairs if x == y)
 
     def to_json(self) -> dict[str, Any]:
-        """The `--json` form: each policy's values per metric, in order, and the ranking's count."""
-        return {"orders": self.orders, "ranking_held": self.ranking_held(),
+        """The `--json` form: each policy's values per metric, in order, and the rankings' counts."""
+        return {"orders": self.orders, "ranking_held": {m: self.ranking_held(m) for m in RANKED},
                 "policies": {s.policy: {m: list(v) for m, v in s.values.items()} for s in self.spreads}}
 
 
