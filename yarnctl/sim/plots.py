@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on servers or in CI
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 import numpy as np  # noqa: E402
 
 from yarnctl.sim.cluster import SimRun  # noqa: E402
@@ -192,6 +193,10 @@ def backlog_throughput(report: Mapping[str, Any], path: Path) -> Path:
     for ax, label in ((rate, "simulated tasks per second (wall clock)"), (cost, "wall clock per decision (µs)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers at 1, 2, 5 x 10^k: the range spans one decade or two
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+            axis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("jobs in the system, time-averaged")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
