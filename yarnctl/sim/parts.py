@@ -47,6 +47,7 @@ class SimParts:
         progress: ProgressFn | None
         version: int
         pending_total: int
+        ask_sizes: dict[Resources, int]
         future: int
         seq: int
         ticking: bool
