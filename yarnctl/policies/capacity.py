@@ -73,7 +73,6 @@ class Capacity(PolicyBase):
 
     def __init__(self, config: CapacityConfig = CapacityConfig()) -> None:
         self.config = config
-        self.reserves = config.reservations
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
         # (app, priority) -> node heartbeats it was offered and took nothing local at (apps that name hosts)
         self.missed: dict[tuple[AppId, int], int] = {}

@@ -9,8 +9,6 @@ protocol the engine, the simulator and the policy server test for with `isinstan
 It declares its capabilities as class (or instance) attributes, defaults in `PolicyBase`:
 - `time_dependent`: it learns from every heartbeat, so the simulator may not skip idle ones;
 - `resizes_nodes`: it manages node capacities, so the engine does not restore rescaled nodes;
-- `reserves`: it may reserve a node for an ask that does not fit it, so a heartbeat where no pending
-  ask fits is not an empty one (the simulator asks it there too);
 - `max_am_share`: the share of cluster memory ApplicationMasters may hold (`policies/am_limit.py`),
   0.5 as FairScheduler's maxAMShare unless the policy follows a scheduler with another default.
 """
@@ -31,7 +29,6 @@ class Policy(Protocol):
     name: str
     time_dependent: bool
     resizes_nodes: bool
-    reserves: bool
     max_am_share: float
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
@@ -49,7 +46,6 @@ class PolicyBase:
     name: str
     time_dependent: bool = False
     resizes_nodes: bool = False
-    reserves: bool = False
     max_am_share: float = 0.5
 
     def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:

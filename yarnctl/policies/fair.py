@@ -24,7 +24,6 @@ class Fair(PolicyBase):
 
     def __init__(self, config: FairConfig = FairConfig()) -> None:
         self.config = config
-        self.reserves = config.reservations
         self.weights = TreeWeights(config)  # under a queue tree, its leaves' capacities are the queue weights
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
         self.keys = AppKeys()

@@ -62,8 +62,7 @@ class _Stage:
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
-                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal",
-                 "ask_sizes")
+                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources, ordinal: int) -> None:
         self.spec = spec
@@ -78,7 +77,6 @@ class _Job:
         if spec.am is not None:
             self.capability[AM_PRIORITY] = normalize(spec.am, min_alloc)
         self.remaining = spec.tasks
-        self.ask_sizes: tuple[Resources, ...] = ()  # the sizes of its published asks (SimCluster.ask_sizes)
         self.first_start: float | None = None
         self.last_finish = 0.0
         self.am: _Container | None = None
@@ -224,24 +222,9 @@ class AppMasters(SparkDrivers, SimParts):
 
     def _refresh_asks(self, job: _Job) -> None:
         app_id = job.spec.id
-        rows = tuple([Ask(app_id, p, job.capability[p], len(q)) for p, q in sorted(job.pending.items()) if q])
-        self.state.set_any_asks(app_id, rows)
-        self._count_ask_sizes(job, tuple(r.capability for r in rows))
+        self.state.set_any_asks(app_id, tuple([Ask(app_id, p, job.capability[p], len(q))
+                                               for p, q in sorted(job.pending.items()) if q]))
         self.version += 1
-
-    def _count_ask_sizes(self, job: _Job, sizes: tuple[Resources, ...]) -> None:
-        """Keep `ask_sizes`, the asks' sizes over every job, as `job`'s published asks become `sizes`."""
-        if sizes == job.ask_sizes:
-            return
-        counts = self.ask_sizes
-        for r in job.ask_sizes:
-            if counts[r] == 1:
-                del counts[r]
-            else:
-                counts[r] -= 1
-        for r in sizes:
-            counts[r] = counts.get(r, 0) + 1
-        job.ask_sizes = sizes
 
     def _report(self, c: _Container) -> None:
         """The NodeManager reports a finished container: release it and tell its job."""
@@ -457,7 +440,6 @@ class AppMasters(SparkDrivers, SimParts):
             am.end = self.k.now
             self._release(am, "done")
         self.state.remove_app(job.spec.id)
-        self._count_ask_sizes(job, ())
         self.version += 1
         self.jobs_left -= 1
         self.job_records.append(self._job_record(job))

@@ -53,8 +53,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         # is live: skipping idle ones would change what it knows, so it is asked at every one
         self.time_dependent = engine.policy.time_dependent
         self.skip_idle = skip_idle and not self.time_dependent
-        # where no pending ask fits, such a policy can place nothing, and (not reserving) does nothing else
-        self.skip_unfit = self.skip_idle and not engine.policy.reserves and not engine.policy.resizes_nodes
         self.max_time_s = max_time_s
         self.progress = progress
         self.k = Kernel(order_seed)  # a seed draws the order of simultaneous events (sim/noise.py)
@@ -79,7 +77,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.physical = sum((nd.physical for nd in self.nodes), Resources(0, 0))
         self.jobs: dict[str, _Job] = {}
         self.pending_total = 0
-        self.ask_sizes: dict[Resources, int] = {}  # size -> (job, priority) asks of that size published
         self.version = 0
         self.idle: set[_Node] = set(self.nodes)  # nodes with no heartbeat scheduled
         self.running_count = 0
@@ -179,12 +176,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         return (m.memory_mb <= node.capacity.memory_mb - held.memory_mb
                 and m.vcores <= node.capacity.vcores - held.vcores)
 
-    def _fits_an_ask(self, node: _Node) -> bool:
-        """Whether some job's pending ask fits the room on `node` (`ask_sizes` holds their sizes)."""
-        held, cap = self.state.node_allocated(node.id), node.capacity
-        mb, vc = cap.memory_mb - held.memory_mb, cap.vcores - held.vcores
-        return any(r.memory_mb <= mb and r.vcores <= vc for r in self.ask_sizes)
-
     def _heartbeat(self, node: _Node) -> None:
         node.hb_at = None
         node.last_k = node.hb_k
@@ -200,11 +191,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             return
         if self.skip_idle and not self.time_dependent and node.seen_version == self.version:
             self.stats["skipped"] += 1  # the policy already said no to exactly this state
-        elif self.skip_unfit and not self._fits_an_ask(node):
-            self.stats["skipped"] += 1  # its decision would be empty: no ask of any job fits the room
-            if self.explain:
-                self._explain(self.snapshot(), node.id, EMPTY_DECISION)
-            node.seen_version = self.version  # as after the empty decision it would have made
         else:
             self.stats["decisions"] += 1
             version = self.version

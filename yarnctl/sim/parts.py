@@ -47,7 +47,6 @@ class SimParts:
         progress: ProgressFn | None
         version: int
         pending_total: int
-        ask_sizes: dict[Resources, int]
         future: int
         seq: int
         ticking: bool
