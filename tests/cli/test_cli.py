@@ -228,6 +228,13 @@ def test_simulate_model_noise_reruns_each_policy_and_says_whether_the_ranking_he
     assert "ranking by makespan, fifo < fair: held in 3 of 3 runs; fifo below fair in 3" in text
 
 
+def test_model_noise_warns_of_runs_that_left_jobs_unfinished(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "simulate", "-w", "haste-simple", "-p", "fifo", "--max-time", "200",
+                        "--model-noise", "1", "--no-jobs")
+    assert code == 0
+    assert "warning: 2 of the 2 runs of fifo left jobs unfinished or failed" in " ".join(err.split())
+
+
 def test_no_command_prints_help_and_returns_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys)
     assert code == 2

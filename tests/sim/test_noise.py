@@ -41,6 +41,14 @@ def test_the_report_starts_with_the_run_it_is_given_and_counts_the_ranking() -> 
     assert noise.ranking(0) == ("fifo", "fair")  # haste-simple: FIFO's 272 s against Fair's 520 s
 
 
+def test_a_run_that_leaves_jobs_unfinished_is_counted() -> None:
+    w = load_workload("haste-simple")
+    base = [r for r, _ in simulate(w, ["fifo"], max_time_s=200.0)]
+    noise = model_noise(w, base, 2, max_time_s=200.0)
+    assert base[0].unfinished > 0 and noise.spreads[0].incomplete == 3
+    assert noise.to_json()["policies"]["fifo"]["incomplete_runs"] == 3
+
+
 def test_ranking_counts_by_hand() -> None:
     def spread(policy: str, completions: tuple[float | None, ...]) -> Spread:
         return Spread(policy, {"avg_completion_s": completions, "makespan_s": completions,

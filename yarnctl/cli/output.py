@@ -121,6 +121,10 @@ def print_model_noise(noise: NoiseReport) -> None:
 
         out.print(f"ranking by {label}, {' < '.join(ranking)}: held in {noise.ranking_held(metric)} of "
                   f"{noise.orders} runs; " + ", ".join(pair(a, b) for a, b in zip(ranking, ranking[1:])))
+    for s in noise.spreads:
+        if s.incomplete:
+            err.print(f"warning: {s.incomplete} of the {noise.orders} runs of {s.policy} left jobs unfinished or "
+                      f"failed: their averages cover the finished jobs only")
     out.print("[dim]spread: (highest - lowest) / the run above; a difference between policies inside it comes "
               "from the model's arbitrary choices, not from the policies[/dim]")
 

@@ -47,7 +47,8 @@ class Kernel:
         self._seq = 0
         self.stopped = False
         self._rng = None if order_seed is None else random.Random(order_seed)
-        self._salt = 0 if order_seed is None else random.Random(-order_seed).getrandbits(64)
+        # the ranks' places from the seed alone, apart from the stream the other events draw from
+        self._salt = 0 if order_seed is None else _mix(order_seed & _MASK64 ^ 0x9E3779B97F4A7C15)
         self._ranks: dict[int, int] = {}  # rank -> its drawn place
 
     def schedule(self, at: float, priority: int, fn: Callable[..., Any], *args: Any) -> None:

@@ -4,9 +4,10 @@ The model does not know two things a real cluster settles by chance: when each N
 heartbeats within the interval (the even grid, node i of N at i/N, is one choice of many; on the
 real cluster the phases drift) and which of two simultaneous events comes first (the kernel's
 insertion order is another). Each extra "order" re-runs every policy with both drawn from one seed:
-the heartbeat phases uniform in the interval (those the workload gives too) and the order of
-simultaneous events of one kind (`Kernel(order_seed)`). A difference between policies smaller than
-the spread of either is the model's, not the policies'.
+the heartbeat phases uniform in the interval (those the workload gives too, and the same for every
+policy) and the order of simultaneous events of one kind (`Kernel(order_seed)`: drawn as the events
+come, so two policies, whose runs schedule different events, do not see the same order). A
+difference between policies smaller than the spread of either is the model's, not the policies'.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Spread:
 
     policy: str
     values: Mapping[str, tuple[float | None, ...]]  # metric -> its value in each order
+    incomplete: int = 0  # runs that left jobs unfinished or failed: their averages cover the finished jobs only
 
     def range(self, metric: str) -> tuple[float, float] | None:
         """The lowest and highest value of `metric` over the orders (None when a run left it unknown)."""
@@ -79,7 +81,8 @@ class NoiseReport:
     def to_json(self) -> dict[str, Any]:
         """The `--json` form: each policy's values per metric, in order, and the rankings' counts."""
         return {"orders": self.orders, "ranking_held": {m: self.ranking_held(m) for m in RANKED},
-                "policies": {s.policy: {m: list(v) for m, v in s.values.items()} for s in self.spreads}}
+                "policies": {s.policy: {**{m: list(v) for m, v in s.values.items()}, "incomplete_runs": s.incomplete}
+                             for s in self.spreads}}
 
 
 def model_noise(
@@ -96,6 +99,7 @@ def model_noise(
     policies = [r.policy for r in base]
     values: dict[str, dict[str, list[float | None]]] = {
         r.policy: {m: [getattr(r, m)] for m in METRICS} for r in base}
+    incomplete = {r.policy: int(bool(r.unfinished or r.failed)) for r in base}
     for seed in range(1, extra + 1):
         label = None if progress is None else partial(_labelled, progress, f"order {seed}/{extra}")
         pairs = simulate(redrawn(workload, seed), policies, params, max_time_s=max_time_s, progress=label,
@@ -103,7 +107,8 @@ def model_noise(
         for result, _ in pairs:
             for m in METRICS:
                 values[result.policy][m].append(getattr(result, m))
-    spreads = tuple(Spread(p, {m: tuple(v) for m, v in values[p].items()}) for p in policies)
+            incomplete[result.policy] += bool(result.unfinished or result.failed)
+    spreads = tuple(Spread(p, {m: tuple(v) for m, v in values[p].items()}, incomplete[p]) for p in policies)
     return NoiseReport(extra + 1, spreads)
 
 
