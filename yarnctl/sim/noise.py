@@ -55,7 +55,7 @@ class Spread:
 
 @dataclass(frozen=True, slots=True)
 class NoiseReport:
-    """Every policy's spread over `orders` runs, and how often the ranking by average completion held."""
+    """Every policy's spread over `orders` runs, and how often its rankings held."""
 
     orders: int  # runs per policy, the unperturbed one included
     spreads: tuple[Spread, ...]
