@@ -1,6 +1,6 @@
 """The event kernel: time order, priority order at equal times, insertion order (or rank) last."""
 
-from yarnctl.sim.kernel import AM, AM_BEAT, END, HEARTBEAT, SUBMIT, TUNE, Kernel
+from yarnctl.sim.kernel import AM, AM_BEAT, END, HEARTBEAT, SUBMIT, TUNE, Kernel, SeededKernel
 
 
 def test_events_run_in_time_then_priority_then_insertion_order():
@@ -67,7 +67,7 @@ def test_stopping_at_an_instant_keeps_what_ran_there():
 
 
 def _order(seed: int | None) -> list[str]:
-    k, seen = Kernel(seed), []
+    k, seen = Kernel() if seed is None else SeededKernel(seed), []
     k.schedule(1.0, HEARTBEAT, seen.append, "hb")
     for i in range(8):
         k.schedule(1.0, END, seen.append, f"end-{i}")
@@ -90,7 +90,7 @@ def test_an_order_seed_draws_the_order_of_simultaneous_events_of_one_priority_on
 
 def test_a_drawn_rank_keeps_its_place_when_it_comes_back():
     def beats(seed: int, sleeper_wakes: bool) -> list[str]:
-        k, seen = Kernel(seed), []
+        k, seen = SeededKernel(seed), []
         for rank in range(6):
             if rank == 3 and sleeper_wakes:  # slept, and is woken at 0.5 for the same instant
                 k.schedule(0.5, END, lambda: k.schedule_ranked(1.0, AM_BEAT, 3, seen.append, "job-3"))

@@ -17,7 +17,7 @@ from yarnctl.engine import Engine
 from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, EMPTY_DECISION, ClusterSnapshot, ContainerKind, Decision, Resources
 from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task
 from yarnctl.sim.jvmstart import JvmStarts, _Pool
-from yarnctl.sim.kernel import AM, HEARTBEAT, SAMPLE, SUBMIT, TICK_DIGITS, TUNE, Kernel
+from yarnctl.sim.kernel import AM, HEARTBEAT, SAMPLE, SUBMIT, TICK_DIGITS, TUNE, Kernel, SeededKernel
 from yarnctl.sim.observe import Observations
 from yarnctl.sim.parts import ProgressFn
 from yarnctl.sim.physics import NodePhysics, _Container, _Node
@@ -55,7 +55,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.skip_idle = skip_idle and not self.time_dependent
         self.max_time_s = max_time_s
         self.progress = progress
-        self.k = Kernel(order_seed)  # a seed draws the order of simultaneous events (sim/noise.py)
+        # a seed draws the order of simultaneous events (sim/noise.py)
+        self.k = Kernel() if order_seed is None else SeededKernel(order_seed)
         spec = workload.cluster
         self.interval = spec.heartbeat_s
         self.min_alloc = spec.min_allocation

@@ -31,33 +31,22 @@ def _mix(x: int) -> int:
 
 
 class Kernel:
-    """Runs callbacks in (time, priority, insertion or rank) order; equal-time events are deterministic.
+    """Runs callbacks in (time, priority, insertion or rank) order; equal-time events are deterministic."""
 
-    With an `order_seed`, events of one priority at one instant run in an order drawn from that seed
-    instead (the same for a given seed): the model does not know which of two simultaneous events
-    comes first, and runs under several seeds show how much its results depend on that choice.
-    """
+    __slots__ = ("now", "stage", "_heap", "_seq", "stopped")
 
-    __slots__ = ("now", "stage", "_heap", "_seq", "stopped", "_rng", "_salt", "_ranks")
-
-    def __init__(self, order_seed: int | None = None) -> None:
+    def __init__(self) -> None:
         self.now = 0.0
         self.stage = -1  # the highest priority run at this instant: the events up to it have had their turn
         self._heap: list[tuple[float, int, int, Callable[..., Any], tuple[Any, ...]]] = []
         self._seq = 0
         self.stopped = False
-        self._rng = None if order_seed is None else random.Random(order_seed)
-        # the ranks' places from the seed alone, apart from the stream the other events draw from
-        self._salt = 0 if order_seed is None else _mix(order_seed & _MASK64 ^ 0x9E3779B97F4A7C15)
-        self._ranks: dict[int, int] = {}  # rank -> its drawn place
 
     def schedule(self, at: float, priority: int, fn: Callable[..., Any], *args: Any) -> None:
         """Call `fn(*args)` at time `at` (never earlier than now)."""
         self._seq += 1
         at = round(at, TICK_DIGITS)
-        # drawn bits above the sequence: a random order, and still a unique key (no comparison reaches fn)
-        key = self._seq if self._rng is None else self._rng.getrandbits(32) << 40 | self._seq
-        heapq.heappush(self._heap, (at if at > self.now else self.now, priority, key, fn, args))
+        heapq.heappush(self._heap, (at if at > self.now else self.now, priority, self._seq, fn, args))
 
     def schedule_ranked(self, at: float, priority: int, rank: int, fn: Callable[..., Any], *args: Any) -> None:
         """`schedule`, ordered among the events of `priority` at `at` by `rank` instead of insertion.
@@ -66,11 +55,6 @@ class Kernel:
         that sleeps and wakes takes the same place among the others as if it had stayed scheduled.
         """
         at = round(at, TICK_DIGITS)
-        if self._rng is not None:  # a place drawn per rank from the seed alone: it still does not depend on sleeping
-            key = self._ranks.get(rank)
-            if key is None:
-                key = self._ranks[rank] = _mix(rank ^ self._salt) >> 32 << 40 | rank
-            rank = key
         heapq.heappush(self._heap, (at if at > self.now else self.now, priority, rank, fn, args))
 
     def pending(self) -> int:
@@ -111,3 +95,35 @@ class Kernel:
     def stop(self) -> None:
         """End `run` after the current event."""
         self.stopped = True
+
+
+class SeededKernel(Kernel):
+    """A Kernel whose events of one priority at one instant run in an order drawn from `order_seed`.
+
+    The model does not know which of two simultaneous events comes first; runs under several seeds
+    show how much its results depend on that choice (`sim/noise.py`). The same seed gives the same order.
+    """
+
+    __slots__ = ("_rng", "_salt", "_ranks")
+
+    def __init__(self, order_seed: int) -> None:
+        super().__init__()
+        self._rng = random.Random(order_seed)
+        # the ranks' places from the seed alone, apart from the stream the other events draw from
+        self._salt = _mix(order_seed & _MASK64 ^ 0x9E3779B97F4A7C15)
+        self._ranks: dict[int, int] = {}  # rank -> its drawn place
+
+    def schedule(self, at: float, priority: int, fn: Callable[..., Any], *args: Any) -> None:
+        """`Kernel.schedule`, placed at random among the events of `priority` at `at`."""
+        self._seq += 1
+        at = round(at, TICK_DIGITS)
+        # drawn bits above the sequence: a random order, and still a unique key (no comparison reaches fn)
+        key = self._rng.getrandbits(32) << 40 | self._seq
+        heapq.heappush(self._heap, (at if at > self.now else self.now, priority, key, fn, args))
+
+    def schedule_ranked(self, at: float, priority: int, rank: int, fn: Callable[..., Any], *args: Any) -> None:
+        """`Kernel.schedule_ranked` with each rank's place drawn from the seed alone: still kept across sleeps."""
+        key = self._ranks.get(rank)
+        if key is None:
+            key = self._ranks[rank] = _mix(rank ^ self._salt) >> 32 << 40 | rank
+        super().schedule_ranked(at, priority, key, fn, *args)

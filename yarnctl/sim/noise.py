@@ -5,7 +5,7 @@ heartbeats within the interval (the even grid, node i of N at i/N, is one choice
 real cluster the phases drift) and which of two simultaneous events comes first (the kernel's
 insertion order is another). Each extra "order" re-runs every policy with both drawn from one seed:
 the heartbeat phases uniform in the interval (those the workload gives too, and the same for every
-policy) and the order of simultaneous events of one kind (`Kernel(order_seed)`: drawn as the events
+policy) and the order of simultaneous events of one kind (`SeededKernel(order_seed)`: drawn as the events
 come, so two policies, whose runs schedule different events, do not see the same order). A
 difference between policies smaller than the spread of either is the model's, not the policies'.
 """
