@@ -192,6 +192,11 @@ class Engine:
         """True when the policy takes control-loop observations."""
         return is_tunable(self.policy)
 
+    @property
+    def observes(self) -> bool:
+        """True when the policy is tunable and its `tune` reads the observation (`PolicyBase.observes`)."""
+        return self.tunable and self.policy.observes
+
     def tune(self, obs: Observation) -> bool:
         """Feed `obs` to a tunable policy; True when its tuning values changed (a failing tune is logged and counted)."""
         policy = self.policy

@@ -89,3 +89,15 @@ def test_infinite_values_are_stored_as_null():
     d = QueueTracker().to_json()
     assert d["window"]["length_s"] is None
     assert QueueTracker.from_json(d).window.length_s == math.inf
+
+
+def test_a_share_follows_the_entities_known_the_weights_and_the_capacity():
+    t = QueueTracker()
+    t.advance(snap(0, {"a": 1}))
+    assert t.share("a") == (100 * GB, 100.0)  # alone: the whole cluster (Eq. 1)
+    t.advance(snap(1, {"a": 1, "b": 1}))
+    assert t.share("a") == t.share("b") == (50 * GB, 50.0)  # b is known now
+    t.weights = {"a": 3.0}
+    assert t.share("a") == (75 * GB, 75.0) and t.share("b") == (25 * GB, 25.0)
+    t.capacity = Resources(200 * GB, 200)
+    assert t.share("b") == (50 * GB, 50.0)

@@ -35,3 +35,5 @@ def test_hooks_and_flags(name: str) -> None:
     p = make_policy(name)
     assert isinstance(p, Policy) and isinstance(p, PolicyBase) and p.name == name
     assert (is_tunable(p), is_stateful(p), p.time_dependent, p.resizes_nodes) == EXPECTED[name]
+    # only the H-MRF family is tunable without reading what it is fed: it reports its accounting
+    assert p.observes == (name not in ("af", "lt-drf", "lt-af", "hmrf"))

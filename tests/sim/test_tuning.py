@@ -127,3 +127,29 @@ def test_a_tunable_policy_that_never_changes_decides_like_the_plain_one() -> Non
     tuned = SimCluster(workload(), Engine(Recorder()), tune_interval_s=2.0).run()  # type: ignore[arg-type]
     plain = SimCluster(workload(), Engine(make_policy("fifo"))).run()
     assert [(j.id, j.finish_s) for j in tuned.jobs] == [(j.id, j.finish_s) for j in plain.jobs]
+
+
+@pytest.mark.parametrize("name", ["af", "hmrf"])
+def test_a_policy_that_reads_no_observation_gets_ticks_without_one(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """H-MRF's family is tunable only to report its accounting: its ticks build no Observation, and it still reports."""
+    def refuse(self: SimCluster) -> Observation:
+        raise AssertionError("built an observation nobody reads")
+
+    monkeypatch.setattr(SimCluster, "observe", refuse)
+    run = SimCluster(workload(), Engine(make_policy(name)), tune_interval_s=5.0).run()  # type: ignore[arg-type]
+    assert not run.stuck and all(j.finish_s is not None for j in run.jobs)
+    assert run.tuning and any(k.startswith("hmrf_accumulated_vcore_seconds") for k in run.tuning[0][1])
+
+
+def test_a_policy_that_reads_observations_gets_one_at_every_tick(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[float] = []
+    observe = SimCluster.observe
+
+    def counted(self: SimCluster) -> Observation:
+        built.append(self.k.now)
+        return observe(self)
+
+    monkeypatch.setattr(SimCluster, "observe", counted)
+    engine = Engine(make_policy("dress"))
+    SimCluster(workload(), engine, tune_interval_s=5.0).run()  # type: ignore[arg-type]
+    assert len(built) == engine.stats["tunes"] >= 5

@@ -46,7 +46,7 @@ DEFAULT_HOLDING_S = 1.0  # before any grant: any positive value just orders by c
 
 def split_allocation(u: Vector, s: Vector) -> tuple[Vector, Vector]:
     """Alg. 1 line 23: u = min{u, s} + max{0, u - s}, the part within the share and the part borrowed."""
-    return tuple(min(x, y) for x, y in zip(u, s)), tuple(max(0.0, x - y) for x, y in zip(u, s))
+    return (min(u[0], s[0]), min(u[1], s[1])), (max(0.0, u[0] - s[0]), max(0.0, u[1] - s[1]))
 
 
 @dataclass(slots=True)
@@ -148,6 +148,9 @@ class QueueTracker:
     # back, as it changed `alloc` ahead of the store
     read_version: int = field(default=-1, repr=False, compare=False)
     sums: EntitySums = field(default_factory=EntitySums, repr=False, compare=False)
+    # Eq. 1's shares as of (capacity, entities known, weights): they change only when one of these does
+    shares: tuple[tuple[Resources, int, Mapping[str, float]], dict[str, Vector]] | None = field(
+        default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.entity not in (QUEUE, USER):
@@ -163,8 +166,16 @@ class QueueTracker:
 
     def share(self, name: str) -> Vector:
         """Eq. 1 over every entity known (configured or seen)."""
-        names = set(self.accounts) | set(self.weights)
-        return share_vector(self.capacity, self.weight(name), sum(self.weight(n) for n in names))
+        # accounts are only ever opened and weights replaced whole, so their count and identity say when to redo it
+        key = self.capacity, len(self.accounts), self.weights
+        kept = self.shares
+        if kept is None or kept[0][0] != key[0] or kept[0][1] != key[1] or kept[0][2] is not key[2]:
+            kept = self.shares = key, {}
+        share = kept[1].get(name)
+        if share is None:
+            names = set(self.accounts) | set(self.weights)
+            share = kept[1][name] = share_vector(self.capacity, self.weight(name), sum(self.weight(n) for n in names))
+        return share
 
     def _account(self, name: str) -> Account:
         acc = self.accounts.get(name)

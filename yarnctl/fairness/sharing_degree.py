@@ -18,5 +18,7 @@ def sharing_degrees(used: Vector, fair: Vector) -> Vector:
 
 def sharing_degree(used: Vector, fair: Vector) -> float:
     """Eq. 3: β_i = min_j β_{i,j}; 1.0 (neither benefit nor loss) for a user that never demanded anything."""
-    beta = min(sharing_degrees(used, fair))
+    f0, f1 = fair
+    # sharing_degrees by hand: the accounting asks for it at every standing
+    beta = min(used[0] / f0 if f0 > 0 else math.inf, used[1] / f1 if f1 > 0 else math.inf)
     return 1.0 if math.isinf(beta) else beta

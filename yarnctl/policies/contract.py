@@ -10,7 +10,10 @@ It declares its capabilities as class (or instance) attributes, defaults in `Pol
 - `time_dependent`: it learns from every heartbeat, so the simulator may not skip idle ones;
 - `resizes_nodes`: it manages node capacities, so the engine does not restore rescaled nodes;
 - `max_am_share`: the share of cluster memory ApplicationMasters may hold (`policies/am_limit.py`),
-  0.5 as FairScheduler's maxAMShare unless the policy follows a scheduler with another default.
+  0.5 as FairScheduler's maxAMShare unless the policy follows a scheduler with another default;
+- `observes`: a `Tunable` policy's `tune` reads the Observation it is given; False for one that is
+  tunable only to report its values (H-MRF's accounting learns from `decide`), whose simulated
+  control-loop ticks then build none.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Policy(Protocol):
     time_dependent: bool
     resizes_nodes: bool
     max_am_share: float
+    observes: bool
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """The decision for the heartbeat of `node_id`."""
@@ -47,6 +51,7 @@ class PolicyBase:
     time_dependent: bool = False
     resizes_nodes: bool = False
     max_am_share: float = 0.5
+    observes: bool = True
 
     def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
         """The apps ahead in this policy's order took the node, or it held the room back (`waiting.behind`)."""

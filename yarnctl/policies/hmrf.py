@@ -64,6 +64,7 @@ class LongTermPolicy(PolicyBase):
 
     name = "long-term"
     Config = LongTermConfig
+    observes = False  # `tune` is a no-op: decide() integrates every snapshot
 
     def __init__(self, config: LongTermConfig = LongTermConfig()) -> None:
         try:

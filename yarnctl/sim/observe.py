@@ -43,7 +43,8 @@ class Observations(SimParts):
         """The control loop's tick: on its own clock, so how often heartbeats are skipped cannot change it."""
         if self.jobs_left == 0:
             return
-        changed = self.engine.tune(self.observe())
+        # a policy tunable only to report its values reads none: building one would cost ~15% of its run
+        changed = self.engine.tune(self.observe()) if self.engine.observes else False
         if changed or not self.time_dependent:
             # the policy may now accept what it refused at this state: its tuning values moved, or (one that is
             # not asked at every heartbeat) it learnt from the tick what they do not show, e.g. DRESS's categories
