@@ -29,16 +29,6 @@ class Resources:
 
     __rmul__ = __mul__
 
-    # what the dataclass would generate, without building two tuples per comparison (policies
-    # compare and hash sizes millions of times); written here, the dataclass keeps them
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Resources:
-            return NotImplemented
-        return self.memory_mb == other.memory_mb and self.vcores == other.vcores
-
-    def __hash__(self) -> int:
-        return hash((self.memory_mb, self.vcores))
-
     def fits_in(self, other: Resources) -> bool:
         """True when every component is at most the other's."""
         return self.memory_mb <= other.memory_mb and self.vcores <= other.vcores

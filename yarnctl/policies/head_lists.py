@@ -48,19 +48,16 @@ class HeadLists(Generic[G]):
                 self.placed, self.groups, self.sizes = {}, {}, {}
                 touched = list(snap.asks)
             asks, apps = snap.asks, snap.apps
-            placed = self.placed
             for app_id in dict.fromkeys(touched):
+                self._drop(app_id)
                 rows, app = asks.get(app_id), apps.get(app_id)
-                ask = None if rows is None else self.head(rows)
-                if ask is None or app is None:
-                    self._drop(app_id)
+                if rows is None or app is None:
+                    continue
+                ask = self.head(rows)
+                if ask is None:
                     continue
                 g, k, kind = group(app), key(app), (ask.capability, ask.priority == AM_PRIORITY)
-                place = (g, kind, k, ask.priority)
-                if placed.get(app_id) == place:
-                    continue  # most touches change how many containers an app asks for, not its place
-                self._drop(app_id)
-                placed[app_id] = place
+                self.placed[app_id] = (g, kind, k, ask.priority)
                 bisect.insort(self.groups.setdefault(g, {}).setdefault(kind, []), (k, app_id))
                 self.sizes[ask.capability] = self.sizes.get(ask.capability, 0) + 1
         return True
