@@ -101,3 +101,18 @@ def test_a_share_follows_the_entities_known_the_weights_and_the_capacity():
     assert t.share("a") == (75 * GB, 75.0) and t.share("b") == (25 * GB, 25.0)
     t.capacity = Resources(200 * GB, 200)
     assert t.share("b") == (50 * GB, 50.0)
+
+
+def test_a_stored_vector_that_is_not_two_numbers_is_refused_by_name():
+    t = QueueTracker(Window("sliding", 600))
+    t.advance(snap(0, {"a": 3}))
+    t.advance(snap(10, {"a": 3}))
+    doc = json.loads(json.dumps(t.to_json()))
+    doc["accounts"]["a"]["alloc"] = [1024.0]
+    with pytest.raises(ValueError, match="account a alloc"):
+        QueueTracker.from_json(doc)
+    doc = json.loads(json.dumps(t.to_json()))
+    bucket = next(iter(doc["accounts"]["a"]["used"]["buckets"]))
+    doc["accounts"]["a"]["used"]["buckets"][bucket] = [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=f"window bucket {bucket}"):
+        QueueTracker.from_json(doc)

@@ -141,6 +141,20 @@ def test_a_policy_that_reads_no_observation_gets_ticks_without_one(name: str, mo
     assert run.tuning and any(k.startswith("hmrf_accumulated_vcore_seconds") for k in run.tuning[0][1])
 
 
+@pytest.mark.parametrize("name", ["af", "lt-drf"])
+def test_skipping_the_observation_changes_nothing_the_run_records(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The family's tune is a no-op: fed an observation at every tick or none, its runs are the same."""
+    from yarnctl.policies.hmrf import LongTermPolicy
+
+    def run() -> tuple[object, ...]:
+        r = SimCluster(workload(), Engine(make_policy(name)), tune_interval_s=3.0).run()  # type: ignore[arg-type]
+        return tuple(r.containers), tuple(r.jobs), tuple(r.tuning), r.end_s
+
+    skipped = run()
+    monkeypatch.setattr(LongTermPolicy, "observes", True)
+    assert run() == skipped
+
+
 def test_a_policy_that_reads_observations_gets_one_at_every_tick(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[float] = []
     observe = SimCluster.observe

@@ -33,6 +33,7 @@ from yarnctl.fairness.shares import (
     aggregate,
     nonsharing_allocation,
     share_vector,
+    stored_vector,
     vector,
 )
 from yarnctl.fairness.sharing_degree import sharing_degree
@@ -140,7 +141,7 @@ class QueueTracker:
 
     window: Window = field(default_factory=Window)
     entity: str = QUEUE
-    weights: Mapping[str, float] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)  # replaced whole, never changed in place (`shares`)
     accounts: dict[str, Account] = field(default_factory=dict)
     capacity: Resources = ZERO
     last_s: float | None = None
@@ -150,7 +151,7 @@ class QueueTracker:
     sums: EntitySums = field(default_factory=EntitySums, repr=False, compare=False)
     # Eq. 1's shares as of (capacity, entities known, weights): they change only when one of these does
     shares: tuple[tuple[Resources, int, Mapping[str, float]], dict[str, Vector]] | None = field(
-        default=None, repr=False, compare=False)
+        default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.entity not in (QUEUE, USER):
@@ -283,7 +284,8 @@ class QueueTracker:
         window = Window(w["kind"], _inf(w["length_s"], math.inf))
         accounts = {name: Account(
             WindowedSum.from_json(window, a["used"]), WindowedSum.from_json(window, a["fair"]),
-            WindowedSum.from_json(window, a["borrowed"]), tuple(a["alloc"]), tuple(a["nonsharing"]),
+            WindowedSum.from_json(window, a["borrowed"]), stored_vector(a["alloc"], f"account {name} alloc"),
+            stored_vector(a["nonsharing"], f"account {name} nonsharing"),
             bool(a["pending"]), float(a["life_used"]), float(a["life_granted"]), float(a["fresh"]),
             _inf(a["last_grant_s"], -math.inf), _inf(a["waiting_since"], math.inf),
         ) for name, a in d["accounts"].items()}

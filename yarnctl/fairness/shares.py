@@ -9,6 +9,7 @@ generator expressions over `zip` cost several times more in CPython.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from yarnctl.model import Resources
 
@@ -19,6 +20,14 @@ ZERO_VECTOR: Vector = (0.0, 0.0)
 def vector(r: Resources) -> Vector:
     """`r` as a float vector."""
     return (float(r.memory_mb), float(r.vcores))
+
+
+def stored_vector(values: Any, what: str) -> Vector:
+    """A vector read back from saved state: two numbers, else ValueError naming `what`."""
+    # the arithmetic below indexes both components: a damaged state file must fail here, once
+    if not isinstance(values, (list, tuple)) or len(values) != 2:
+        raise ValueError(f"{what}: expected [memory_mb, vcores], got {values!r}")
+    return (float(values[0]), float(values[1]))
 
 
 def add(a: Vector, b: Vector, k: float = 1.0) -> Vector:
@@ -52,7 +61,9 @@ def dominant_share(acc: Vector, capacity: Resources, weight: float) -> float:
     mem, vcores = capacity.memory_mb, capacity.vcores
     if mem > 0 and vcores > 0:
         return max(acc[0] / mem / w, acc[1] / vcores / w)
-    return acc[0] / mem / w if mem > 0 else acc[1] / vcores / w if vcores > 0 else 0.0
+    if mem > 0:
+        return acc[0] / mem / w
+    return acc[1] / vcores / w if vcores > 0 else 0.0
 
 
 def asset_share(acc: Vector, capacity: Resources, weight: float) -> float:

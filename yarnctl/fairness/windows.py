@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from yarnctl.fairness.shares import ZERO_VECTOR, Vector, add
+from yarnctl.fairness.shares import ZERO_VECTOR, Vector, add, stored_vector
 
 TUMBLING = "tumbling"
 SLIDING = "sliding"
@@ -97,5 +97,5 @@ class WindowedSum:
     @staticmethod
     def from_json(window: Window, d: dict[str, Any]) -> WindowedSum:
         """The sum `to_json` wrote, under `window`."""
-        return WindowedSum(window, tuple(float(x) for x in d["total"]), int(d["epoch"]),
-                           {int(k): tuple(float(x) for x in v) for k, v in d["buckets"].items()})
+        return WindowedSum(window, stored_vector(d["total"], "window total"), int(d["epoch"]),
+                           {int(k): stored_vector(v, f"window bucket {k}") for k, v in d["buckets"].items()})
