@@ -13,6 +13,7 @@ from yarnctl.policies import make_policy
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.workload import parse_workload
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.hmrf import LongTermPolicy
 
 MR = """
 cluster: {nodes: 2, node: {memory_mb: 8192, vcores: 8}}
@@ -144,8 +145,6 @@ def test_a_policy_that_reads_no_observation_gets_ticks_without_one(name: str, mo
 @pytest.mark.parametrize("name", ["af", "lt-drf"])
 def test_skipping_the_observation_changes_nothing_the_run_records(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The family's tune is a no-op: fed an observation at every tick or none, its runs are the same."""
-    from yarnctl.policies.hmrf import LongTermPolicy
-
     def run() -> tuple[object, ...]:
         r = SimCluster(workload(), Engine(make_policy(name)), tune_interval_s=3.0).run()  # type: ignore[arg-type]
         return tuple(r.containers), tuple(r.jobs), tuple(r.tuning), r.end_s

@@ -13,12 +13,11 @@ from yarnctl.fairness.shares import Vector
 
 def sharing_degrees(used: Vector, fair: Vector) -> Vector:
     """Eq. 2 per resource from the two integrals; a resource never demanded has β = +inf (it bounds nothing)."""
-    return tuple(u / f if f > 0 else math.inf for u, f in zip(used, fair))
+    # by index, as every vector function: the accounting asks for it at every standing
+    return (used[0] / fair[0] if fair[0] > 0 else math.inf, used[1] / fair[1] if fair[1] > 0 else math.inf)
 
 
 def sharing_degree(used: Vector, fair: Vector) -> float:
     """Eq. 3: β_i = min_j β_{i,j}; 1.0 (neither benefit nor loss) for a user that never demanded anything."""
-    f0, f1 = fair
-    # sharing_degrees by hand: the accounting asks for it at every standing
-    beta = min(used[0] / f0 if f0 > 0 else math.inf, used[1] / f1 if f1 > 0 else math.inf)
+    beta = min(sharing_degrees(used, fair))
     return 1.0 if math.isinf(beta) else beta
