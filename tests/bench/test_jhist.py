@@ -108,3 +108,28 @@ def test_a_rerun_keeps_its_own_history_only(tmp_path: Path) -> None:
     assert keep_history(cluster, dest) == 1
     assert sorted(p.name for p in dest.iterdir()) == [FIXTURE.name]
     assert list(histories(dest)) == ["job_1795584395123_0001"]
+
+
+def test_a_history_file_moved_mid_copy_is_kept_from_its_new_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JobHistoryServer moves a finished job's file from intermediate/ to done/ whenever it likes; a
+    fresh-clone CI run lost a fidelity run to that race. The move is injected here, at the first copy."""
+    import shutil
+
+    from yarnctl.bench import mr
+
+    cluster, dest = tmp_path / "cluster", tmp_path / "work" / "history"
+    (cluster / "history" / "intermediate" / "root").mkdir(parents=True)
+    (cluster / "history" / "done").mkdir(parents=True)
+    (cluster / "history" / "intermediate" / "root" / FIXTURE.name).write_bytes(FIXTURE.read_bytes())
+    real_copy = shutil.copy2
+    moves = []
+
+    def copy_after_the_move(src: Path, dst: Path) -> object:
+        if "intermediate" in str(src):
+            moves.append(src)
+            Path(src).rename(cluster / "history" / "done" / Path(src).name)
+        return real_copy(src, dst)
+
+    monkeypatch.setattr(mr.shutil, "copy2", copy_after_the_move)
+    assert mr.keep_history(cluster, dest) == 1
+    assert len(moves) == 1 and (dest / FIXTURE.name).read_bytes() == FIXTURE.read_bytes()

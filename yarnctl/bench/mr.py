@@ -208,6 +208,9 @@ def map_locality(history: Path) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+_HISTORY_SCANS = 5  # a file moved mid-copy is found again by the next scan, in its new folder
+
+
 def keep_history(cluster_dir: Path, dest: Path) -> int:
     """Copy the run's job history (.jhist: every task attempt's start, finish and node) before `down` clears it.
 
@@ -215,12 +218,22 @@ def keep_history(cluster_dir: Path, dest: Path) -> int:
     """
     for old in dest.glob("*.jhist"):
         old.unlink()  # a re-run's replay would read the earlier run's attempts beside its own
-    n = 0
-    for f in sorted((cluster_dir / "history").rglob("*.jhist")):
-        dest.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(f, dest / f.name)
-        n += 1
-    return n
+    kept: set[str] = set()
+    for _ in range(_HISTORY_SCANS):
+        moved = False
+        for f in sorted((cluster_dir / "history").rglob("*.jhist")):
+            if f.name in kept:
+                continue
+            dest.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copy2(f, dest / f.name)
+            except FileNotFoundError:
+                moved = True  # the JobHistoryServer moved it from intermediate/ to done/ after the scan
+                continue
+            kept.add(f.name)
+        if not moved:
+            break
+    return len(kept)
 
 
 def keep_policy_log(cluster_dir: Path, dest: Path) -> list[str]:
