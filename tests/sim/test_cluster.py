@@ -480,3 +480,33 @@ jobs: [{id: a, submit_s: 0, type: mapreduce, maps: {tasks: 1, resource: {memory_
     bad = dataclasses.replace(w, cluster=dataclasses.replace(w.cluster, phases=(0.0,)))
     with pytest.raises(ValueError, match="1 heartbeat phases for 3 nodes"):
         SimCluster(bad, Engine(make_policy("fifo")))
+
+
+class RefusingTunable(PolicyBase):
+    """A test policy, tunable and not time-dependent (as `af` and `dress` are), that never places anything."""
+
+    name = "refusing-tunable"
+
+    def decide(self, snap, node_id):
+        return Decision()
+
+    def tune(self, obs):
+        pass
+
+    def tuning(self):
+        return {"ratio": 0.5}
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 100])
+def test_a_tunable_policy_that_never_assigns_ends_the_run_as_stuck(nodes):
+    # each tick bumps the state's version (the policy may accept after it), which used to reset the stall
+    # count at every tick: with fewer heartbeats between ticks than the stall bound the run never ended
+    w = wl(f"""
+cluster: {{nodes: {nodes}, node: {{memory_mb: 4096, vcores: 4}}}}
+defaults: {{am: false}}
+jobs:
+  - {{id: j, submit_s: 0, type: spark, executors: {{tasks: 2, resource: {{memory_mb: 1024, vcores: 1}}, duration: 10}}}}
+""")
+    r = SimCluster(w, Engine(RefusingTunable()), max_time_s=1e6).run()
+    assert r.stuck and r.jobs[0].finish_s is None
+    assert r.end_s < 3600  # ended by the stall bound, not by max_time_s

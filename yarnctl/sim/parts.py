@@ -46,6 +46,7 @@ class SimParts:
         stats: dict[str, float]
         progress: ProgressFn | None
         version: int
+        quiet_version: int
         pending_total: int
         future: int
         seq: int
