@@ -133,3 +133,28 @@ def test_a_history_file_moved_mid_copy_is_kept_from_its_new_folder(tmp_path: Pat
     monkeypatch.setattr(mr.shutil, "copy2", copy_after_the_move)
     assert mr.keep_history(cluster, dest) == 1
     assert len(moves) == 1 and (dest / FIXTURE.name).read_bytes() == FIXTURE.read_bytes()
+
+
+def test_a_history_file_no_scan_listed_is_kept_by_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan that reads done/ before the JobHistoryServer's move and intermediate/ after it lists the file in
+    neither; the injected first scan does exactly that (and it is the run's only file)."""
+    from yarnctl.bench import mr
+
+    cluster, dest = tmp_path / "cluster", tmp_path / "work" / "history"
+    (cluster / "history" / "intermediate" / "root").mkdir(parents=True)
+    (cluster / "history" / "done").mkdir(parents=True)
+    src = cluster / "history" / "intermediate" / "root" / FIXTURE.name
+    src.write_bytes(FIXTURE.read_bytes())
+    real_rglob = Path.rglob
+    scans = []
+
+    def rglob_missing_the_move(self: Path, pattern: str) -> object:
+        scans.append(self)
+        if len(scans) == 1:
+            src.rename(cluster / "history" / "done" / src.name)  # between reading done/ and intermediate/
+            return iter(())
+        return real_rglob(self, pattern)
+
+    monkeypatch.setattr(Path, "rglob", rglob_missing_the_move)
+    assert mr.keep_history(cluster, dest) == 1
+    assert len(scans) == 3 and (dest / FIXTURE.name).read_bytes() == FIXTURE.read_bytes()

@@ -123,10 +123,7 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
             say(f"{label}: sampled the queues {len(samples)} times ({sampler.errors} polls failed"
                 + (f"; the last: {sampler.last_error}" if sampler.errors else "") + ")")
         if info.namenode is not None:  # MapReduce wrote its history to HDFS: fetch it before `down` formats it away
-            try:
-                lc.fs("-copyToLocal", f"{HDFS_DIR}/history", str(cluster_dir / "history"))
-            except ClusterError as e:  # the records came from the JobHistoryServer: keep the run without the files
-                say(f"{label}: could not fetch the job history from HDFS ({e}); tasks.csv and locality will lack it")
+            fetch_history(lc, cluster_dir / "history", label, say)
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
         if policy is not None:
@@ -208,30 +205,51 @@ def map_locality(history: Path) -> dict[str, tuple[int, int, int]]:
     return out
 
 
-_HISTORY_SCANS = 5  # a file moved mid-copy is found again by the next scan, in its new folder
+def fetch_history(lc: LocalCluster, into: Path, label: str, say: Say, attempts: int = 3) -> None:
+    """Copy the job history from the cluster's HDFS under `into`, again if a file moved while it was copied."""
+    for attempt in range(1, attempts + 1):
+        try:
+            # each attempt into its own folder: a failed copy leaves part of the tree behind, and
+            # keep_history keeps one file per name from wherever it finds it
+            into.mkdir(parents=True, exist_ok=True)
+            lc.fs("-copyToLocal", f"{HDFS_DIR}/history", str(into / f"hdfs-{attempt}"))
+            return
+        except ClusterError as e:  # the JobHistoryServer moved a file from intermediate/ to done/ mid-copy
+            if attempt == attempts:  # the records came from the JobHistoryServer: keep the run without the files
+                say(f"{label}: could not fetch the job history from HDFS ({e}); tasks.csv and locality will lack it")
+            else:
+                time.sleep(_HISTORY_MOVE_S)
+
+
+_HISTORY_MOVE_S = 2.0  # mapreduce.jobhistory.move.interval-ms in hadoop-conf/mapred-site.xml
+_HISTORY_SCANS = 5  # each file moves once (intermediate/ to done/): a scan that missed it finds it the next time
 
 
 def keep_history(cluster_dir: Path, dest: Path) -> int:
     """Copy the run's job history (.jhist: every task attempt's start, finish and node) before `down` clears it.
 
     `dest` keeps this run's history only: the files an earlier run under the same label left there go.
+    The JobHistoryServer moves a job's file from intermediate/ to done/ whenever it likes, so a scan
+    may list it where it no longer is, or in neither folder (done/ read before the move, intermediate/
+    after): the folders are scanned again until a scan after the first finds nothing new (a file a
+    scan missed had moved during it, so the next one lists it).
     """
     for old in dest.glob("*.jhist"):
         old.unlink()  # a re-run's replay would read the earlier run's attempts beside its own
     kept: set[str] = set()
-    for _ in range(_HISTORY_SCANS):
-        moved = False
+    for scan in range(_HISTORY_SCANS):
+        changed = scan == 0
         for f in sorted((cluster_dir / "history").rglob("*.jhist")):
             if f.name in kept:
                 continue
+            changed = True
             dest.mkdir(parents=True, exist_ok=True)
             try:
                 shutil.copy2(f, dest / f.name)
             except FileNotFoundError:
-                moved = True  # the JobHistoryServer moved it from intermediate/ to done/ after the scan
-                continue
+                continue  # moved after the scan: the next one lists it in its new folder
             kept.add(f.name)
-        if not moved:
+        if not changed:
             break
     return len(kept)
 
