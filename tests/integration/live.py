@@ -112,6 +112,21 @@ class Live:
         return self.lc.start_client(args, main_class)
 
 
+def wait_until(what: str, check: Any, timeout_s: float = 60.0) -> Any:
+    """`check()`'s first true result, polled every 0.5 s (an OSError counts as not yet); fails after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            got = check()
+        except OSError:
+            got = None
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not after {timeout_s:.0f} s")
+        time.sleep(0.5)
+
+
 def _wait_port_closed(port: int, timeout_s: float = 30) -> None:
     import socket
 

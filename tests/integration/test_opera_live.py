@@ -21,7 +21,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from live import Live
+from live import Live, wait_until
 
 from yarnctl.errors import YarnctlError
 
@@ -83,7 +83,9 @@ def test_opera_lends_idle_room_and_kills_opportunistic_containers_on_a_spike(clu
     threading.Thread(target=watch, daemon=True).start()
     spike = cluster.start(spike_shell(go), "dshell")
     try:
-        time.sleep(5)  # the spike's AM and container take their room before the long job fills the nodes
+        # the spike's AM and container take their room before the long job fills the nodes (nothing else runs:
+        # the short job is over); a client and AM start in 5-30 s on a loaded machine
+        wait_until("the spike's AM and container", lambda: _allocated(cluster) >= 2, 180)
         job = cluster.start(LONG, "sleep")
         out, _ = job.communicate(timeout=600)
         go.touch()  # the job is over: the spike waits no longer
@@ -103,3 +105,11 @@ def test_opera_lends_idle_room_and_kills_opportunistic_containers_on_a_spike(clu
     assert grew > 8, "no opportunistic container: the node was never offered more than its 8 fifo slots"
     assert after.resized > before.resized
     assert after.killed > before.killed, f"the spike killed nothing; serve log:\n{opera.read_text()[-3000:]}"
+
+
+def _allocated(cluster: Live) -> int:
+    """The containers the RM has allocated now (0 when it answers slowly: the next poll)."""
+    try:
+        return cluster.rm.metrics().containers_allocated
+    except YarnctlError:
+        return 0

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live import Live, assigned_by_app
+from live import Live, assigned_by_app, wait_until
 
 from yarnctl.bridge.decisionlog import LogReader
 
@@ -91,8 +91,9 @@ def test_hmrf_accounts_two_queues_in_its_metrics(cluster: Live, swap_policy: obj
     β_b about 0.75) for the whole map phase. The bound, 0.85, is under that one-container floor (0.875, reached when a run
     ends before the payback) and well over FIFO's 0.75."""
     dlog = swap_policy("hmrf", "--rm", cluster.info.rm_url, "--tune-interval", "1", "--metrics-port", "0")  # type: ignore[operator]
-    m = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", dlog.with_suffix(".log").read_text())
-    assert m, "serve did not say where its metrics are"
+    # serve answers calls before it starts its metrics server and logs where: wait for the line
+    m = wait_until("serve's metrics line", lambda: re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics",
+                                                            dlog.with_suffix(".log").read_text()), 30)
     url = f"http://127.0.0.1:{m.group(1)}/metrics"
     memory = cluster.start(["-Dmapreduce.job.queuename=a", "-Dmapreduce.map.memory.mb=1536",
                             "-Dmapreduce.map.java.opts=-Xmx256m", "-m", "4", "-r", "1", "-mt", "8000", "-rt", "500"],

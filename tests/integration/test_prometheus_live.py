@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 from dashboard import exprs
-from live import Live
+from live import Live, wait_until
 
 from yarnctl.cluster.ports import free_ports
 
@@ -34,20 +33,6 @@ def _get(url: str) -> Any:
         return json.loads(r.read())
 
 
-def _wait(what: str, check: Any, timeout_s: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            got = check()
-        except OSError:
-            got = None
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not after {timeout_s:.0f} s")
-        time.sleep(0.5)
-
-
 @pytest.fixture
 def metrics_serve(cluster: Live, tmp_path: Path) -> Iterator[int]:
     """The cluster's policy server replaced by `yarnctl serve --policy fifo --metrics-port 0 --rm RM` (control loop
@@ -58,8 +43,8 @@ def metrics_serve(cluster: Live, tmp_path: Path) -> Iterator[int]:
     cluster.start_yarnctl_serve(["--no-decision-log", "--no-status-file", "--metrics-port", "0",
                                  "--rm", cluster.info.rm_url, "--tune-interval", "1"], log)
     # port 0: the startup log line names the port the exporter bound
-    m = _wait("serve's metrics line", lambda: re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", log.read_text()),
-              30)
+    m = wait_until("serve's metrics line",
+                   lambda: re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", log.read_text()), 30)
     try:
         yield int(m.group(1))
     finally:
@@ -81,7 +66,7 @@ def prometheus(metrics_serve: int, tmp_path: Path) -> Iterator[str]:
                                  f"--web.listen-address=127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait("prometheus ready", lambda: urllib.request.urlopen(f"{url}/-/ready", timeout=2).status == 200, 60)
+        wait_until("prometheus ready", lambda: urllib.request.urlopen(f"{url}/-/ready", timeout=2).status == 200, 60)
         yield url
     finally:
         proc.terminate()
@@ -99,13 +84,13 @@ def _query(url: str, expr: str) -> list[dict[str, Any]]:
 
 
 def test_every_dashboard_query_returns_data(cluster: Live, prometheus: str) -> None:
-    _wait("target up", lambda: any(t["health"] == "up" for t in
-                                   _get(f"{prometheus}/api/v1/targets")["data"]["activeTargets"]), 30)
+    wait_until("target up", lambda: any(t["health"] == "up" for t in
+                                        _get(f"{prometheus}/api/v1/targets")["data"]["activeTargets"]), 30)
     # 20 s maps: a NodeManager publishes a container's first usage sample about 10 s after it starts
     _app, record = cluster.run(["-m", "2", "-r", "1", "-mt", "20000", "-rt", "1000"], "sleep")
     assert record.final_status == "SUCCEEDED", record.diagnostics
     for expr in exprs():
-        result = _wait(f"data for {expr}", lambda: _query(prometheus, expr), 30)  # rate() needs 2 scrapes
+        result = wait_until(f"data for {expr}", lambda: _query(prometheus, expr), 30)  # rate() needs 2 scrapes
         print(f"{expr} -> {[(r['metric'], r['value'][1]) for r in result]}")
     # the workload really went through the exporter's counters and the RM's nodes are seen
     assert float(_query(prometheus, "yarnctl_containers_assigned_total")[0]["value"][1]) >= 3
