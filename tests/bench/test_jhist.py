@@ -158,3 +158,33 @@ def test_a_history_file_no_scan_listed_is_kept_by_the_next(tmp_path: Path, monke
     monkeypatch.setattr(Path, "rglob", rglob_missing_the_move)
     assert mr.keep_history(cluster, dest) == 1
     assert len(scans) == 3 and (dest / FIXTURE.name).read_bytes() == FIXTURE.read_bytes()
+
+
+def test_a_copy_from_hdfs_that_lost_a_file_to_a_move_is_made_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hadoop fs -copyToLocal` fails when the JobHistoryServer moves a file under it; a stand-in for the cluster's
+    `fs` (no HDFS in the fast tier; the real path runs in tests/integration/test_hdfs_live.py) fails the first copy
+    part-way, then copies the whole tree."""
+    from yarnctl.bench import mr
+    from yarnctl.errors import ClusterError
+
+    calls: list[tuple[str, ...]] = []
+
+    class FlakyFs:
+        def fs(self, *args: str) -> str:
+            calls.append(args)
+            to = Path(args[-1])
+            (to / "intermediate").mkdir(parents=True)
+            (to / "intermediate" / "partial.jhist").write_text("cut")
+            if len(calls) == 1:
+                raise ClusterError("hadoop fs -copyToLocal: exit 1: No such file or directory")
+            (to / "intermediate").rename(to / "done")
+            (to / "done" / "partial.jhist").unlink()
+            (to / "done" / FIXTURE.name).write_bytes(FIXTURE.read_bytes())
+            return ""
+
+    said: list[str] = []
+    monkeypatch.setattr(mr, "_HISTORY_MOVE_S", 0.0)
+    mr.fetch_history(FlakyFs(), tmp_path / "cluster" / "history", "fifo", said.append)  # type: ignore[arg-type]
+    assert [c[-1].rsplit("/", 1)[1] for c in calls] == ["hdfs-1", "hdfs-2"] and said == []
+    assert mr.keep_history(tmp_path / "cluster", tmp_path / "kept") == 1  # the failed copy's leftovers went
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == [FIXTURE.name]

@@ -207,17 +207,18 @@ def map_locality(history: Path) -> dict[str, tuple[int, int, int]]:
 
 def fetch_history(lc: LocalCluster, into: Path, label: str, say: Say, attempts: int = 3) -> None:
     """Copy the job history from the cluster's HDFS under `into`, again if a file moved while it was copied."""
+    into.mkdir(parents=True, exist_ok=True)
     for attempt in range(1, attempts + 1):
+        # a fresh folder each time: into an existing one, `-copyToLocal` would nest the tree one level down
+        to = into / f"hdfs-{attempt}"
         try:
-            # each attempt into its own folder: a failed copy leaves part of the tree behind, and
-            # keep_history keeps one file per name from wherever it finds it
-            into.mkdir(parents=True, exist_ok=True)
-            lc.fs("-copyToLocal", f"{HDFS_DIR}/history", str(into / f"hdfs-{attempt}"))
+            lc.fs("-copyToLocal", f"{HDFS_DIR}/history", str(to))
             return
         except ClusterError as e:  # the JobHistoryServer moved a file from intermediate/ to done/ mid-copy
-            if attempt == attempts:  # the records came from the JobHistoryServer: keep the run without the files
-                say(f"{label}: could not fetch the job history from HDFS ({e}); tasks.csv and locality will lack it")
+            if attempt == attempts:  # the records came from the JobHistoryServer: keep the run with what was copied
+                say(f"{label}: could not fetch the job history from HDFS ({e}); tasks.csv and locality may lack it")
             else:
+                shutil.rmtree(to, ignore_errors=True)  # what the failed copy left: the next one copies it all
                 time.sleep(_HISTORY_MOVE_S)
 
 
