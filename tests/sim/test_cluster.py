@@ -510,3 +510,36 @@ jobs:
     r = SimCluster(w, Engine(RefusingTunable()), max_time_s=1e6).run()
     assert r.stuck and r.jobs[0].finish_s is None
     assert r.end_s < 3600  # ended by the stall bound, not by max_time_s
+
+
+class OscillatingTunable(RefusingTunable):
+    """A test policy like RefusingTunable whose tuning value flips at every tick: each tick changes it."""
+
+    name = "oscillating-tunable"
+
+    def __init__(self):
+        super().__init__()
+        self.ratio = 0.4
+
+    def tune(self, obs):
+        self.ratio = 1.0 - self.ratio
+
+    def tuning(self):
+        return {"ratio": self.ratio}
+
+
+@pytest.mark.parametrize("nodes", [1, 100])
+def test_a_policy_whose_tuning_oscillates_while_placing_nothing_ends_the_run_as_stuck(nodes):
+    # every tick moves a tuning value, which may let the policy accept: the run goes on while that could
+    # matter, and ends as stuck once nothing has finished or arrived for the no-progress bound (2 x 10 s + 900 s)
+    w = wl(f"""
+cluster: {{nodes: {nodes}, node: {{memory_mb: 4096, vcores: 4}}}}
+defaults: {{am: false}}
+jobs:
+  - {{id: j, submit_s: 0, type: spark, executors: {{tasks: 2, resource: {{memory_mb: 1024, vcores: 1}}, duration: 10}}}}
+""")
+    policy = OscillatingTunable()
+    r = SimCluster(w, Engine(policy), max_time_s=1e6).run()
+    assert r.stuck and r.jobs[0].finish_s is None
+    assert 920 < r.end_s < 3600  # not before the no-progress bound, and not by max_time_s
+    assert len(r.tuning) > 100  # it kept ticking, and each tick's change was recorded

@@ -48,11 +48,14 @@ class Observations(SimParts):
         if changed or not self.time_dependent:
             # the policy may now accept what it refused at this state: its tuning values moved, or (one that is
             # not asked at every heartbeat) it learnt from the tick what they do not show, e.g. DRESS's categories
-            quiet = self.quiet_version == self.version and not changed
+            # a tick that moved no tuning value is not progress: counted as one, it reset the stall count at
+            # every tick, and a run no policy decision could move on never ended. Nor is one that moved them
+            # when no task has finished and no job arrived for longer than any task lasts (values that
+            # oscillate while the policy places nothing)
+            stalled = self.k.now - self.progress_at > self.stall_s
+            quiet = self.quiet_version == self.version and (not changed or stalled)
             self.version += 1
             if quiet:
-                # a tick that moved no tuning value is not progress: counted as one, it reset the stall count
-                # at every tick, and a run no policy decision could move on never ended
                 self.quiet_version = self.version
             self._wake_all()
         if changed or not self.tuning:
