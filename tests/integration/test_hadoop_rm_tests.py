@@ -20,12 +20,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from live import wait_until
 from yarnctl.bridge.decisionlog import LogReader
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster.ports import free_ports, is_listening
@@ -91,10 +91,8 @@ def test_with_python_deciding_the_shim_fails_only_where_stock_fifo_does(tmp_path
                                   "--decision-log", str(decisions),
                                   "--no-status-file", "--no-state-file"], stdout=log, stderr=subprocess.STDOUT)
     try:
-        for _ in range(100):
-            if is_listening("127.0.0.1", port) or serve.poll() is not None:
-                break
-            time.sleep(0.2)
+        # listening before the shims start, or they would fall back natively and the run would test nothing
+        wait_until("yarnctl serve listening or gone", lambda: is_listening("127.0.0.1", port) or serve.poll() is not None)
         assert serve.poll() is None, (tmp_path / "serve.log").read_text()[-2000:]
         cases = run_module(tmp_path, f"-Dyarnctl.token={token}", f"-Dyarnctl.port={port}", *chosen())
     finally:
