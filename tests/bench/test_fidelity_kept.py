@@ -81,6 +81,63 @@ def test_the_fit_finds_the_documented_costs(runs: list[fid.RealRun]) -> None:
     assert (found, round(100 * score, 1)) == (FIT, 10.7)
 
 
+# docs/fidelity.md, "Each mix left out of the fit": the costs the other mixes' native-fifo runs fit, per mix left out
+LEFT_OUT_FITS = {"fid-wide": Startup(10.0, 3.0, 3.0), "fid-mixed": Startup(15.0, 2.0, 3.0),
+                 "fid-reduce": Startup(10.0, 3.0, 3.0), "fid-big": Startup(8.0, 12.0, 0.5),
+                 "fid-examples": Startup(3.0, 3.0, 4.0)}
+
+
+def test_a_fit_that_did_not_see_a_mix_carries_badly_to_fid_big_and_fid_examples(runs: list[fid.RealRun]) -> None:
+    """Each mix scored with the costs fitted without it (the full search is `bench fidelity --cross-validate`, 4 min)."""
+    held, per = [], {}
+    for mix, startup in LEFT_OUT_FITS.items():
+        errs = [e for r in runs if r.mix == mix for e in fid.completion_errors(r, fid.sim_times(fid.simulate_run(r, startup)))]
+        per[mix] = (round(100 * statistics.median(errs)), round(100 * fid.percentile(errs, 0.9)))  # type: ignore[operator]
+        held += errs
+    assert per == {"fid-wide": (7, 23), "fid-mixed": (18, 30), "fid-reduce": (6, 14), "fid-big": (77, 88),
+                   "fid-examples": (27, 61)}
+    assert (len(held), round(100 * statistics.median(held)), round(100 * fid.percentile(held, 0.9))) == (155, 18, 75)  # type: ignore[operator]
+
+
+def test_leaving_fid_big_out_of_the_fit_chooses_costs_that_miss_it(runs: list[fid.RealRun]) -> None:
+    """`cross_validate` over two candidates: the main fit, and the costs the other four mixes prefer without fid-big."""
+    far = LEFT_OUT_FITS["fid-big"]
+    doc = fid.cross_validate(runs, grid=[FIT, far])
+    assert {m: Startup(**v["startup"]) for m, v in doc["mixes"].items()} == {
+        m: far if m == "fid-big" else FIT for m in fid.SUITE}
+    big = doc["mixes"]["fid-big"]
+    assert (big["jobs"], round(100 * big["completion_median"]), round(100 * big["completion_p90"])) == (25, 77, 88)
+    # with fid-big's own runs in the fit the same two candidates give the main fit, 6% / 17% off fid-big: a fold
+    # that let the mix it leaves out into its fit would choose it too
+    assert fid.fit_startup([r for r in runs if r.label == fid.CALIBRATION], grid=[FIT, far])[0] == FIT
+    assert doc["jobs"] == 155
+
+
+def test_bench_fidelity_cross_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench fidelity --cross-validate` on two kept mixes, over a grid cut to 8 candidates (the full one takes minutes)."""
+    from yarnctl.cli.main import main
+
+    monkeypatch.setattr(fid, "GRID_AM_S", (10.0, 8.0))
+    monkeypatch.setattr(fid, "GRID_LAUNCH_S", (3.0, 12.0))
+    monkeypatch.setattr(fid, "GRID_PER_CONCURRENT_S", (3.0, 0.5))
+    mixes = ("fid-big", "fid-wide")
+    _unpack(ARCHIVE, tmp_path, mixes)
+    args = ["bench", "fidelity", "--out", str(tmp_path), "--startup", "10,3,3", "--no-sls", "--no-plots"]
+    assert main([*args, "--mix", ",".join(mixes), "--cross-validate", "--json"]) == 0
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)["cross_validation"]
+    assert doc == json.loads((tmp_path / "crossval.json").read_text())
+    assert list(doc["mixes"]) == list(mixes) and doc["jobs"] == 55
+    assert "fid-big left out: fitting on the native-fifo runs of fid-wide" in cap.err
+    assert main([*args, "--mix", ",".join(mixes), "--cross-validate"]) == 0
+    assert "each mix left out of the fit" in capsys.readouterr().out
+    for bad in (["--mix", "fid-big"], ["--mix", ",".join(mixes), "--scheduler", "native-fair,dress"]):
+        assert main([*args, *bad, "--cross-validate"]) == 2
+        err = capsys.readouterr().err
+        assert "--cross-validate: needs at least two mixes" in err and len(err.strip().splitlines()) == 1
+
+
 def test_a_second_round_is_as_far_from_the_first_as_the_simulator(runs: list[fid.RealRun],
                                                                   second: list[fid.RealRun]) -> None:
     """docs/fidelity.md, "Two rounds of the same runs": the real cluster's own spread, and rankings it repeats."""

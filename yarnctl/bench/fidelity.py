@@ -4,7 +4,8 @@ Each mix of the suite runs for real under every scheduler (`bench mr`, kept in O
 with its job history); each run is replayed (`bench/replay.py`) in the simulator under the matching
 policy, and in SLS; per job, the predicted waiting and completion times are compared with the real
 ones. What starting a container costs is fitted once, on the calibration scheduler's runs only
-(`fit_startup`), so every other scheduler's error is out of sample.
+(`fit_startup`), so every other scheduler's error is out of sample; the mixes are all in the fit, and
+`cross_validate` leaves each out in turn to say how the fit carries to a mix it has not seen.
 """
 
 from __future__ import annotations
@@ -167,13 +168,14 @@ def completion_errors(run: RealRun, predicted: Mapping[str, JobTimes]) -> list[f
             if (r := t.completion_s) and (p := predicted.get(job, JobTimes(None, None)).completion_s) is not None]
 
 
-def fit_startup(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None) -> tuple[Startup, float]:
+def fit_startup(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,
+                grid: Sequence[Startup] | None = None) -> tuple[Startup, float]:
     """The start-up costs under which the simulator best predicts `runs` (mean |error| of job completion)."""
     best: tuple[float, Startup] | None = None
-    grid = list(itertools.product(GRID_AM_S, GRID_LAUNCH_S, GRID_PER_CONCURRENT_S))
+    if grid is None:
+        grid = [Startup(*p) for p in itertools.product(GRID_AM_S, GRID_LAUNCH_S, GRID_PER_CONCURRENT_S)]
     say(f"fitting start-up costs on {len(runs)} run(s): {len(grid)} candidates")
-    for am_s, launch_s, per in grid:
-        st = Startup(am_s, launch_s, per)
+    for st in grid:
         errs = [e for run in runs for e in completion_errors(run, sim_times(simulate_run(run, st)))]
         score = statistics.fmean(errs) if errs else math.inf
         if best is None or score < best[0] - 1e-12:  # first best wins: grid order is the tie-break
@@ -181,6 +183,33 @@ def fit_startup(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: 
     if best is None:
         raise ClusterError("no run to fit the start-up costs on")
     return best[1], best[0]
+
+
+def cross_validate(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,
+                   grid: Sequence[Startup] | None = None) -> dict[str, Any]:
+    """Leave one mix out: each mix's runs replayed with start-up costs fitted on the other mixes' calibration runs.
+
+    The fit of `bench fidelity` sees every mix (its calibration scheduler's runs), so its other
+    schedulers are out of sample but its mixes are not; this says how the fitted model carries to
+    a mix it has not seen, as it must for any workload the simulator is asked about.
+    """
+    mixes = list(dict.fromkeys(r.mix for r in runs))
+    if len(mixes) < 2:
+        raise ClusterError("leaving one mix out needs the runs of at least two mixes")
+    out: dict[str, Any] = {}
+    held: list[float] = []
+    for mix in mixes:
+        calib = [r for r in runs if r.mix != mix and r.label == CALIBRATION]
+        if not calib:
+            raise ClusterError(f"no {CALIBRATION} run outside {mix} to fit the start-up costs on")
+        say(f"{mix} left out: fitting on the {CALIBRATION} runs of {', '.join(r.mix for r in calib)}")
+        st, score = fit_startup(calib, say, grid)
+        errs = [e for r in runs if r.mix == mix for e in completion_errors(r, sim_times(simulate_run(r, st)))]
+        held += errs
+        out[mix] = {"startup": asdict(st), "fit_mean_error": score, "jobs": len(errs),
+                    "completion_median": percentile(errs, 0.5), "completion_p90": percentile(errs, 0.9)}
+    return {"mixes": out, "jobs": len(held), "completion_median": percentile(held, 0.5),
+            "completion_p90": percentile(held, 0.9)}
 
 
 def percentile(xs: Sequence[float], q: float) -> float | None:

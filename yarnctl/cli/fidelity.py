@@ -29,6 +29,8 @@ examples:
   # a second round of two mixes beside the first: how far the real cluster is from itself, which
   # scheduler pairs both rounds order alike, and how many of those the simulator gets
   yarnctl bench fidelity --mix fid-mixed,fid-wide --out ~/fidelity-2 --round ~/fidelity --startup 10,3,3 --no-sls
+  # how the fitted start-up costs carry to a mix they were not fitted on (leave each mix out in turn)
+  yarnctl bench fidelity --out ~/fidelity --no-sls --cross-validate
 """
 
 
@@ -61,6 +63,10 @@ def add_parser(bs: Any) -> None:
                    help="with --round: also replay every run at K NodeManager heartbeat phases (two nodes: the second "
                         "at each K-th of the interval after the first) and count the repeatable pairs the simulator "
                         "can order alike at some phase of each run (each real run had its own, unknown phase)")
+    p.add_argument("--cross-validate", action="store_true",
+                   help="also leave each mix out in turn: fit the start-up costs on the other mixes' native-fifo "
+                        "runs and score the mix left out (how the fit carries to a workload it has not seen; "
+                        "about 30 s of replays per mix; writes OUT/crossval.json)")
     p.add_argument("--json", action="store_true", help="print fidelity.json instead of tables")
     p.add_argument("--no-plots", action="store_true", help="write no PNG")
 
@@ -86,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--startup {args.startup}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5") from None
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
+    if args.cross_validate and (len(mixes) < 2 or fid.CALIBRATION not in labels):
+        raise ConfigError(f"--cross-validate: needs at least two mixes (--mix) and {fid.CALIBRATION} among the "
+                          "schedulers (each mix is scored with costs fitted on the others' runs)")
     if args.phases and not args.rounds:
         raise ConfigError("--phases needs --round DIR: it counts the pairs every real round repeats")
     if args.phases < 0 or args.phases > 1000:
@@ -107,16 +116,25 @@ def run(args: argparse.Namespace) -> int:
         across["dirs"] = [str(out), *(str(d) for d in args.rounds)]
         (out / "rounds.json").write_text(json.dumps(across, indent=1) + "\n")
         written.append(out / "rounds.json")
+    crossval = None
+    if args.cross_validate:
+        crossval = fid.cross_validate(runs, _say)
+        (out / "crossval.json").write_text(json.dumps(crossval, indent=1) + "\n")
+        written.append(out / "crossval.json")
     if args.json:
         doc = json.loads(written[0].read_text())
         if across is not None:
             doc["rounds"] = across
+        if crossval is not None:
+            doc["cross_validation"] = crossval
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         _print(result)
         if across is not None:
             _print_rounds(across)
+        if crossval is not None:
+            _print_crossval(crossval, result)
         from yarnctl.cli import output
 
         output.print_written(written)
@@ -161,6 +179,33 @@ def _print_rounds(doc: dict[str, Any]) -> None:
     output.out.print(t)
     output.out.print(f"the same job under one scheduler, each --round against OUT ({doc['jobs']} jobs): "
                      f"{pct(doc['spread_median'])} apart at the median, {pct(doc['spread_p90'])} at p90, of OUT's times")
+
+
+def _print_crossval(doc: dict[str, Any], result: Any) -> None:
+    from rich.table import Table
+
+    from yarnctl.bench import fidelity as fid
+    from yarnctl.cli import output
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.0f}%"
+
+    st = result.startup
+    t = Table(title="each mix left out of the fit: job completion |error| median / p90")
+    for col in ("mix left out", "fitted on the others (AM, launch, per start)", "left out",
+                f"fitted on every mix ({st.am_s:g}, {st.launch_s:g}, {st.launch_per_concurrent_s:g})"):
+        t.add_column(col, justify="left" if col == "mix left out" else "right")
+    for mix, m in doc["mixes"].items():
+        f = m["startup"]
+        every = fid.summary([e for e in result.errors if e.mix == mix], "sim")
+        t.add_row(mix, f"{f['am_s']:g} s, {f['launch_s']:g} s, {f['launch_per_concurrent_s']:g} s",
+                  f"{pct(m['completion_median'])} / {pct(m['completion_p90'])}",
+                  f"{pct(every['completion_median'])} / {pct(every['completion_p90'])}")
+    output.out.print(t)
+    every = fid.summary(result.errors, "sim")
+    output.out.print(f"every mix scored with a fit that did not see it ({doc['jobs']} jobs): "
+                     f"{pct(doc['completion_median'])} median, {pct(doc['completion_p90'])} p90 "
+                     f"(with the fit on every mix: {pct(every['completion_median'])} / {pct(every['completion_p90'])})")
 
 
 def _say(msg: str) -> None:
