@@ -497,17 +497,21 @@ class RefusingTunable(PolicyBase):
         return {"ratio": 0.5}
 
 
-@pytest.mark.parametrize("nodes", [1, 2, 100])
-def test_a_tunable_policy_that_never_assigns_ends_the_run_as_stuck(nodes):
-    # each tick bumps the state's version (the policy may accept after it), which used to reset the stall
-    # count at every tick: with fewer heartbeats between ticks than the stall bound the run never ended
-    w = wl(f"""
+def _one_spark_job(nodes):
+    """One Spark job of two 1 GB executors and no AM on `nodes` nodes of 4 GB: any policy that places could run it."""
+    return wl(f"""
 cluster: {{nodes: {nodes}, node: {{memory_mb: 4096, vcores: 4}}}}
 defaults: {{am: false}}
 jobs:
   - {{id: j, submit_s: 0, type: spark, executors: {{tasks: 2, resource: {{memory_mb: 1024, vcores: 1}}, duration: 10}}}}
 """)
-    r = SimCluster(w, Engine(RefusingTunable()), max_time_s=1e6).run()
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 100])
+def test_a_tunable_policy_that_never_assigns_ends_the_run_as_stuck(nodes):
+    # each tick bumps the state's version (the policy may accept after it), which used to reset the stall
+    # count at every tick: with fewer heartbeats between ticks than the stall bound the run never ended
+    r = SimCluster(_one_spark_job(nodes), Engine(RefusingTunable()), max_time_s=1e6).run()
     assert r.stuck and r.jobs[0].finish_s is None
     assert r.end_s < 3600  # ended by the stall bound, not by max_time_s
 
@@ -532,14 +536,7 @@ class OscillatingTunable(RefusingTunable):
 def test_a_policy_whose_tuning_oscillates_while_placing_nothing_ends_the_run_as_stuck(nodes):
     # every tick moves a tuning value, which may let the policy accept: the run goes on while that could
     # matter, and ends as stuck once nothing has finished or arrived for the no-progress bound (2 x 10 s + 900 s)
-    w = wl(f"""
-cluster: {{nodes: {nodes}, node: {{memory_mb: 4096, vcores: 4}}}}
-defaults: {{am: false}}
-jobs:
-  - {{id: j, submit_s: 0, type: spark, executors: {{tasks: 2, resource: {{memory_mb: 1024, vcores: 1}}, duration: 10}}}}
-""")
-    policy = OscillatingTunable()
-    r = SimCluster(w, Engine(policy), max_time_s=1e6).run()
+    r = SimCluster(_one_spark_job(nodes), Engine(OscillatingTunable()), max_time_s=1e6).run()
     assert r.stuck and r.jobs[0].finish_s is None
     assert 920 < r.end_s < 3600  # not before the no-progress bound, and not by max_time_s
     assert len(r.tuning) > 100  # it kept ticking, and each tick's change was recorded
