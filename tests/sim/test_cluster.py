@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from yarnctl.engine import Engine
-from yarnctl.model import Decision, Kill
+from yarnctl.model import Decision, Kill, NodeResize, Resources
 from yarnctl.policies import make_policy
 from yarnctl.sim.cluster import SimCluster
 from yarnctl.sim.mr_am import MRAMConfig
@@ -511,7 +511,7 @@ jobs:
 def test_a_tunable_policy_that_never_assigns_ends_the_run_as_stuck(nodes):
     # each tick bumps the state's version (the policy may accept after it), which used to reset the stall
     # count at every tick: with fewer heartbeats between ticks than the stall bound the run never ended
-    r = SimCluster(_one_spark_job(nodes), Engine(RefusingTunable()), max_time_s=1e6).run()
+    r = SimCluster(_one_spark_job(nodes), Engine(RefusingTunable()), max_time_s=5000).run()
     assert r.stuck and r.jobs[0].finish_s is None
     assert r.end_s < 3600  # ended by the stall bound, not by max_time_s
 
@@ -536,7 +536,54 @@ class OscillatingTunable(RefusingTunable):
 def test_a_policy_whose_tuning_oscillates_while_placing_nothing_ends_the_run_as_stuck(nodes):
     # every tick moves a tuning value, which may let the policy accept: the run goes on while that could
     # matter, and ends as stuck once nothing has finished or arrived for the no-progress bound (2 x 10 s + 900 s)
-    r = SimCluster(_one_spark_job(nodes), Engine(OscillatingTunable()), max_time_s=1e6).run()
+    r = SimCluster(_one_spark_job(nodes), Engine(OscillatingTunable()), max_time_s=5000).run()
     assert r.stuck and r.jobs[0].finish_s is None
     assert 920 < r.end_s < 3600  # not before the no-progress bound, and not by max_time_s
     assert len(r.tuning) > 100  # it kept ticking, and each tick's change was recorded
+
+
+class OscillatingResizer(OscillatingTunable):
+    """A test policy that resizes the heartbeating node to 2 or 3 GB as its flipping value says, and places nothing."""
+
+    name = "oscillating-resizer"
+    resizes_nodes = True
+
+    def decide(self, snap, node_id):
+        mb = 2048 if self.ratio < 0.5 else 3072
+        if snap.nodes[node_id].capacity.memory_mb == mb:
+            return Decision()
+        return Decision(resizes=(NodeResize(node_id, Resources(mb, 4)),))
+
+
+def test_a_policy_that_resizes_nodes_back_and_forth_while_placing_nothing_ends_the_run_as_stuck():
+    # each resize is a change of state, which reset the stall count: the run went on to max_time_s
+    r = SimCluster(_one_spark_job(1), Engine(OscillatingResizer()), max_time_s=5000).run()
+    assert r.stuck and r.jobs[0].finish_s is None
+    assert 920 < r.end_s < 3600
+
+
+class RefusingJobB(PolicyBase):
+    """A test policy: fifo's decision without anything for job `b`."""
+
+    name = "refusing-b"
+
+    def __init__(self):
+        super().__init__()
+        self.fifo = make_policy("fifo")
+
+    def decide(self, snap, node_id):
+        return Decision(tuple(a for a in self.fifo.decide(snap, node_id).assignments if a.app_id != "b"))
+
+
+@pytest.mark.parametrize("nodes", [1, 100])
+def test_an_am_still_starting_keeps_a_run_alive_beside_a_job_no_policy_places(nodes):
+    # job a's AM asks 20 s after it starts; job b is refused at every heartbeat. 100 nodes make the stall bound
+    # 1,000 heartbeats (10 s): the run ended at 10 s as stuck with a unfinished, the AM's start not counted
+    w = wl(f"""
+cluster: {{nodes: {nodes}, node: {{memory_mb: 4096, vcores: 4}}, startup: {{am_s: 20}}}}
+jobs:
+  - {{id: a, submit_s: 0, type: spark, executors: {{tasks: 2, resource: {{memory_mb: 1024, vcores: 1}}, duration: 10}}}}
+  - {{id: b, submit_s: 0, type: spark, executors: {{tasks: 2, resource: {{memory_mb: 1024, vcores: 1}}, duration: 10}}}}
+""")
+    r = SimCluster(w, Engine(RefusingJobB()), max_time_s=5000).run()
+    assert r.stuck and [j.finish_s for j in r.jobs] == [30.0, None]

@@ -204,8 +204,10 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if self.jobs_left == 0:
             self.k.stop()
             return
-        if self.future == 0 and self.am_beating == 0 and self.version == self.quiet_version:
-            # no task will end and no job arrive, and nothing changed since the last heartbeat:
+        if self.future == 0 and self.am_beating == 0 and (
+                self.version == self.quiet_version or self.k.now - self.progress_at > self.stall_s):
+            # no task will end and no job arrive, and nothing changed since the last heartbeat (or what
+            # changed, e.g. a node resized back and forth, moved nothing for longer than any task lasts):
             # if that lasts for several rounds of every node, nothing ever will
             self.empty_streak += 1
             if self.empty_streak > self.stall_heartbeats:
@@ -270,6 +272,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
 
     def _am_started(self, job: _Job, am: _Container) -> None:
         """The AM has initialised (Startup.am_s after its container): it asks for its tasks."""
+        self.future -= 1
         if job.am is am and job.state == "running":
             self._start_job(job)
 
@@ -339,6 +342,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         # an AM is a JVM like a task's: it pays the same launch cost before its own start-up
         delay = self.startup.am_s + (self._launch_cost(c) if self._launches_cost() else 0.0)
         if delay > 0:
+            self.future += 1  # the AM's first ask is still to come: a run that waits for it is not stalled
             self.k.schedule(self.k.now + delay, AM, self._am_started, job, c)
         else:
             self._start_job(job)
