@@ -92,7 +92,11 @@ def test_with_python_deciding_the_shim_fails_only_where_stock_fifo_does(tmp_path
                                   "--no-status-file", "--no-state-file"], stdout=log, stderr=subprocess.STDOUT)
     try:
         # listening before the shims start, or they would fall back natively and the run would test nothing
-        wait_until("yarnctl serve listening or gone", lambda: is_listening("127.0.0.1", port) or serve.poll() is not None)
+        try:
+            wait_until("yarnctl serve listening or gone",
+                       lambda: is_listening("127.0.0.1", port) or serve.poll() is not None)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; its log ends: {(tmp_path / 'serve.log').read_text()[-2000:]}") from None
         assert serve.poll() is None, (tmp_path / "serve.log").read_text()[-2000:]
         cases = run_module(tmp_path, f"-Dyarnctl.token={token}", f"-Dyarnctl.port={port}", *chosen())
     finally:

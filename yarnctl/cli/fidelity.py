@@ -66,7 +66,7 @@ def add_parser(bs: Any) -> None:
     p.add_argument("--cross-validate", action="store_true",
                    help="also leave each mix out in turn: fit the start-up costs on the other mixes' native-fifo "
                         "runs and score the mix left out (how the fit carries to a workload it has not seen; "
-                        "about 30 s of replays per mix; writes OUT/crossval.json)")
+                        "about 50 s of replays per mix on 2 cores; writes OUT/crossval.json)")
     p.add_argument("--json", action="store_true", help="print fidelity.json instead of tables")
     p.add_argument("--no-plots", action="store_true", help="write no PNG")
 
@@ -92,9 +92,12 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--startup {args.startup}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5") from None
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
-    if args.cross_validate and (len(mixes) < 2 or fid.CALIBRATION not in labels):
-        raise ConfigError(f"--cross-validate: needs at least two mixes (--mix) and {fid.CALIBRATION} among the "
-                          "schedulers (each mix is scored with costs fitted on the others' runs)")
+    if args.cross_validate and len(mixes) < 2:
+        raise ConfigError(f"--cross-validate: needs at least two mixes (--mix), got {len(mixes)}: each is scored "
+                          "with costs fitted on the others' runs")
+    if args.cross_validate and fid.CALIBRATION not in labels:
+        raise ConfigError(f"--cross-validate: needs {fid.CALIBRATION} among the schedulers (--scheduler): the "
+                          "costs are fitted on its runs")
     if args.phases and not args.rounds:
         raise ConfigError("--phases needs --round DIR: it counts the pairs every real round repeats")
     if args.phases < 0 or args.phases > 1000:
@@ -134,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         if across is not None:
             _print_rounds(across)
         if crossval is not None:
-            _print_crossval(crossval, result)
+            _print_crossval(crossval, result, given=startup is not None)
         from yarnctl.cli import output
 
         output.print_written(written)
@@ -181,7 +184,7 @@ def _print_rounds(doc: dict[str, Any]) -> None:
                      f"{pct(doc['spread_median'])} apart at the median, {pct(doc['spread_p90'])} at p90, of OUT's times")
 
 
-def _print_crossval(doc: dict[str, Any], result: Any) -> None:
+def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
     from rich.table import Table
 
     from yarnctl.bench import fidelity as fid
@@ -191,9 +194,10 @@ def _print_crossval(doc: dict[str, Any], result: Any) -> None:
         return "-" if x is None else f"{100 * x:.0f}%"
 
     st = result.startup
+    costs = f"({st.am_s:g}, {st.launch_s:g}, {st.launch_per_concurrent_s:g})"
+    main = f"given by --startup {costs}" if given else f"fitted on every mix {costs}"
     t = Table(title="each mix left out of the fit: job completion |error| median / p90")
-    for col in ("mix left out", "fitted on the others (AM, launch, per start)", "left out",
-                f"fitted on every mix ({st.am_s:g}, {st.launch_s:g}, {st.launch_per_concurrent_s:g})"):
+    for col in ("mix left out", "fitted on the others (AM, launch, per start)", "left out", main):
         t.add_column(col, justify="left" if col == "mix left out" else "right")
     for mix, m in doc["mixes"].items():
         f = m["startup"]
@@ -205,7 +209,7 @@ def _print_crossval(doc: dict[str, Any], result: Any) -> None:
     every = fid.summary(result.errors, "sim")
     output.out.print(f"every mix scored with a fit that did not see it ({doc['jobs']} jobs): "
                      f"{pct(doc['completion_median'])} median, {pct(doc['completion_p90'])} p90 "
-                     f"(with the fit on every mix: {pct(every['completion_median'])} / {pct(every['completion_p90'])})")
+                     f"(with the costs {main}: {pct(every['completion_median'])} / {pct(every['completion_p90'])})")
 
 
 def _say(msg: str) -> None:
