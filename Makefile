@@ -54,7 +54,7 @@ test: java typecheck
 
 # the integration tests too long for `make test`'s hour (about 10 min; nothing automated runs them): usage
 # feedback's live run beside fifo, two saturated CapacityScheduler queues at 70/30, SLS replaying a trace
-# native and shim
+# native and shim; and, with no cluster, `bench fidelity --cross-validate`'s full search on the kept runs
 test-long: java $(STAMP)
 	$(BIN)/python -m pytest -m long --durations=5
 

@@ -113,7 +113,7 @@ def test_leaving_fid_big_out_of_the_fit_chooses_costs_that_miss_it(runs: list[fi
     assert (doc["jobs"], round(100 * doc["completion_median"]), round(100 * doc["completion_p90"])) == (155, 13, 73)
 
 
-@pytest.mark.slow
+@pytest.mark.long  # make test-long: minutes of replays; the per-fold errors are checked above in seconds
 def test_the_full_search_leaves_each_mix_out_as_documented(runs: list[fid.RealRun]) -> None:
     """`bench fidelity --cross-validate`'s search (1,200 candidates per fold, about 4 minutes): the costs and errors above."""
     doc = fid.cross_validate(runs)
