@@ -207,7 +207,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if self.future == 0 and self.am_beating == 0 and (
                 self.version == self.quiet_version or self.k.now - self.progress_at > self.stall_s):
             # no task will end and no job arrive, and nothing changed since the last heartbeat (or what
-            # changed, e.g. a node resized back and forth, moved nothing for longer than any task lasts):
+            # changed, e.g. a node resized back and forth, moved nothing for the no-progress bound, stall_s):
             # if that lasts for several rounds of every node, nothing ever will
             self.empty_streak += 1
             if self.empty_streak > self.stall_heartbeats:
