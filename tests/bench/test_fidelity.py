@@ -143,6 +143,17 @@ def test_the_fit_recovers_the_start_up_costs_that_made_the_runs(monkeypatch: pyt
     assert fid.fit_startup(other)[0] == Startup(2.0, 1.0, 0.0)
 
 
+def test_near_best_gives_the_ranges_of_the_candidates_as_good_as_the_fit() -> None:
+    scores = [(0.120, Startup(10.0, 3.0, 3.0)), (0.105, Startup(4.0, 2.0, 3.0)), (0.114, Startup(20.0, 1.0, 3.0)),
+              (0.116, Startup(2.0, 8.0, 0.5)), (0.105, Startup(6.0, 5.0, 3.0))]
+    assert fid.best_fit(scores) == (Startup(4.0, 2.0, 3.0), 0.105)  # the first of two equals: grid order decides
+    near = fid.near_best(scores)  # within 0.01 of 0.105: the two best and the 0.114 one, not 0.116 or 0.120
+    assert near == {"within": 0.01, "candidates": 3, "am_s": [4.0, 20.0], "launch_s": [1.0, 5.0],
+                    "launch_per_concurrent_s": [3.0, 3.0]}
+    from yarnctl.fidelity.suite import near_ranges
+    assert near_ranges(near) == "AM 4-20 s, launch 1-5 s, 3 s per start"
+
+
 def test_errors_rankings_and_pairs_by_hand() -> None:
     e = fid.JobError("m", "s", "j", fid.JobTimes(10.0, 50.0), fid.JobTimes(12.0, 45.0), None)
     assert (e.error("sim", "wait_s"), e.error("sim", "completion_s"), e.error("sls", "wait_s")) == (0.2, 0.1, None)

@@ -37,6 +37,7 @@ FITTED = Startup(8.0, 6.0, 0.5)
 GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0)
 GRID_LAUNCH_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
 GRID_PER_CONCURRENT_S = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)
+NEAR_FIT = 0.01  # candidates within a point of mean |error| of the best fit are as good on one machine's runs
 SAME_RANK_MARGIN = 0.05  # schedulers whose real average completions differ by less than this are not ranked
 # the simulator's counterpart of a real scheduler: policy, its parameters and the AM-share limit it enforces
 # (None: the policy's own). The local cluster's capacity-scheduler.xml sets maximum-am-resource-percent 0.5;
@@ -168,21 +169,43 @@ def completion_errors(run: RealRun, predicted: Mapping[str, JobTimes]) -> list[f
             if (r := t.completion_s) and (p := predicted.get(job, JobTimes(None, None)).completion_s) is not None]
 
 
-def fit_startup(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,
-                grid: Sequence[Startup] | None = None) -> tuple[Startup, float]:
-    """The start-up costs under which the simulator best predicts `runs` (mean |error| of job completion)."""
-    best: tuple[float, Startup] | None = None
+def fit_scores(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,
+               grid: Sequence[Startup] | None = None) -> list[tuple[float, Startup]]:
+    """Each candidate's mean |error| of job completion on `runs`, in grid order."""
     if grid is None:
         grid = [Startup(*p) for p in itertools.product(GRID_AM_S, GRID_LAUNCH_S, GRID_PER_CONCURRENT_S)]
     say(f"fitting start-up costs on {len(runs)} run(s): {len(grid)} candidates")
+    out = []
     for st in grid:
         errs = [e for run in runs for e in completion_errors(run, sim_times(simulate_run(run, st)))]
-        score = statistics.fmean(errs) if errs else math.inf
-        if best is None or score < best[0] - 1e-12:  # first best wins: grid order is the tie-break
+        out.append((statistics.fmean(errs) if errs else math.inf, st))
+    return out
+
+
+def best_fit(scores: Sequence[tuple[float, Startup]]) -> tuple[Startup, float]:
+    """The candidate of least error; the first of equals, so grid order is the tie-break."""
+    best: tuple[float, Startup] | None = None
+    for score, st in scores:
+        if best is None or score < best[0] - 1e-12:
             best = (score, st)
     if best is None:
         raise ClusterError("no run to fit the start-up costs on")
     return best[1], best[0]
+
+
+def fit_startup(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,
+                grid: Sequence[Startup] | None = None) -> tuple[Startup, float]:
+    """The start-up costs under which the simulator best predicts `runs` (mean |error| of job completion)."""
+    return best_fit(fit_scores(runs, say, grid))
+
+
+def near_best(scores: Sequence[tuple[float, Startup]], within: float = NEAR_FIT) -> dict[str, Any]:
+    """How well the runs pin the costs down: the candidates within `within` of the least error, and each cost's range."""
+    least = min(score for score, _ in scores)
+    near = [st for score, st in scores if score <= least + within]
+    return {"within": within, "candidates": len(near),
+            **{k: [min(getattr(st, k) for st in near), max(getattr(st, k) for st in near)]
+               for k in ("am_s", "launch_s", "launch_per_concurrent_s")}}
 
 
 def cross_validate(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,
@@ -378,9 +401,10 @@ def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup, phase_s
             "jobs": len(spread), "mixes": mixes}
 
 
-def to_json(fit: Startup, fit_score: float, errors: Sequence[JobError], mixes: Mapping[str, Any]) -> dict[str, Any]:
-    """The fidelity.json document: the fit, every job's times, and per mix the rankings and error summaries."""
-    return {"startup": asdict(fit), "fit_mean_error": fit_score, "calibration": CALIBRATION,
+def to_json(fit: Startup, fit_score: float, errors: Sequence[JobError], mixes: Mapping[str, Any],
+            fit_near: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The fidelity.json document: the fit (and how well the runs pin it), every job's times, and per mix the rankings."""
+    return {"startup": asdict(fit), "fit_mean_error": fit_score, "fit_near": fit_near, "calibration": CALIBRATION,
             "jobs": [{"mix": e.mix, "scheduler": e.scheduler, "job": e.job, "real": asdict(e.real),
                       "sim": asdict(e.sim), "sls": None if e.sls is None else asdict(e.sls)} for e in errors],
             "mixes": mixes}

@@ -271,3 +271,9 @@ def _print(result: Any) -> None:
     output.out.print(f"[dim]start-up costs: AM {st.am_s:g} s, launch {st.launch_s:g} s + "
                      f"{st.launch_per_concurrent_s:g} s per container starting beside it; "
                      f"clear pairs: real averages more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart[/dim]")
+    if result.fit_near is not None:
+        from yarnctl.fidelity.suite import near_ranges
+
+        near = result.fit_near
+        output.out.print(f"[dim]as good within {100 * near['within']:g} point of the fit's error: "
+                         f"{near['candidates']} candidates, {near_ranges(near)}[/dim]")

@@ -32,6 +32,7 @@ class SuiteResult:
     fit_score: float
     errors: tuple[fid.JobError, ...]
     mixes: Mapping[str, Mapping[str, Any]]
+    fit_near: Mapping[str, Any] | None = None  # `fid.near_best` of the fit; None when the costs were given
 
 
 def real_runs(mix: str, labels: Sequence[str], out: Path, cluster_dir: Path, *, rerun: bool = False,
@@ -96,11 +97,15 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
         calib = [r for r in runs if r.label == fid.CALIBRATION]
         if not calib:
             raise ClusterError(f"no {fid.CALIBRATION} run to fit the start-up costs on; run it or give --startup")
-        startup, score = fid.fit_startup(calib, say)
+        scores = fid.fit_scores(calib, say)
+        startup, score = fid.best_fit(scores)
+        near = fid.near_best(scores)
         say(f"fitted: AM start-up {startup.am_s:g} s, launch {startup.launch_s:g} s + "
             f"{startup.launch_per_concurrent_s:g} s per container starting beside it "
             f"(mean |error| of completion on the {fid.CALIBRATION} runs: {100 * score:.1f}%)")
+        say(f"as good within {100 * near['within']:g} point: {near['candidates']} candidates, {near_ranges(near)}")
     else:
+        near = None
         calib_errs = [e for r in runs if r.label == fid.CALIBRATION
                       for e in fid.completion_errors(r, fid.sim_times(fid.simulate_run(r, startup)))]
         score = statistics.fmean(calib_errs) if calib_errs else math.nan
@@ -139,14 +144,24 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
                 m[f"{model}_same_order"] = fid.ranking(real) == fid.ranking(m[model])
                 m[f"{model}_pairs"] = [agree, total]
         m["real_ranking"] = fid.ranking(m["real"])
-    return SuiteResult(startup, score, tuple(errors), mixes)
+    return SuiteResult(startup, score, tuple(errors), mixes, near)
+
+
+def near_ranges(near: Mapping[str, Any]) -> str:
+    """`fid.near_best`'s ranges as a phrase: 'AM 3-20 s, launch 2-5 s, 3 s per start'."""
+    def span(key: str) -> str:
+        lo, hi = near[key]
+        return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
+
+    return f"AM {span('am_s')} s, launch {span('launch_s')} s, {span('launch_per_concurrent_s')} s per start"
 
 
 def write(out: Path, result: SuiteResult, plots: bool = True) -> list[Path]:
     """fidelity.json, fidelity.csv (one row per job and scheduler) and fidelity.png into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     j = out / "fidelity.json"
-    j.write_text(json.dumps(fid.to_json(result.startup, result.fit_score, result.errors, result.mixes), indent=1) + "\n")
+    j.write_text(json.dumps(fid.to_json(result.startup, result.fit_score, result.errors, result.mixes, result.fit_near),
+                            indent=1) + "\n")
     c = out / "fidelity.csv"
     with c.open("w", newline="") as f:
         w = csv.writer(f)
