@@ -24,6 +24,7 @@ from standin import make_hadoop_home, rm_pid
 
 from yarnctl.cluster import procs
 from yarnctl.cluster.classpath import repo_root
+from yarnctl.cluster.info import ClusterInfo
 from yarnctl.cluster.local import LocalCluster
 from yarnctl.cluster.ports import free_ports
 from yarnctl.cluster.procs import owned, processes_under, terminate
@@ -48,6 +49,25 @@ def test_the_guide_starts_with_its_settings_and_runs_bash_only() -> None:
     assert len(blocks) >= 9
     for b in blocks[1:]:
         assert "pkill" not in b and "killall" not in b  # the policy server is stopped by its pid
+
+
+def thread_dumps(info: ClusterInfo) -> str:
+    """Each NodeManager's threads (`jstack`), for a guide step that hangs."""
+    jstack = shutil.which("jstack") or str(Path(info.java_home) / "bin" / "jstack")
+    out = []
+    for nm in info.nodes:
+        try:
+            r = subprocess.run([jstack, str(nm.pid)], capture_output=True, text=True, timeout=60)
+            out.append(f"--- {nm.name} (pid {nm.pid})\n{r.stdout}{r.stderr}")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out.append(f"--- {nm.name} (pid {nm.pid}): no thread dump: {e}")
+    return "\n\n".join(out)  # each header its own paragraph, as status_updaters splits them
+
+
+def status_updaters(dumps: str) -> str:
+    """The heartbeat ("Node Status Updater") and resync threads of `thread_dumps`, with each NodeManager's header."""
+    keep = [t for t in dumps.split("\n\n") if t.startswith("---") or "Node Status Updater" in t or "esync" in t]
+    return "\n\n".join(keep)
 
 
 @pytest.fixture()
@@ -91,8 +111,18 @@ def test_following_the_guide_drops_the_shim_in_and_rolls_it_back(fifo_cluster: t
     transcript = tmp_path / "transcript.txt"
     outputs: list[str] = []
     for i, block in enumerate(doc_blocks()[1:], start=1):
-        r = subprocess.run(["bash", "-euo", "pipefail", "-c", settings + "\n" + block], env=env, cwd=info.dir,
-                           capture_output=True, text=True, timeout=600)
+        try:
+            r = subprocess.run(["bash", "-euo", "pipefail", "-c", settings + "\n" + block], env=env, cwd=info.dir,
+                               capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            # seen once (CI, 2026-11-29): after the roll-back's RM restart no NodeManager heartbeated and the pi
+            # job was never placed; where their heartbeat threads were is what the next occurrence must say
+            dumps = thread_dumps(info)
+            with transcript.open("a") as f:
+                f.write(f"===== block {i} (timed out after 600 s)\n{block}----- NodeManager threads\n{dumps}\n")
+            raise AssertionError(f"docs/deploy.md bash block {i} did not finish in 600 s:\n{block}\n"
+                                 f"NodeManager status-updater threads (all threads in {transcript}):\n"
+                                 f"{status_updaters(dumps)[-8000:]}") from None
         out = r.stdout + r.stderr
         outputs.append(r.stdout)
         with transcript.open("a") as f:
