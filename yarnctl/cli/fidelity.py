@@ -167,9 +167,6 @@ def _print_rounds(doc: dict[str, Any]) -> None:
 
     from yarnctl.cli import output
 
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:.0f}%"
-
     phases = any("sim_repeatable_phases" in m for m in doc["mixes"].values())
     t = Table(title=f"{doc['rounds']} real rounds (OUT's first, then each --round): clear pairs ordered alike")
     for col in ("mix", "each --round vs OUT", "sim vs the last round", "sim on pairs every round repeats",
@@ -181,7 +178,7 @@ def _print_rounds(doc: dict[str, Any]) -> None:
                   "{}/{}".format(*m["sim_repeatable"]), *reach, ", ".join(r[0] if r else "-" for r in m["real_rankings"]))
     output.out.print(t)
     output.out.print(f"the same job under one scheduler, each --round against OUT ({doc['jobs']} jobs): "
-                     f"{pct(doc['spread_median'])} apart at the median, {pct(doc['spread_p90'])} at p90, of OUT's times")
+                     f"{_pct(doc['spread_median'])} apart at the median, {_pct(doc['spread_p90'])} at p90, of OUT's times")
 
 
 def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
@@ -189,9 +186,6 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
 
     from yarnctl.bench import fidelity as fid
     from yarnctl.cli import output
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:.0f}%"
 
     st = result.startup
     costs = f"({st.am_s:g}, {st.launch_s:g}, {st.launch_per_concurrent_s:g})"
@@ -203,13 +197,18 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
         f = m["startup"]
         every = fid.summary([e for e in result.errors if e.mix == mix], "sim")
         t.add_row(mix, f"{f['am_s']:g} s, {f['launch_s']:g} s, {f['launch_per_concurrent_s']:g} s",
-                  f"{pct(m['completion_median'])} / {pct(m['completion_p90'])}",
-                  f"{pct(every['completion_median'])} / {pct(every['completion_p90'])}")
+                  f"{_pct(m['completion_median'])} / {_pct(m['completion_p90'])}",
+                  f"{_pct(every['completion_median'])} / {_pct(every['completion_p90'])}")
     output.out.print(t)
     every = fid.summary(result.errors, "sim")
     output.out.print(f"every mix scored with a fit that did not see it ({doc['jobs']} jobs): "
-                     f"{pct(doc['completion_median'])} median, {pct(doc['completion_p90'])} p90 "
-                     f"(with the costs {main}: {pct(every['completion_median'])} / {pct(every['completion_p90'])})")
+                     f"{_pct(doc['completion_median'])} median, {_pct(doc['completion_p90'])} p90 "
+                     f"(with the costs {main}: {_pct(every['completion_median'])} / {_pct(every['completion_p90'])})")
+
+
+def _pct(x: float | None) -> str:
+    """A fraction as a whole percentage, '-' for none."""
+    return "-" if x is None else f"{100 * x:.0f}%"
 
 
 def _say(msg: str) -> None:
@@ -229,9 +228,6 @@ def _print(result: Any) -> None:
     from yarnctl.bench import fidelity as fid
     from yarnctl.cli import output
 
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:.0f}%"
-
     t = Table(title="per-job |error| against the real cluster: median / p90")
     for col in ("mix", "scheduler", "real avg (s)", "sim compl.", "sim wait", "SLS compl.", "SLS wait"):
         t.add_column(col, justify="left" if col in ("mix", "scheduler") else "right", no_wrap=col in ("mix", "scheduler"))
@@ -239,10 +235,10 @@ def _print(result: Any) -> None:
         for label, s in m["summary"].items():
             sim, sls = s["sim"], s["sls"] or {}
             t.add_row(mix, label, f"{m['real'][label]:.1f}" if m["real"][label] else "-",
-                      f"{pct(sim['completion_median'])} / {pct(sim['completion_p90'])}",
-                      f"{pct(sim['wait_median'])} / {pct(sim['wait_p90'])}",
-                      f"{pct(sls.get('completion_median'))} / {pct(sls.get('completion_p90'))}" if sls else "-",
-                      f"{pct(sls.get('wait_median'))} / {pct(sls.get('wait_p90'))}" if sls else "-")
+                      f"{_pct(sim['completion_median'])} / {_pct(sim['completion_p90'])}",
+                      f"{_pct(sim['wait_median'])} / {_pct(sim['wait_p90'])}",
+                      f"{_pct(sls.get('completion_median'))} / {_pct(sls.get('completion_p90'))}" if sls else "-",
+                      f"{_pct(sls.get('wait_median'))} / {_pct(sls.get('wait_p90'))}" if sls else "-")
     output.out.print(t)
     r = Table(title="scheduler ranking by average completion (best first)")
     for col in ("mix", "real cluster", "simulator", "SLS"):
@@ -263,9 +259,9 @@ def _print(result: Any) -> None:
         if not errs:
             continue
         sim, sls = fid.summary(errs, "sim"), fid.summary(errs, "sls")
-        output.out.print(f"{name} ({len(errs)}): simulator completion {pct(sim['completion_median'])} median, "
-                         f"{pct(sim['completion_p90'])} p90; wait {pct(sim['wait_median'])} median"
-                         + (f" | SLS completion {pct(sls['completion_median'])} median, {pct(sls['completion_p90'])} "
+        output.out.print(f"{name} ({len(errs)}): simulator completion {_pct(sim['completion_median'])} median, "
+                         f"{_pct(sim['completion_p90'])} p90; wait {_pct(sim['wait_median'])} median"
+                         + (f" | SLS completion {_pct(sls['completion_median'])} median, {_pct(sls['completion_p90'])} "
                             f"p90" if sls["completion_median"] is not None else ""))
     st = result.startup
     output.out.print(f"[dim]start-up costs: AM {st.am_s:g} s, launch {st.launch_s:g} s + "

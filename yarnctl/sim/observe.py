@@ -49,11 +49,9 @@ class Observations(SimParts):
             # the policy may now accept what it refused at this state: its tuning values moved, or (one that is
             # not asked at every heartbeat) it learnt from the tick what they do not show, e.g. DRESS's categories
             # a tick that moved no tuning value is not progress: counted as one, it reset the stall count at
-            # every tick, and a run no policy decision could move on never ended. Nor is one that moved them
-            # when no task has finished and no job arrived for the no-progress bound (2 x the longest task
-            # + 900 s: values that oscillate while the policy places nothing)
-            stalled = self.k.now - self.progress_at > self.stall_s
-            quiet = self.quiet_version == self.version and (not changed or stalled)
+            # every tick, and a run no policy decision could move on never ended (ticks that move them in a run
+            # with no progress for stall_s are settled by the heartbeat's stall check, as resizes are)
+            quiet = self.quiet_version == self.version and not changed
             self.version += 1
             if quiet:
                 self.quiet_version = self.version
