@@ -289,3 +289,15 @@ def test_rm2s_policy_server_gets_the_next_metrics_port() -> None:
     d = Path("/c")
     assert serve_files(d, "rm2")["decisions"] == d / "decisions-rm2.jsonl"
     assert serve_files(d, "rm1")["state"] == serve_files(d, "rm2")["state"]  # one history, taken over on failover
+
+
+def test_nodemanagers_run_the_resync_mend_once_the_shim_jar_is_built(tmp_path: Path) -> None:
+    c = LocalCluster(tmp_path / "c", root=tmp_path)
+    env = c._nm_env(tmp_path / "conf", tmp_path / "cp.txt", "/jdk", "nodemanager-0")
+    assert "YARNCTL_NODEMANAGER_CLASS" not in env and "YARNCTL_SHIM_JAR" not in env  # no jar: Hadoop's own NM
+    jar = cp.shim_jar_path(tmp_path)
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"")
+    env = c._nm_env(tmp_path / "conf", tmp_path / "cp.txt", "/jdk", "nodemanager-0")
+    assert env["YARNCTL_NODEMANAGER_CLASS"] == "io.yarnctl.nm.ResyncSafeNodeManager"
+    assert env["YARNCTL_SHIM_JAR"] == str(jar) and env["YARNCTL_DAEMON_NAME"] == "nodemanager-0"

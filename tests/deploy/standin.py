@@ -27,7 +27,8 @@ case $1 in
     echo "stopping resourcemanager"
     kill "$pid" 2>/dev/null || true
     i=0
-    while kill -0 "$pid" 2>/dev/null; do
+    # the RM `cluster up` started is the test's child: once it has exited it stays a zombie until reaped
+    while kill -0 "$pid" 2>/dev/null && ! ps -o stat= -p "$pid" | grep -q Z; do
       i=$((i + 1)); [ "$i" -lt 300 ] || {{ kill -9 "$pid"; break; }}
       sleep 0.1
     done

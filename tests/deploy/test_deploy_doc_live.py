@@ -51,23 +51,58 @@ def test_the_guide_starts_with_its_settings_and_runs_bash_only() -> None:
         assert "pkill" not in b and "killall" not in b  # the policy server is stopped by its pid
 
 
-def thread_dumps(info: ClusterInfo) -> str:
-    """Each NodeManager's threads (`jstack`), for a guide step that hangs."""
-    jstack = shutil.which("jstack") or str(Path(info.java_home) / "bin" / "jstack")
-    out = []
-    for nm in info.nodes:
+def thread_dumps(pids: dict[str, int], java_home: str) -> dict[str, str]:
+    """Each named JVM's threads (`jstack`), for a guide step that fails."""
+    jstack = shutil.which("jstack") or str(Path(java_home) / "bin" / "jstack")
+    out = {}
+    for name, pid in pids.items():
         try:
-            r = subprocess.run([jstack, str(nm.pid)], capture_output=True, text=True, timeout=60)
-            out.append(f"--- {nm.name} (pid {nm.pid})\n{r.stdout}{r.stderr}")
+            r = subprocess.run([jstack, str(pid)], capture_output=True, text=True, timeout=60)
+            out[name] = r.stdout + r.stderr
         except (OSError, subprocess.TimeoutExpired) as e:
-            out.append(f"--- {nm.name} (pid {nm.pid}): no thread dump: {e}")
-    return "\n\n".join(out)  # each header its own paragraph, as status_updaters splits them
+            out[name] = f"no thread dump: {e}"
+    return out
 
 
-def status_updaters(dumps: str) -> str:
-    """The heartbeat ("Node Status Updater") and resync threads of `thread_dumps`, with each NodeManager's header."""
-    keep = [t for t in dumps.split("\n\n") if t.startswith("---") or "Node Status Updater" in t or "esync" in t]
-    return "\n\n".join(keep)
+# the threads a missing heartbeat or a stuck scheduler shows in: the NM's heartbeat loop and its resync, the
+# RM's own event dispatcher and the scheduler's
+KEY_THREADS = ("Node Status Updater", "esync", "Event Processor", "AsyncDispatcher event handler")
+
+
+def key_threads(dump: str) -> str:
+    """The top of each KEY_THREADS stack in one `jstack` output, or a line saying none is there."""
+    keep = ["\n".join(t.splitlines()[:8]) for t in dump.split("\n\n")
+            if any(k in t.split("\n", 1)[0] for k in KEY_THREADS)]
+    return "\n\n".join(keep) or "(none of: " + ", ".join(KEY_THREADS) + ")"
+
+
+def tail(path: Path, lines: int) -> str:
+    """The last `lines` lines of a log, or why there are none."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as e:
+        return f"({e})"
+
+
+def cluster_state(info: ClusterInfo, home: Path) -> tuple[str, str]:
+    """(everything, the short version) of what the RM and NMs were doing when a guide step failed."""
+    pids = {nm.name: nm.pid for nm in info.nodes}
+    pids["resourcemanager"] = rm_pid(home) or info.rm.pid
+    dumps = thread_dumps(pids, info.java_home)
+    try:
+        nodes = subprocess.run(["curl", "-fsS", "-m", "10", f"{info.rm_url}/ws/v1/cluster/nodes"],
+                               capture_output=True, text=True, timeout=30)
+        node_list = nodes.stdout + nodes.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        node_list = f"({e})"
+    logs = info.dir / "logs"
+    full = [f"----- RM nodes\n{node_list}"]
+    short = [f"----- RM nodes\n{node_list[-1500:]}"]
+    for name, dump in dumps.items():
+        full.append(f"----- {name} (pid {pids[name]}): threads\n{dump}\n----- {name}: log\n{tail(logs / f'{name}.log', 300)}")
+        short.append(f"----- {name} (pid {pids[name]}): key threads\n{key_threads(dump)}\n"
+                     f"----- {name}: last log lines\n{tail(logs / f'{name}.log', 12)[-2000:]}")
+    return "\n".join(full), "\n".join(short)
 
 
 @pytest.fixture()
@@ -114,20 +149,24 @@ def test_following_the_guide_drops_the_shim_in_and_rolls_it_back(fifo_cluster: t
         try:
             r = subprocess.run(["bash", "-euo", "pipefail", "-c", settings + "\n" + block], env=env, cwd=info.dir,
                                capture_output=True, text=True, timeout=600)
-        except subprocess.TimeoutExpired:
-            # seen once (CI, 2026-11-29): after the roll-back's RM restart no NodeManager heartbeated and the pi
-            # job was never placed; where their heartbeat threads were is what the next occurrence must say
-            dumps = thread_dumps(info)
-            with transcript.open("a") as f:
-                f.write(f"===== block {i} (timed out after 600 s)\n{block}----- NodeManager threads\n{dumps}\n")
-            raise AssertionError(f"docs/deploy.md bash block {i} did not finish in 600 s:\n{block}\n"
-                                 f"NodeManager status-updater threads (all threads in {transcript}):\n"
-                                 f"{status_updaters(dumps)[-8000:]}") from None
-        out = r.stdout + r.stderr
-        outputs.append(r.stdout)
+            stdout, out = r.stdout, r.stdout + r.stderr
+            failure = None if r.returncode == 0 else f"failed (exit {r.returncode})"
+        except subprocess.TimeoutExpired as e:
+            # TimeoutExpired keeps bytes even with text=True
+            stdout, out = "", "".join(x.decode(errors="replace") if isinstance(x, bytes) else x or ""
+                                      for x in (e.stdout, e.stderr))
+            failure = "did not finish in 600 s"
+        outputs.append(stdout)
         with transcript.open("a") as f:
-            f.write(f"===== block {i} (exit {r.returncode})\n{block}----- output\n{out}\n")
-        assert r.returncode == 0, f"docs/deploy.md bash block {i} failed (exit {r.returncode}):\n{block}\n{out[-4000:]}"
+            f.write(f"===== block {i} ({failure or 'exit 0'})\n{block}----- output\n{out}\n")
+        if failure:
+            # CI (2026-11-29, twice): after an RM restart the NodeManagers had registered but the scheduler saw
+            # no heartbeat (block 7), or a job was never placed (block 9); what each JVM was doing is the evidence
+            full, short = cluster_state(info, home)
+            with transcript.open("a") as f:
+                f.write(f"===== cluster state after block {i}\n{full}\n")
+            raise AssertionError(f"docs/deploy.md bash block {i} {failure}:\n{block}\n{out[-3000:]}\n"
+                                 f"===== the cluster then (all threads and logs in {transcript}):\n{short}")
     print(transcript.read_text()[-6000:])
 
     # step 4: the token and its directory are private; step 5: the drop-in fragment went in

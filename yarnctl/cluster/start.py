@@ -36,6 +36,7 @@ log = logging.getLogger("yarnctl.cluster.local")
 HDFS_DIR = "/yarnctl"  # on the local cluster's HDFS: MapReduce staging and job history
 POLICY_STATE = "policy-state.json"  # a stateful policy's saved state (serve --state-file)
 NM_REGISTERED = "Registered with ResourceManager as"  # NodeStatusUpdaterImpl.registerWithRM, once per registration
+NM_MAIN = "io.yarnctl.nm.ResyncSafeNodeManager"  # stock NodeManager but for the heartbeat thread a resync may lose
 
 
 class Startup:
@@ -94,6 +95,11 @@ class Startup:
         jars, cp_file = cp.resolve_classpath(self.root / "java-bridge" / "cluster" / "pom.xml", self.cache_dir,
                                              progress=self._say)
         shim_jar = cp.ensure_shim_jar(self.root, progress=self._say) if shim else None
+        if not shim:
+            try:  # the NodeManagers' resync mend lives in the shim jar (_nm_env)
+                cp.ensure_shim_jar(self.root, progress=self._say)
+            except ClusterError as e:
+                log.warning("the NodeManagers run stock (Hadoop 2.7.7's resync race open): %s", e)
         java_home = find_java_home()
         self._clean_previous()
         logs = self.dir / "logs"
@@ -299,7 +305,7 @@ class Startup:
         assert old.dir is not None
         # a killed NM stays RUNNING at the RM until its successor registers: wait for that line in its log
         registered = _count(old.log, NM_REGISTERED)
-        env = self._daemon_env(old.dir / "conf", info.classpath_file, info.java_home, old.name)
+        env = self._nm_env(old.dir / "conf", info.classpath_file, info.java_home, old.name)
         proc = procs.spawn([str(self.daemon_script), "nodemanager"], env, old.out, cwd=old.dir)
         new = dataclasses.replace(old, pid=proc.pid)
         info = dataclasses.replace(info, nodes=tuple(new if d is old else d for d in info.nodes))
@@ -389,6 +395,17 @@ class Startup:
     def _daemon_env(self, conf_dir: Path, cp_file: Path, java_home: str, name: str) -> dict[str, str]:
         return procs.java_env(HADOOP_CONF_DIR=str(conf_dir), YARNCTL_CLASSPATH_FILE=str(cp_file), JAVA_HOME=java_home,
                               YARNCTL_LOG_DIR=str(self.dir / "logs"), YARNCTL_DAEMON_NAME=name)
+
+    def _nm_env(self, conf_dir: Path, cp_file: Path, java_home: str, name: str) -> dict[str, str]:
+        """A NodeManager's environment: with the shim jar built, Hadoop's NodeManager with its resync race closed."""
+        env = self._daemon_env(conf_dir, cp_file, java_home, name)
+        jar = cp.shim_jar_path(self.root)
+        if jar.is_file():
+            # Hadoop 2.7.7 can lose an NM's heartbeat thread when it re-registers after an RM restart
+            # (io.yarnctl.nm.ResyncSafeStatusUpdater; docs/cluster.md)
+            env["YARNCTL_SHIM_JAR"] = str(jar)
+            env["YARNCTL_NODEMANAGER_CLASS"] = NM_MAIN
+        return env
 
     def _start_rm(self, info: ClusterInfo, cp_file: Path, java_home: str, shim_jar: Path | None,
                   deadline: float, rm_id: str = "rm1") -> ClusterInfo:
@@ -511,7 +528,7 @@ class Startup:
         logs = self.dir / "logs"
         for nm in nms:
             name = f"nodemanager-{nm.index}"
-            env = self._daemon_env(nm.dir / "conf", cp_file, java_home, name)
+            env = self._nm_env(nm.dir / "conf", cp_file, java_home, name)
             proc = procs.spawn([str(self.daemon_script), "nodemanager"], env, logs / f"{name}.out", cwd=nm.dir)
             d = DaemonInfo(name, proc.pid, logs / f"{name}.log", logs / f"{name}.out",
                            f"http://{nm.host or info.rm_url.split('//')[1].split(':')[0]}:{nm.webapp_port}",
