@@ -51,29 +51,17 @@ def test_the_guide_starts_with_its_settings_and_runs_bash_only() -> None:
         assert "pkill" not in b and "killall" not in b  # the policy server is stopped by its pid
 
 
-def thread_dumps(pids: dict[str, int], java_home: str) -> dict[str, str]:
-    """Each named JVM's threads (`jstack`), for a guide step that fails."""
-    jstack = shutil.which("jstack") or str(Path(java_home) / "bin" / "jstack")
-    out = {}
-    for name, pid in pids.items():
-        try:
-            r = subprocess.run([jstack, str(pid)], capture_output=True, text=True, timeout=60)
-            out[name] = r.stdout + r.stderr
-        except (OSError, subprocess.TimeoutExpired) as e:
-            out[name] = f"no thread dump: {e}"
-    return out
-
-
 # the threads a missing heartbeat or a stuck scheduler shows in: the NM's heartbeat loop and its resync, the
-# RM's own event dispatcher and the scheduler's
+# RM's own event dispatcher and the scheduler's; and any thread in the shim or in the RM's node-tracker calls
 KEY_THREADS = ("Node Status Updater", "esync", "Event Processor", "AsyncDispatcher event handler")
+KEY_FRAMES = ("io.yarnctl.", "ResourceTrackerService.")
 
 
 def key_threads(dump: str) -> str:
-    """The top of each KEY_THREADS stack in one `jstack` output, or a line saying none is there."""
+    """The top of each KEY_THREADS or KEY_FRAMES stack in one `jstack` output, or a line saying none is there."""
     keep = ["\n".join(t.splitlines()[:8]) for t in dump.split("\n\n")
-            if any(k in t.split("\n", 1)[0] for k in KEY_THREADS)]
-    return "\n\n".join(keep) or "(none of: " + ", ".join(KEY_THREADS) + ")"
+            if any(k in t.split("\n", 1)[0] for k in KEY_THREADS) or any(f in t for f in KEY_FRAMES)]
+    return "\n\n".join(keep) or "(none of: " + ", ".join(KEY_THREADS + KEY_FRAMES) + ")"
 
 
 def tail(path: Path, lines: int) -> str:
@@ -88,7 +76,7 @@ def cluster_state(info: ClusterInfo, home: Path) -> tuple[str, str]:
     """(everything, the short version) of what the RM and NMs were doing when a guide step failed."""
     pids = {nm.name: nm.pid for nm in info.nodes}
     pids["resourcemanager"] = rm_pid(home) or info.rm.pid
-    dumps = thread_dumps(pids, info.java_home)
+    dumps = {name: procs.thread_dump(pid, info.java_home) for name, pid in pids.items()}
     try:
         nodes = subprocess.run(["curl", "-fsS", "-m", "10", f"{info.rm_url}/ws/v1/cluster/nodes"],
                                capture_output=True, text=True, timeout=30)
@@ -99,7 +87,8 @@ def cluster_state(info: ClusterInfo, home: Path) -> tuple[str, str]:
     full = [f"----- RM nodes\n{node_list}"]
     short = [f"----- RM nodes\n{node_list[-1500:]}"]
     for name, dump in dumps.items():
-        full.append(f"----- {name} (pid {pids[name]}): threads\n{dump}\n----- {name}: log\n{tail(logs / f'{name}.log', 300)}")
+        full.append(f"----- {name} (pid {pids[name]}): threads\n{dump}\n"
+                    f"----- {name}: log\n{tail(logs / f'{name}.log', 300)}")
         short.append(f"----- {name} (pid {pids[name]}): key threads\n{key_threads(dump)}\n"
                      f"----- {name}: last log lines\n{tail(logs / f'{name}.log', 12)[-2000:]}")
     return "\n".join(full), "\n".join(short)
@@ -187,3 +176,6 @@ def test_following_the_guide_drops_the_shim_in_and_rolls_it_back(fifo_cluster: t
     assert "Estimated value of Pi is" in outputs[-1]
     assert not (home / "share/hadoop/yarn/lib/yarnctl-shim-0.1.0.jar").exists()
     assert (info.conf_dir / "yarn-site.xml").read_text() == (info.conf_dir / "yarn-site.xml.pre-yarnctl").read_text()
+    # two RM restarts, two re-registrations per NodeManager: each still heartbeats (io.yarnctl.nm.ResyncSafeNodeManager)
+    lost = [nm.name for nm in info.nodes if '"Node Status Updater"' not in procs.thread_dump(nm.pid, info.java_home)]
+    assert not lost, f"no heartbeat thread left in {lost} after the RM restarts"

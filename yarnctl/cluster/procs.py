@@ -137,6 +137,16 @@ def resume(pids: Sequence[int]) -> None:
         _signal(pid, signal.SIGCONT, False)
 
 
+def thread_dump(pid: int, java_home: str, timeout_s: float = 60.0) -> str:
+    """A JVM's threads as `jstack` prints them, or one line saying why there are none."""
+    jstack = Path(java_home) / "bin" / "jstack"
+    try:
+        r = subprocess.run([str(jstack), str(pid)], capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"no thread dump of pid {pid}: {e}"
+    return r.stdout if r.returncode == 0 else f"no thread dump of pid {pid}: {r.stderr.strip() or r.returncode}"
+
+
 def _signal(pid: int, sig: signal.Signals, groups: bool) -> None:
     try:
         if groups and os.getpgid(pid) == pid and pid != os.getpgid(0):
