@@ -24,7 +24,7 @@ import pytest
 from fixturerm import FixtureRM
 
 from yarnctl.cluster import node
-from yarnctl.cluster.conf import NATIVE_SCHEDULERS, SHIM_SCHEDULER
+from yarnctl.cluster.conf import NATIVE_SCHEDULERS, NM_MAIN, SHIM_SCHEDULER
 from yarnctl.cluster.ports import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -263,3 +263,16 @@ def test_entrypoint_serve_execs_yarnctl_serve_through_the_script(tmp_path: Path)
                        capture_output=True, text=True, timeout=60, env={**os.environ, **_env(tmp_path)})
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("usage: yarnctl serve")
+
+
+def test_the_nodemanager_entrypoint_runs_the_resync_safe_nodemanager_from_the_shim_jar(tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("YARNCTL_", "HADOOP_"))},
+           **_env(tmp_path, YARNCTL_NM_HOST="nodemanager-1"), "JAVA_HOME": str(_fake_java(tmp_path)),
+           "YARNCTL_LOG_DIR": str(tmp_path / "logs"), "YARNCTL_HOME": str(_tree_with_a_shim_jar(tmp_path))}
+    r = subprocess.run([sys.executable, "-m", "yarnctl.cluster.node", "nodemanager"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    argv = r.stdout.splitlines()
+    assert argv[-1] == NM_MAIN
+    assert argv[argv.index("-classpath") + 1].split(":")[-1] == str(
+        tmp_path / "home" / "java-bridge" / "target" / "yarnctl-shim-0.1.0.jar")

@@ -32,6 +32,8 @@ SHIM_SCHEDULER = "io.yarnctl.shim.YarnctlScheduler"
 # the scheduler the shim extends: FifoScheduler (the default), or CapacityScheduler with the operator's queue
 # tree, ACLs and queue metrics from capacity-scheduler.xml (docs/design/queues.md)
 SHIM_HOSTS = {"fifo": SHIM_SCHEDULER, "capacity": "io.yarnctl.shim.YarnctlCapacityScheduler"}
+# the NodeManager main class in the shim jar: stock but for the heartbeat thread an RM restart may lose (docs/cluster.md)
+NM_MAIN = "io.yarnctl.nm.ResyncSafeNodeManager"
 
 # every container JVM YARN lets us configure (MR AM and tasks) gets these; see docker/bin/yarnctl-daemon
 CONTAINER_JAVA_OPTS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "

@@ -28,7 +28,7 @@ from typing import Any
 
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
-from yarnctl.cluster.conf import NATIVE_SCHEDULERS, ClusterConf, NodeManagerConf, hdfs_webapps, render_conf_dir
+from yarnctl.cluster.conf import NATIVE_SCHEDULERS, NM_MAIN, ClusterConf, NodeManagerConf, hdfs_webapps, render_conf_dir
 from yarnctl.errors import ClusterError, ConfigError, RMError
 from yarnctl.rm import HdfsDaemon, HistoryServer, HttpSettings, NodeManager, ResourceManager
 
@@ -171,6 +171,9 @@ def exec_role(role: str, extra: Sequence[str], env: Mapping[str, str], root: Pat
             # the shim reads the token once, at RM start: make sure there is one (0600) before that
             load_token(Path(setting(env, "YARNCTL_TOKEN_FILE")))
             child["YARNCTL_SHIM_JAR"] = str(cp.shim_jar_path(root))
+        if role == "nodemanager" and cp.shim_jar_path(root).is_file():
+            # as `cluster up`'s: the NodeManager that keeps its heartbeat thread across an RM restart
+            child.update(YARNCTL_SHIM_JAR=str(cp.shim_jar_path(root)), YARNCTL_NODEMANAGER_CLASS=NM_MAIN)
         if role == "namenode":
             format_namenode(script, child, Path(setting(env, "YARNCTL_DFS_DIR")) / "name")
         argv = [str(script), role]

@@ -19,8 +19,8 @@ from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
 from yarnctl.cluster.conf import (
-    NATIVE_SCHEDULERS, RM_ADDRESS_KEYS, SHIM_HOSTS, ClusterConf, NodeManagerConf, ha_site, hdfs_webapps, recovery_site,
-    render_conf_dir,
+    NATIVE_SCHEDULERS, NM_MAIN, RM_ADDRESS_KEYS, SHIM_HOSTS, ClusterConf, NodeManagerConf, ha_site, hdfs_webapps,
+    recovery_site, render_conf_dir,
 )
 from yarnctl.cluster.daemons import find_java_home, log_to_read, marker, py4j_jar_if_needed, reason
 from yarnctl.cluster.home import write_hadoop_home
@@ -36,7 +36,6 @@ log = logging.getLogger("yarnctl.cluster.local")
 HDFS_DIR = "/yarnctl"  # on the local cluster's HDFS: MapReduce staging and job history
 POLICY_STATE = "policy-state.json"  # a stateful policy's saved state (serve --state-file)
 NM_REGISTERED = "Registered with ResourceManager as"  # NodeStatusUpdaterImpl.registerWithRM, once per registration
-NM_MAIN = "io.yarnctl.nm.ResyncSafeNodeManager"  # stock NodeManager but for the heartbeat thread a resync may lose
 
 
 class Startup:
