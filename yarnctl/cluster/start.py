@@ -93,12 +93,14 @@ class Startup:
         shim = native is None
         jars, cp_file = cp.resolve_classpath(self.root / "java-bridge" / "cluster" / "pom.xml", self.cache_dir,
                                              progress=self._say)
-        shim_jar = cp.ensure_shim_jar(self.root, progress=self._say) if shim else None
-        if not shim:
-            try:  # the NodeManagers' resync mend lives in the shim jar (_nm_env)
-                cp.ensure_shim_jar(self.root, progress=self._say)
-            except ClusterError as e:
-                log.warning("the NodeManagers run stock (Hadoop 2.7.7's resync race open): %s", e)
+        try:  # the RM's shim and the NodeManagers' resync mend (_nm_env) are both in the shim jar
+            jar: Path | None = cp.ensure_shim_jar(self.root, progress=self._say)
+        except ClusterError as e:
+            if shim:
+                raise
+            jar = None
+            log.warning("the NodeManagers run stock (Hadoop 2.7.7's resync race open): %s", e)
+        shim_jar = jar if shim else None
         java_home = find_java_home()
         self._clean_previous()
         logs = self.dir / "logs"

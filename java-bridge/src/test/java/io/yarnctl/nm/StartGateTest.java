@@ -2,6 +2,7 @@ package io.yarnctl.nm;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -45,7 +46,9 @@ public class StartGateTest {
 
   @Test
   public void withoutTheGateThePatternLosesThreads() throws InterruptedException {
-    // the race the gate closes is real on this JVM; lost: 23% of runs idle, 2.5% under load on 2 cores
+    // the race the gate closes is real on this JVM; lost: 23% of runs idle, 2.5% under load on 2 cores (on one
+    // core the started thread cannot run before the flag is cleared: nothing to show there)
+    assumeTrue(Runtime.getRuntime().availableProcessors() >= 2);
     int lost = 0;
     for (int round = 0; round < 10 && lost == 0; round++) {
       lost = lostOf(2000, null);
