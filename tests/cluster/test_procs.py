@@ -7,7 +7,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from yarnctl.cluster import procs
+from yarnctl.errors import ClusterError
 
 
 def _started(p: subprocess.Popen[bytes]) -> None:
@@ -61,3 +64,21 @@ def test_owned_rejects_dead_and_foreign_pids() -> None:
         p.wait()
     assert not procs.owned(p.pid, "sleep")
     assert not procs.owned(None, "x")
+
+
+def _fake_jdk(tmp_path: Path, body: str) -> str:
+    """A JAVA_HOME whose bin/jstack is the shell `body` (a stand-in: what matters is how the output is read)."""
+    jstack = tmp_path / "jdk" / "bin" / "jstack"
+    jstack.parent.mkdir(parents=True)
+    jstack.write_text(f"#!/bin/sh\n{body}\n")
+    jstack.chmod(0o755)
+    return str(tmp_path / "jdk")
+
+
+def test_has_thread_reads_thread_names_and_says_when_there_is_no_dump(tmp_path: Path) -> None:
+    home = _fake_jdk(tmp_path, """printf '"Node Status Updater" #82 prio=5\\n'""")
+    assert procs.has_thread(123, home, "Node Status Updater", within_s=0)
+    assert not procs.has_thread(123, home, "Node Status", within_s=0)  # a whole name, quoted as jstack prints it
+    broken = _fake_jdk(tmp_path / "b", "echo 'Unable to open socket file' >&2; exit 1")
+    with pytest.raises(ClusterError, match="no thread dump of pid 123: Unable to open socket file"):
+        procs.has_thread(123, broken, "Node Status Updater", within_s=0)

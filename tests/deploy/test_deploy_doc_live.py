@@ -51,10 +51,11 @@ def test_the_guide_starts_with_its_settings_and_runs_bash_only() -> None:
         assert "pkill" not in b and "killall" not in b  # the policy server is stopped by its pid
 
 
-# the threads a missing heartbeat or a stuck scheduler shows in: the NM's heartbeat loop and its resync, the
-# RM's own event dispatcher and the scheduler's; and any thread in the shim or in the RM's node-tracker calls
-KEY_THREADS = ("Node Status Updater", "esync", "Event Processor", "AsyncDispatcher event handler")
-KEY_FRAMES = ("io.yarnctl.", "ResourceTrackerService.")
+# the threads a missing heartbeat or a stuck scheduler shows in: the NM's heartbeat loop, the RM's own event
+# dispatcher and the scheduler's; and any thread in the shim, the RM's node-tracker calls or the NM's resync
+# (Hadoop's resync thread has no name of its own)
+KEY_THREADS = ("Node Status Updater", "Event Processor", "AsyncDispatcher event handler")
+KEY_FRAMES = ("io.yarnctl.", "ResourceTrackerService.", "resyncWithRM", "rebootNodeStatusUpdaterAndRegisterWithRM")
 
 
 def key_threads(dump: str) -> str:
@@ -177,5 +178,5 @@ def test_following_the_guide_drops_the_shim_in_and_rolls_it_back(fifo_cluster: t
     assert not (home / "share/hadoop/yarn/lib/yarnctl-shim-0.1.0.jar").exists()
     assert (info.conf_dir / "yarn-site.xml").read_text() == (info.conf_dir / "yarn-site.xml.pre-yarnctl").read_text()
     # two RM restarts, two re-registrations per NodeManager: each still heartbeats (io.yarnctl.nm.ResyncSafeNodeManager)
-    lost = [nm.name for nm in info.nodes if '"Node Status Updater"' not in procs.thread_dump(nm.pid, info.java_home)]
+    lost = [nm.name for nm in info.nodes if not procs.has_thread(nm.pid, info.java_home, "Node Status Updater")]
     assert not lost, f"no heartbeat thread left in {lost} after the RM restarts"

@@ -26,7 +26,7 @@ from yarnctl.rm import HttpSettings
 pytestmark = pytest.mark.integration
 
 ALLOCATED = re.compile(r" (container_\S+) Container Transitioned from NEW to ALLOCATED")
-HEARTBEAT_THREAD = '"Node Status Updater"'  # NodeStatusUpdaterImpl's heartbeat loop, as jstack names it
+HEARTBEAT_THREAD = "Node Status Updater"  # NodeStatusUpdaterImpl's heartbeat loop
 RECOVERED = re.compile(r"Recovering app: application_|Recovering container")
 JOB = ["-Dmapreduce.map.memory.mb=512", "-Dmapreduce.reduce.memory.mb=512", "-Dmapreduce.map.java.opts=-Xmx256m",
        "-Dmapreduce.reduce.java.opts=-Xmx256m", "-Dyarn.app.mapreduce.am.resource.mb=768",
@@ -55,7 +55,7 @@ def test_jobs_survive_an_rm_killed_mid_run_and_python_resyncs(tmp_path: Path) ->
         lc.restart_rm(kill=True)
         # every NM re-registered: each must still have its heartbeat thread (stock 2.7.7 lost it in 11 of 50
         # re-registrations, docs/cluster.md "NodeManagers")
-        lost = [nm.name for nm in info.nodes if HEARTBEAT_THREAD not in procs.thread_dump(nm.pid, info.java_home)]
+        lost = [nm.name for nm in info.nodes if not procs.has_thread(nm.pid, info.java_home, HEARTBEAT_THREAD)]
         outs = [c.communicate(timeout=900)[0] for c in clients]
         finals = [lc.wait_app(app_ids(out)[-1], timeout_s=300) for out in outs]
         time.sleep(2)

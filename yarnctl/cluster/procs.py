@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from yarnctl.errors import ClusterError
+
 log = logging.getLogger(__name__)
 # a user's CLASSPATH or JAVA_TOOL_OPTIONS would leak into every JVM started (and the latter prints a
 # line on each JVM's stderr); a user's HADOOP_CONF_DIR would point a JVM at another cluster
@@ -145,6 +147,20 @@ def thread_dump(pid: int, java_home: str, timeout_s: float = 60.0) -> str:
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"no thread dump of pid {pid}: {e}"
     return r.stdout if r.returncode == 0 else f"no thread dump of pid {pid}: {r.stderr.strip() or r.returncode}"
+
+
+def has_thread(pid: int, java_home: str, name: str, within_s: float = 10.0) -> bool:
+    """Whether the JVM `pid` shows a thread called `name` (`jstack`) within `within_s`; ClusterError if no dump."""
+    deadline = time.monotonic() + within_s
+    while True:
+        dump = thread_dump(pid, java_home)
+        if f'"{name}"' in dump:
+            return True
+        if time.monotonic() >= deadline:
+            if dump.startswith("no thread dump"):
+                raise ClusterError(dump)
+            return False
+        time.sleep(1.0)
 
 
 def _signal(pid: int, sig: signal.Signals, groups: bool) -> None:

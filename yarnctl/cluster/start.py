@@ -401,7 +401,7 @@ class Startup:
         """A NodeManager's environment: with the shim jar built, Hadoop's NodeManager with its resync race closed."""
         env = self._daemon_env(conf_dir, cp_file, java_home, name)
         jar = cp.shim_jar_path(self.root)
-        if jar.is_file():
+        if not cp.shim_jar_stale(self.root):  # a jar older than the sources may predate io.yarnctl.nm
             # Hadoop 2.7.7 can lose an NM's heartbeat thread when it re-registers after an RM restart
             # (io.yarnctl.nm.ResyncSafeStatusUpdater; docs/cluster.md)
             env["YARNCTL_SHIM_JAR"] = str(jar)

