@@ -17,6 +17,7 @@ from typing import Any
 from yarnctl.bench.collect import AppRecord, missing, record
 from yarnctl.bench.jhist import read_jhist
 from yarnctl.bench.shares import RmSampler
+from yarnctl.bench import taskstart
 from yarnctl.bench.spec import PROGRAMS, TAG_PREFIX, BenchJob, BenchSpec, TextInput
 from yarnctl.cluster.local import HDFS_DIR, TERMINAL_STATES, LocalCluster, app_ids
 from yarnctl.errors import ClusterError, RMError
@@ -126,6 +127,8 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
             fetch_history(lc, cluster_dir / "history", label, say)
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
+        steps = taskstart.keep(cluster_dir, work)  # each task JVM's start-up steps, from its container's syslog
+        say(f"{label}: kept the start-up steps of {steps} task JVMs in {work / taskstart.FILE}")
         if policy is not None:
             say(f"{label}: kept the policy server's {', '.join(keep_policy_log(cluster_dir, work)) or 'nothing'} "
                 f"in {work}")

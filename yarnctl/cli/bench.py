@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -314,24 +315,34 @@ def _write_tasks(path: Path, runs: Sequence[dict[str, Any]]) -> Path:
     """Every task attempt of every run, from the kept job history, in seconds from the run's first submit."""
     import csv
 
+    from yarnctl.bench import taskstart
     from yarnctl.bench.jhist import read_jhist
 
     with path.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["scheduler", "job", "app_id", "type", "attempt", "node", "start_s", "shuffle_end_s", "finish_s",
-                    "status"])
+        # jvm_s .. done_s: the task JVM's start-up steps from its container's syslog (bench/taskstart.py)
+        w.writerow(["scheduler", "job", "app_id", "type", "attempt", "node", "start_s", "jvm_s", "task_s", "work_s",
+                    "done_s", "shuffle_end_s", "finish_s", "status"])
         for run in runs:
             by_app = {r["app_id"]: r["job_id"] for r in run["records"]}
             t0 = min((r["submit_ms"] for r in run["records"] if r["submit_ms"]), default=0)
-            for jh in sorted(Path(run.get("history") or "/nonexistent").glob("*.jhist")):
+            sec = partial(_run_clock, t0)
+            history = Path(run.get("history") or "/nonexistent")
+            steps = taskstart.load(history.parent)
+            for jh in sorted(history.glob("*.jhist")):
                 h = read_jhist(jh)
                 app = h.job_id.replace("job_", "application_", 1)
                 for a in h.attempts:
-                    w.writerow([run["label"], by_app.get(app, ""), app, a.type, a.attempt_id, a.host,
-                                round((a.start_ms - t0) / 1000, 3),
-                                round((a.shuffle_finish_ms - t0) / 1000, 3) if a.shuffle_finish_ms else "",
-                                round((a.finish_ms - t0) / 1000, 3) if a.finish_ms else "", a.status])
+                    s = steps.get(a.container_id)
+                    jvm = [sec(s.jvm_ms), sec(s.task_ms), sec(s.work_ms), sec(s.done_ms)] if s else ["", "", "", ""]
+                    w.writerow([run["label"], by_app.get(app, ""), app, a.type, a.attempt_id, a.host, sec(a.start_ms),
+                                *jvm, sec(a.shuffle_finish_ms), sec(a.finish_ms), a.status])
     return path
+
+
+def _run_clock(t0_ms: int, ms: int) -> float | str:
+    """`ms` in seconds from `t0_ms`, or blank when the event never came (0)."""
+    return round((ms - t0_ms) / 1000, 3) if ms else ""
 
 
 def _report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> int:
