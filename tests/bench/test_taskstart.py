@@ -26,7 +26,7 @@ def _ms(stamp: str) -> int:
 
 
 def test_a_maps_syslog_gives_each_step() -> None:
-    s = taskstart.read("container_x_02", (SYSLOGS / "map.syslog").read_text())
+    s = taskstart.read("container_x_02", (SYSLOGS / "map.syslog").read_text().splitlines())
     assert s is not None and s.attempt_id == "attempt_1795989028010_0001_m_000000_0"
     assert (s.jvm_ms, s.task_ms, s.work_ms, s.done_ms) == (
         _ms("2026-11-29 21:51:15,964"), _ms("2026-11-29 21:51:21,572"), _ms("2026-11-29 21:51:24,884"),
@@ -36,24 +36,23 @@ def test_a_maps_syslog_gives_each_step() -> None:
 
 
 def test_a_reduces_work_begins_with_its_shuffle() -> None:
-    s = taskstart.read("container_x_10", (SYSLOGS / "reduce.syslog").read_text())
+    s = taskstart.read("container_x_10", (SYSLOGS / "reduce.syslog").read_text().splitlines())
     assert s is not None and s.attempt_id.endswith("_r_000000_0")
     assert s.work_ms == _ms("2026-11-29 21:51:46,508") and s.done_ms == _ms("2026-11-29 21:51:49,385")
 
 
 def test_an_am_and_a_jvm_that_never_got_its_task_are_not_tasks() -> None:
-    assert taskstart.read("container_x_01", (SYSLOGS / "am.syslog").read_text()) is None
-    head = "\n".join((SYSLOGS / "map.syslog").read_text().splitlines()[:6])  # died before getTask returned
+    assert taskstart.read("container_x_01", (SYSLOGS / "am.syslog").read_text().splitlines()) is None
+    head = (SYSLOGS / "map.syslog").read_text().splitlines()[:6]  # died before getTask returned
     assert taskstart.read("container_x_02", head) is None
-    assert taskstart.read("container_x_02", "") is None
-    assert taskstart.read("container_x_02", "garbage\n\tat nowhere\n") is None
+    assert taskstart.read("container_x_02", []) is None
+    assert taskstart.read("container_x_02", ["garbage", "\tat nowhere"]) is None
 
 
 def test_continuation_lines_and_a_task_that_did_not_finish() -> None:
     lines = (SYSLOGS / "map.syslog").read_text().splitlines()
     cut = next(i for i, ln in enumerate(lines) if "Starting flush" in ln)
-    text = "\n".join(lines[:cut] + ["\tat org.apache.hadoop.Some.frame(Some.java:1)", "Counters: 20"])
-    s = taskstart.read("container_x_02", text)
+    s = taskstart.read("container_x_02", lines[:cut] + ["\tat org.apache.hadoop.Some.frame(Some.java:1)", "Counters: 20"])
     assert s is not None and s.done_ms == 0 and s.attempt_id == "" and s.work_ms > s.task_ms > s.jvm_ms
 
 
@@ -68,8 +67,15 @@ def test_keep_scans_every_nodemanagers_containers_and_load_reads_them_back(tmp_p
     assert taskstart.keep(cluster, work) == 2
     kept = taskstart.load(work)
     assert sorted(kept) == ["container_a_01_000002", "container_a_01_000010"]
-    assert kept["container_a_01_000002"] == taskstart.read("container_a_01_000002", (SYSLOGS / "map.syslog").read_text())
+    assert kept["container_a_01_000002"] == taskstart.read("container_a_01_000002", (SYSLOGS / "map.syslog").read_text().splitlines())
     assert taskstart.load(tmp_path / "elsewhere") == {}
+    assert list(taskstart.scan(tmp_path / "no-cluster")) == []
+
+
+def test_a_damaged_startup_file_leaves_the_steps_blank(tmp_path: Path) -> None:
+    for text in ('[{"container_id": "c1", "jvm_ms": 1', '[{"container_id": "c1"}]', '{"a": 1}', "[1]"):
+        (tmp_path / taskstart.FILE).write_text(text)
+        assert taskstart.load(tmp_path) == {}, text
 
 
 def test_tasks_csv_places_the_steps_on_the_run_clock(tmp_path: Path) -> None:

@@ -73,6 +73,17 @@ def test_bench_mr_runs_real_jobs_under_two_schedulers(tmp_path: Path) -> None:
         assert 0 <= float(j["wait_s"]) < float(j["completion_s"]), j
     tasks = {(j["policy"], j["id"]): int(j["tasks"]) for j in jobs}
     assert tasks[("dress", "j01")] == 9 and tasks[("native-capacity", "j06")] == 3  # 8 maps + 1 reduce; wordcount 2 + 1
+    with (out / "tasks.csv").open() as f:
+        attempts = [t for t in csv.DictReader(f) if t["status"] == "SUCCEEDED"]
+    assert len(attempts) >= 2 * (9 + 2)  # j01's 8 maps and reduce, j03's map and reduce, at least, in each run
+    for t in attempts:
+        # each task JVM's start-up steps, read from its container's syslog (bench/taskstart.py), in order on the
+        # run's clock: its AM hands out the task after recording the launch; it logs "done" after the AM took the
+        # call (the history's finish), if the AM's clean-up lets it; jvm_s may precede start_s (the NodeManager
+        # starts the JVM while the AM records the launch)
+        jvm, task, work, start, finish = (float(t[k]) for k in ("jvm_s", "task_s", "work_s", "start_s", "finish_s"))
+        assert jvm <= task <= work and start <= task and work <= finish, t
+        assert t["done_s"] == "" or work <= float(t["done_s"]) <= finish + 0.5, t
     with (out / "summary.csv").open() as f:
         summary = {r["policy"]: r for r in csv.DictReader(f)}
     assert all(s["failed"] == "0" and float(s["makespan_s"]) > 20 for s in summary.values())

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yarnctl.bench import taskstart
 from yarnctl.bench.collect import AppRecord, missing, record
 from yarnctl.bench.jhist import read_jhist
 from yarnctl.bench.shares import RmSampler
-from yarnctl.bench import taskstart
 from yarnctl.bench.spec import PROGRAMS, TAG_PREFIX, BenchJob, BenchSpec, TextInput
 from yarnctl.cluster.local import HDFS_DIR, TERMINAL_STATES, LocalCluster, app_ids
 from yarnctl.errors import ClusterError, RMError
@@ -127,8 +127,11 @@ def run(spec: BenchSpec, label: str, cluster_dir: Path, work: Path, *, serve_arg
             fetch_history(lc, cluster_dir / "history", label, say)
         kept = keep_history(cluster_dir, work / "history")
         say(f"{label}: kept {kept} job history files in {work / 'history'}")
-        steps = taskstart.keep(cluster_dir, work)  # each task JVM's start-up steps, from its container's syslog
-        say(f"{label}: kept the start-up steps of {steps} task JVMs in {work / taskstart.FILE}")
+        try:  # each task JVM's start-up steps, from its container's syslog: evidence, not worth the run
+            jvms = taskstart.keep(cluster_dir, work)
+            say(f"{label}: kept the start-up steps of {jvms} task JVMs in {work / taskstart.FILE}")
+        except Exception as e:  # whatever went wrong, the run's records stand
+            say(f"{label}: could not keep the task JVMs' start-up steps ({type(e).__name__}: {e}); tasks.csv lacks them")
         if policy is not None:
             say(f"{label}: kept the policy server's {', '.join(keep_policy_log(cluster_dir, work)) or 'nothing'} "
                 f"in {work}")

@@ -334,9 +334,9 @@ def _write_tasks(path: Path, runs: Sequence[dict[str, Any]]) -> Path:
                 app = h.job_id.replace("job_", "application_", 1)
                 for a in h.attempts:
                     s = steps.get(a.container_id)
-                    jvm = [sec(s.jvm_ms), sec(s.task_ms), sec(s.work_ms), sec(s.done_ms)] if s else ["", "", "", ""]
+                    steps_s = [sec(s.jvm_ms), sec(s.task_ms), sec(s.work_ms), sec(s.done_ms)] if s else ["", "", "", ""]
                     w.writerow([run["label"], by_app.get(app, ""), app, a.type, a.attempt_id, a.host, sec(a.start_ms),
-                                *jvm, sec(a.shuffle_finish_ms), sec(a.finish_ms), a.status])
+                                *steps_s, sec(a.shuffle_finish_ms), sec(a.finish_ms), a.status])
     return path
 
 
