@@ -6,6 +6,7 @@ cluster, which tests/integration/test_fidelity_live.py runs for real): the fit m
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -141,6 +142,51 @@ def test_the_fit_recovers_the_start_up_costs_that_made_the_runs(monkeypatch: pyt
     # and a different truth is told apart: no launch cost at all
     other = [_fake_run("fid-wide", "native-fifo", Startup(2.0, 1.0, 0.0))]
     assert fid.fit_startup(other)[0] == Startup(2.0, 1.0, 0.0)
+
+
+def test_the_cpu_models_fit_recovers_its_costs_and_every_candidate_is_a_valid_workload(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--model cpu`: runs made under a client's and an AM's CPU are told apart from runs made without them."""
+    from yarnctl.bench.replay import startup_doc
+    from yarnctl.sim.workload.parse import Parser
+
+    grid = fid.model_grid("cpu")
+    assert len(grid) == 2880 and all(st.launch_shared and st.launch_cores > 0 for st in grid)
+    assert all(Parser("t", 0).startup(startup_doc(st)) == st for st in grid)  # what a replay writes is what was fitted
+    with pytest.raises(ValueError, match="nope: no such start-up model; known: linear, cpu"):
+        fid.model_grid("nope")
+    monkeypatch.setattr(fid, "GRID_CPU", {"am_s": (1.0, 3.0), "launch_s": (1.0,), "launch_cpu_s": (2.0,),
+                                          "am_cpu_s": (0.0, 3.0), "client_cpu_s": (0.0, 3.0), "launch_cores": (1.5,)})
+    truth = Startup(am_s=1.0, launch_s=1.0, launch_cpu_s=2.0, am_cpu_s=3.0, client_cpu_s=3.0, launch_cores=1.5,
+                    launch_shared=True)
+    runs = [_fake_run(m, "native-fifo", truth) for m in ("fid-wide", "fid-mixed")]
+    fitted, score = fid.fit_startup(runs, grid=fid.model_grid("cpu"))
+    assert fitted == truth and score < 0.002
+    quiet = dataclasses.replace(truth, am_s=3.0, am_cpu_s=0.0, client_cpu_s=0.0)
+    assert fid.fit_startup([_fake_run("fid-wide", "native-fifo", quiet)], grid=fid.model_grid("cpu"))[0] == quiet
+    assert fid.describe(fid.costs(truth)) == ("AM 1 s, launch 1 s, 0 s per start, JVM 2 CPU-s, AM start-up 3 CPU-s, "
+                                              "client 3 CPU-s, on 1.5 cores")
+    assert fid.describe(fid.costs(Startup(10.0, 3.0, 3.0))) == "AM 10 s, launch 3 s, 3 s per start"
+
+
+def test_bench_fidelity_startup_as_key_value_pairs_and_its_bad_input(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """--startup KEY=VALUE goes through the workload parser: each mistake is one line naming it, exit 2."""
+    from yarnctl.cli.main import main
+
+    args = ["bench", "fidelity", "--out", str(tmp_path), "--no-sls", "--no-plots", "--mix", "fid-big", "--startup"]
+    for bad, why in (("am_s=1,launch_cpu_s=2", "cluster.startup.launch_cores: launch_cpu_s needs the cores"),
+                     ("am_s=1,bogus=2", "cluster.startup.bogus: unknown field"),
+                     ("am_s=x", "am_s: expected a number, got 'x'"),
+                     ("am_s", "expected three numbers AM_S,LAUNCH_S,PER_S"),
+                     ("=3", "expected KEY=VALUE, got '=3'"),
+                     ("client_cpu_s=2,launch_cores=2", "it needs launch_shared: true")):
+        assert main([*args, bad]) == 2
+        err = capsys.readouterr().err
+        assert why in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "fidelity", "--model", "quadratic"])
+    assert exit_.value.code == 2 and "invalid choice: 'quadratic'" in capsys.readouterr().err
 
 
 def test_near_best_gives_the_ranges_of_the_candidates_as_good_as_the_fit() -> None:

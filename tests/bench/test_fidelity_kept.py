@@ -125,6 +125,42 @@ def test_the_full_search_leaves_each_mix_out_as_documented(runs: list[fid.RealRu
     assert (doc["jobs"], round(100 * doc["completion_median"]), round(100 * doc["completion_p90"])) == (155, 18, 75)
 
 
+def _cpu(am_s: float, launch_s: float, jvm: float, am_cpu: float, client: float, cores: float) -> Startup:
+    return Startup(am_s=am_s, launch_s=launch_s, launch_cpu_s=jvm, am_cpu_s=am_cpu, client_cpu_s=client,
+                   launch_cores=cores, launch_shared=True)
+
+
+# docs/fidelity.md, "The CPU model with the AMs' and the clients' start-up": `--model cpu`'s fit on every mix's
+# native-fifo runs, and each fold's without the mix it leaves out
+CPU_FIT = _cpu(1.0, 3.0, 1.5, 3.0, 3.0, 1.5)
+CPU_LEFT_OUT_FITS = {"fid-wide": _cpu(1.0, 2.0, 2.0, 0.0, 2.0, 1.5), "fid-mixed": _cpu(1.0, 2.0, 2.0, 0.0, 2.0, 1.5),
+                     "fid-reduce": CPU_FIT, "fid-big": CPU_FIT, "fid-examples": _cpu(5.0, 0.0, 1.5, 2.0, 1.0, 1.0)}
+
+
+def test_the_cpu_model_carries_to_a_mix_it_has_not_seen_better_at_p90_and_fits_worse(runs: list[fid.RealRun]) -> None:
+    """`--model cpu` at its fitted costs: 13% / 29% in sample (the linear fit: 9% / 27%); each mix left out
+    20% / 36% (the linear model: 18% / 75%)."""
+    errs = [e for r in runs for e in fid.completion_errors(r, fid.sim_times(fid.simulate_run(r, CPU_FIT)))]
+    assert (len(errs), round(100 * statistics.median(errs)), round(100 * fid.percentile(errs, 0.9))) == (155, 13, 29)
+    held, per = [], {}
+    for mix, startup in CPU_LEFT_OUT_FITS.items():
+        e = [x for r in runs if r.mix == mix for x in fid.completion_errors(r, fid.sim_times(fid.simulate_run(r, startup)))]
+        per[mix] = (round(100 * statistics.median(e)), round(100 * fid.percentile(e, 0.9)))
+        held += e
+    assert per == {"fid-wide": (20, 27), "fid-mixed": (22, 32), "fid-reduce": (17, 28), "fid-big": (11, 18),
+                   "fid-examples": (32, 66)}
+    assert (len(held), round(100 * statistics.median(held)), round(100 * fid.percentile(held, 0.9))) == (155, 20, 36)
+
+
+@pytest.mark.long  # make test-long: about 5 minutes of replays (2,880 candidates per fit)
+def test_the_cpu_models_full_search_finds_the_documented_costs(runs: list[fid.RealRun]) -> None:
+    """`bench fidelity --model cpu --cross-validate`'s searches choose the costs checked above."""
+    grid = fid.model_grid("cpu")
+    assert fid.fit_startup([r for r in runs if r.label == fid.CALIBRATION], grid=grid)[0] == CPU_FIT
+    doc = fid.cross_validate(runs, grid=grid)
+    assert {m: Startup(**v["startup"]) for m, v in doc["mixes"].items()} == CPU_LEFT_OUT_FITS
+
+
 def test_bench_fidelity_cross_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """`bench fidelity --cross-validate` on two kept mixes, over a grid cut to 8 candidates (the full one takes minutes)."""

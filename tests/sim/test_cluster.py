@@ -436,6 +436,43 @@ jobs:
     assert sorted((c.start_s, c.end_s) for c in shared.containers) == [(0.0, 13.5), (0.5, 14.0)]
 
 
+def test_an_am_start_up_is_cpu_work_in_the_pool_after_its_jvm():
+    """jvmstart.py, `am_cpu_s`: the AM's JVM (2 CPU-s) and then its own start-up (3 CPU-s) on the node's one
+    core, then `am_s` (1 s): it asks at 6 s; a map placed beside the start-up shares the core with it."""
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8},
+          startup: {am_s: 1, launch_cpu_s: 2, am_cpu_s: 3, launch_cores: 1}}
+jobs:
+  - {id: j, submit_s: 0, type: mapreduce, am: {memory_mb: 1024, vcores: 1},
+     maps: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    r = SimCluster(w, Engine(make_policy("fifo"))).run()
+    am, task = sorted(r.containers, key=lambda c: c.start_s)
+    assert am.is_am and am.start_s == 0.0
+    # asks at 6 s, placed at the next heartbeat (6 s): its JVM alone on the core, 2 s, then 10 s of work
+    assert (task.start_s, task.end_s) == (6.0, 18.0)
+    without = SimCluster(dataclasses.replace(w, cluster=dataclasses.replace(
+        w.cluster, startup=dataclasses.replace(w.cluster.startup, am_cpu_s=0.0))), Engine(make_policy("fifo"))).run()
+    assert max(c.end_s for c in without.containers if not c.is_am) == 15.0  # asks at 3 s
+
+
+def test_a_client_is_load_on_the_machine_that_nothing_waits_for():
+    """jvmstart.py, `client_cpu_s`: a job's client (4 CPU-s from its submission) shares the machine's one core
+    with the job's first map's JVM start (2 CPU-s): both at half speed, the map starts its work at 4 s, not 2 s."""
+    doc = """
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8},
+          startup: {launch_cpu_s: 2, launch_cores: 1, launch_shared: true, client_cpu_s: %s}}
+defaults: {am: false}
+jobs:
+  - {id: j, submit_s: 0, type: mapreduce, maps: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+"""
+    loaded = SimCluster(wl(doc % 4), Engine(make_policy("fifo"))).run()
+    idle = SimCluster(wl(doc % 0), Engine(make_policy("fifo"))).run()
+    assert [(c.start_s, c.end_s) for c in loaded.containers] == [(0.0, 14.0)]
+    assert [(c.start_s, c.end_s) for c in idle.containers] == [(0.0, 12.0)]
+    assert loaded.jobs[0].finish_s == 14.0 and not loaded.stuck
+
+
 def test_jvm_starts_with_awkward_numbers_end():
     """Regression: a start whose CPU left rounds below the kernel's microsecond must end, not spin at one instant
     (fidelity mix fid-big as the real cluster received it under FIFO, with a shared 2-core start pool)."""

@@ -37,6 +37,12 @@ FITTED = Startup(8.0, 6.0, 0.5)
 GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0)
 GRID_LAUNCH_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
 GRID_PER_CONCURRENT_S = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)
+# the processor-shared start-up model's grid (`--model cpu`, yarnctl/sim/jvmstart.py): the NodeManagers share
+# one machine, and a job's start costs CPU there for its client, its AM's JVM and start-up and its tasks' JVMs
+GRID_CPU: dict[str, tuple[float, ...]] = {
+    "am_s": (1.0, 3.0, 5.0), "launch_s": (0.0, 1.0, 2.0, 3.0), "launch_cpu_s": (1.5, 2.0, 2.5, 3.0, 4.0),
+    "am_cpu_s": (0.0, 1.0, 2.0, 3.0), "client_cpu_s": (0.0, 1.0, 2.0, 3.0), "launch_cores": (1.0, 1.5, 2.0)}
+MODELS = ("linear", "cpu")  # the start-up models a fit can search (`model_grid`)
 NEAR_FIT = 0.01  # candidates within a point of mean |error| of the best fit are as good on one machine's runs
 SAME_RANK_MARGIN = 0.05  # schedulers whose real average completions differ by less than this are not ranked
 # the simulator's counterpart of a real scheduler: policy, its parameters and the AM-share limit it enforces
@@ -169,11 +175,44 @@ def completion_errors(run: RealRun, predicted: Mapping[str, JobTimes]) -> list[f
             if (r := t.completion_s) and (p := predicted.get(job, JobTimes(None, None)).completion_s) is not None]
 
 
+def model_grid(model: str = "linear") -> list[Startup]:
+    """The candidate start-up costs a fit searches under `model` (one of MODELS), in their tie-break order."""
+    if model == "linear":
+        return [Startup(*p) for p in itertools.product(GRID_AM_S, GRID_LAUNCH_S, GRID_PER_CONCURRENT_S)]
+    if model == "cpu":
+        return [Startup(**dict(zip(GRID_CPU, p)), launch_shared=True) for p in itertools.product(*GRID_CPU.values())]
+    raise ValueError(f"{model}: no such start-up model; known: {', '.join(MODELS)}")
+
+
+def costs(st: Startup) -> dict[str, float]:
+    """The start-up costs `st` sets, by field name: the linear model's three, and the CPU model's when it is on."""
+    keys = [f for f in COST_LABELS if f in ("am_s", "launch_s", "launch_per_concurrent_s") or st.launch_cores > 0]
+    return {k: float(getattr(st, k)) for k in keys}
+
+
+# each cost's short name (a table's column) and how it reads in a line ("AM 8 s, launch 6 s, 0.5 s per start")
+COST_LABELS = {"am_s": ("AM", "AM {} s"), "launch_s": ("launch", "launch {} s"),
+               "launch_per_concurrent_s": ("per start", "{} s per start"), "launch_cpu_s": ("JVM", "JVM {} CPU-s"),
+               "am_cpu_s": ("AM CPU", "AM start-up {} CPU-s"), "client_cpu_s": ("client", "client {} CPU-s"),
+               "launch_cores": ("cores", "on {} cores")}
+
+
+def describe(values: Mapping[str, Any]) -> str:
+    """Start-up costs (`costs`, or `near_best`'s [low, high] ranges) as one line: 'AM 8 s, launch 6 s, 0.5 s per start'."""
+    def one(key: str) -> str:
+        v = values[key]
+        text = f"{v[0]:g}" if isinstance(v, list) and v[0] == v[1] else (
+            f"{v[0]:g}-{v[1]:g}" if isinstance(v, list) else f"{v:g}")
+        return COST_LABELS[key][1].format(text)
+
+    return ", ".join(one(k) for k in COST_LABELS if k in values)
+
+
 def fit_scores(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,
                grid: Sequence[Startup] | None = None) -> list[tuple[float, Startup]]:
     """Each candidate's mean |error| of job completion on `runs`, in grid order."""
     if grid is None:
-        grid = [Startup(*p) for p in itertools.product(GRID_AM_S, GRID_LAUNCH_S, GRID_PER_CONCURRENT_S)]
+        grid = model_grid()
     say(f"fitting start-up costs on {len(runs)} run(s): {len(grid)} candidates")
     out = []
     for st in grid:
@@ -204,8 +243,7 @@ def near_best(scores: Sequence[tuple[float, Startup]], within: float = NEAR_FIT)
     least = min(score for score, _ in scores)
     near = [st for score, st in scores if score <= least + within]
     return {"within": within, "candidates": len(near),
-            **{k: [min(getattr(st, k) for st in near), max(getattr(st, k) for st in near)]
-               for k in ("am_s", "launch_s", "launch_per_concurrent_s")}}
+            **{k: [min(getattr(st, k) for st in near), max(getattr(st, k) for st in near)] for k in costs(near[0])}}
 
 
 def cross_validate(runs: Sequence[RealRun], say: Callable[[str], None] = lambda s: None,

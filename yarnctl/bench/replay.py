@@ -229,8 +229,12 @@ def startup_doc(startup: Startup) -> dict[str, Any]:
     """A workload's `cluster.startup`, the CPU model's keys only when it is on."""
     doc: dict[str, Any] = {"am_s": startup.am_s, "launch_s": startup.launch_s,
                            "launch_per_concurrent_s": startup.launch_per_concurrent_s}
-    if startup.launch_cpu_s:
+    if startup.launch_cpu_s or startup.am_cpu_s or startup.client_cpu_s:
         doc.update(launch_cpu_s=startup.launch_cpu_s, launch_cores=startup.launch_cores)
+    if startup.am_cpu_s:
+        doc.update(am_cpu_s=startup.am_cpu_s)
+    if startup.client_cpu_s:
+        doc.update(client_cpu_s=startup.client_cpu_s)
     if startup.launch_shared:
         doc.update(launch_shared=True)
     return doc

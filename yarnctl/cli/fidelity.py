@@ -14,7 +14,8 @@ DESCRIPTION = """\
 Run each mix of the fidelity suite on the local real Hadoop 2.7.7 cluster under every scheduler
 (`bench mr`; runs already kept in OUT/<mix>/bench.json are reused, so an interrupted suite resumes),
 fit what starting a container costs on the native-fifo runs (AM start-up, launch, growth per
-container starting beside it), replay every run in the simulator under the matching policy and in
+container starting beside it; or, with --model cpu, the CPU-seconds each start takes on the cores the
+NodeManagers share), replay every run in the simulator under the matching policy and in
 Hadoop SLS, and print per job how far each prediction is from what the real cluster did, plus
 whether each mix ranks the schedulers as the real cluster does (docs/fidelity.md).
 """
@@ -26,6 +27,10 @@ examples:
   yarnctl bench fidelity --mix fid-mixed --scheduler native-fifo,native-fair --no-sls --max-median-error 20
   # re-score kept runs with given start-up costs (AM s, launch s, per concurrent launch s) instead of a fit
   yarnctl bench fidelity --out ~/fidelity --startup 4,3,0.5 --no-sls
+  # ... or any of a workload's cluster.startup keys (docs/workloads.md), here the CPU model's
+  yarnctl bench fidelity --out ~/fidelity --no-sls --startup am_s=1,launch_s=3,launch_cpu_s=1.5,am_cpu_s=3,client_cpu_s=3,launch_cores=1.5,launch_shared=true
+  # fit the CPU model instead of the linear one, and see how it carries to a mix it has not seen
+  yarnctl bench fidelity --out ~/fidelity --no-sls --model cpu --cross-validate
   # a second round of two mixes beside the first: how far the real cluster is from itself, which
   # scheduler pairs both rounds order alike, and how many of those the simulator gets
   yarnctl bench fidelity --mix fid-mixed,fid-wide --out ~/fidelity-2 --round ~/fidelity --startup 10,3,3 --no-sls
@@ -47,7 +52,13 @@ def add_parser(bs: Any) -> None:
     p.add_argument("--sls-scheduler", default="native-fifo,native-capacity,native-fair", metavar="S[,S...]",
                    help="schedulers also replayed in SLS (default the three stock ones; SLS runs in wall-clock time)")
     p.add_argument("--no-sls", action="store_true", help="do not run SLS")
-    p.add_argument("--startup", metavar="AM_S,LAUNCH_S,PER_S", help="use these start-up costs instead of fitting them")
+    p.add_argument("--startup", metavar="AM_S,LAUNCH_S,PER_S",
+                   help="use these start-up costs instead of fitting them: three numbers (the linear model), or "
+                        "KEY=VALUE pairs of a workload's cluster.startup (e.g. am_s=1,launch_cpu_s=2,launch_cores=2)")
+    p.add_argument("--model", choices=fid.MODELS, default="linear",
+                   help="the start-up model the fit searches: linear (AM start-up, launch, and more per container "
+                        "starting beside it; 1,200 candidates) or cpu (each start's CPU-seconds, its client's and its "
+                        "AM's too, processor-shared on the machine's cores; 2,880 candidates); default linear")
     p.add_argument("--rerun", action="store_true", help="run the real runs of the chosen mixes and schedulers again, even if kept in OUT (others stay kept)")
     p.add_argument("--max-median-error", type=float, metavar="PCT",
                    help="exit 1 if the simulator's median |error| of job completion exceeds PCT percent")
@@ -85,11 +96,7 @@ def run(args: argparse.Namespace) -> int:
     sls_labels = [] if args.no_sls else [x for x in _split(args.sls_scheduler, "--sls-scheduler") if x in labels]
     startup = None
     if args.startup:
-        try:
-            am_s, launch_s, per_s = (float(x) for x in args.startup.split(","))
-            startup = Startup(am_s, launch_s, per_s)
-        except ValueError:
-            raise ConfigError(f"--startup {args.startup}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5") from None
+        startup = _startup(args.startup)
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
     if args.cross_validate and len(mixes) < 2:
@@ -111,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     for mix in mixes:
         path = suite.real_runs(mix, labels, out, cluster_dir, rerun=args.rerun, timeout_s=args.timeout, say=_say)
         runs += [r for r in fid.load_runs(path, mix) if r.label in labels]
-    result = suite.evaluate(runs, startup=startup, sls_labels=sls_labels, out=out, say=_say)
+    result = suite.evaluate(runs, startup=startup, sls_labels=sls_labels, out=out, say=_say, model=args.model)
     written = suite.write(out, result, plots=not args.no_plots)
     across = None
     if others:
@@ -121,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         written.append(out / "rounds.json")
     crossval = None
     if args.cross_validate:
-        crossval = fid.cross_validate(runs, _say)
+        crossval = fid.cross_validate(runs, _say, fid.model_grid(args.model))
         (out / "crossval.json").write_text(json.dumps(crossval, indent=1) + "\n")
         written.append(out / "crossval.json")
     if args.json:
@@ -187,16 +194,19 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
     from yarnctl.bench import fidelity as fid
     from yarnctl.cli import output
 
+    from yarnctl.sim.workload import Startup
+
     st = result.startup
-    costs = f"({st.am_s:g}, {st.launch_s:g}, {st.launch_per_concurrent_s:g})"
+    costs = f"({', '.join(f'{v:g}' for v in fid.costs(st).values())})"
     main = f"given by --startup {costs}" if given else f"fitted on every mix {costs}"
     t = Table(title="each mix left out of the fit: job completion |error| median / p90")
-    for col in ("mix left out", "fitted on the others (AM, launch, per start)", "left out", main):
+    names = ", ".join(fid.COST_LABELS[k][0] for k in fid.costs(st))
+    for col in ("mix left out", f"fitted on the others ({names})", "left out", main):
         t.add_column(col, justify="left" if col == "mix left out" else "right")
     for mix, m in doc["mixes"].items():
-        f = m["startup"]
+        f = Startup(**m["startup"])
         every = fid.summary([e for e in result.errors if e.mix == mix], "sim")
-        t.add_row(mix, f"{f['am_s']:g} s, {f['launch_s']:g} s, {f['launch_per_concurrent_s']:g} s",
+        t.add_row(mix, ", ".join(f"{v:g}" for v in fid.costs(f).values()),
                   f"{_pct(m['completion_median'])} / {_pct(m['completion_p90'])}",
                   f"{_pct(every['completion_median'])} / {_pct(every['completion_p90'])}")
     output.out.print(t)
@@ -204,6 +214,39 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
     output.out.print(f"every mix scored with a fit that did not see it ({doc['jobs']} jobs): "
                      f"{_pct(doc['completion_median'])} median, {_pct(doc['completion_p90'])} p90 "
                      f"(with the costs {main}: {_pct(every['completion_median'])} / {_pct(every['completion_p90'])})")
+
+
+def _startup(text: str) -> Any:
+    """--startup: three numbers (AM_S,LAUNCH_S,PER_S), or KEY=VALUE pairs checked as a workload's cluster.startup."""
+    from yarnctl.errors import WorkloadError
+    from yarnctl.sim.workload import Startup
+    from yarnctl.sim.workload.parse import Parser
+
+    items = [x.strip() for x in text.split(",")]
+    if not any("=" in x for x in items):
+        try:
+            am_s, launch_s, per_s = (float(x) for x in items)
+            return Startup(am_s, launch_s, per_s)
+        except ValueError:
+            raise ConfigError(f"--startup {text}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5, "
+                              "or KEY=VALUE pairs, e.g. am_s=1,launch_cpu_s=2,launch_cores=2") from None
+    raw: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--startup {text}: expected KEY=VALUE, got {item!r}")
+        v = value.strip()
+        if v.lower() in ("true", "false"):
+            raw[key.strip()] = v.lower() == "true"
+            continue
+        try:
+            raw[key.strip()] = float(v)
+        except ValueError:
+            raise ConfigError(f"--startup {text}: {key.strip()}: expected a number, got {v!r}") from None
+    try:
+        return Parser("--startup", 0).startup(raw)
+    except WorkloadError as e:
+        raise ConfigError(f"--startup {text}: {e.field}: {e.problem}") from None
 
 
 def _pct(x: float | None) -> str:
@@ -263,9 +306,7 @@ def _print(result: Any) -> None:
                          f"{_pct(sim['completion_p90'])} p90; wait {_pct(sim['wait_median'])} median"
                          + (f" | SLS completion {_pct(sls['completion_median'])} median, {_pct(sls['completion_p90'])} "
                             f"p90" if sls["completion_median"] is not None else ""))
-    st = result.startup
-    output.out.print(f"[dim]start-up costs: AM {st.am_s:g} s, launch {st.launch_s:g} s + "
-                     f"{st.launch_per_concurrent_s:g} s per container starting beside it; "
+    output.out.print(f"[dim]start-up costs: {fid.describe(fid.costs(result.startup))}; "
                      f"clear pairs: real averages more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart[/dim]")
     if result.fit_near is not None:
         from yarnctl.fidelity.suite import near_ranges

@@ -91,17 +91,16 @@ def sls_times(run: fid.RealRun, startup: Startup, out: Path, say: Say) -> dict[s
 
 
 def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls_labels: Sequence[str] = (),
-             out: Path | None = None, say: Say = lambda s: None) -> SuiteResult:
-    """Fit (unless `startup` is given), replay every run, and compare: the suite's result."""
+             out: Path | None = None, say: Say = lambda s: None, model: str = "linear") -> SuiteResult:
+    """Fit (unless `startup` is given) under the start-up `model`, replay every run, and compare: the suite's result."""
     if startup is None:
         calib = [r for r in runs if r.label == fid.CALIBRATION]
         if not calib:
             raise ClusterError(f"no {fid.CALIBRATION} run to fit the start-up costs on; run it or give --startup")
-        scores = fid.fit_scores(calib, say)
+        scores = fid.fit_scores(calib, say, fid.model_grid(model))
         startup, score = fid.best_fit(scores)
         near = fid.near_best(scores)
-        say(f"fitted: AM start-up {startup.am_s:g} s, launch {startup.launch_s:g} s + "
-            f"{startup.launch_per_concurrent_s:g} s per container starting beside it "
+        say(f"fitted ({model} model): {fid.describe(fid.costs(startup))} "
             f"(mean |error| of completion on the {fid.CALIBRATION} runs: {100 * score:.1f}%)")
         say(f"as good within {100 * near['within']:g} point: {near['candidates']} candidates, {near_ranges(near)}")
     else:
@@ -149,11 +148,7 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
 
 def near_ranges(near: Mapping[str, Any]) -> str:
     """`fid.near_best`'s ranges as a phrase: 'AM 3-20 s, launch 2-5 s, 3 s per start'."""
-    def span(key: str) -> str:
-        lo, hi = near[key]
-        return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
-
-    return f"AM {span('am_s')} s, launch {span('launch_s')} s, {span('launch_per_concurrent_s')} s per start"
+    return fid.describe({k: v for k, v in near.items() if k in fid.COST_LABELS})
 
 
 def write(out: Path, result: SuiteResult, plots: bool = True) -> list[Path]:

@@ -336,7 +336,16 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self._run(c)
 
     def _am_jvm_started(self, job: _Job, c: _Container) -> None:
-        """An AM's JVM has had its CPU (if modelled): its launch cost and start-up, then it asks for tasks."""
+        """An AM's JVM has had its CPU (if modelled): its own start-up's CPU next (if modelled)."""
+        if job.am is not c:
+            return
+        if self._am_cpu():
+            self._start_jvm(c, lambda: self._am_initialised(job, c), self.startup.am_cpu_s)
+        else:
+            self._am_initialised(job, c)
+
+    def _am_initialised(self, job: _Job, c: _Container) -> None:
+        """An AM's start-up CPU is served (if modelled): its launch cost and start-up delay, then it asks for tasks."""
         if job.am is not c:
             return
         # an AM is a JVM like a task's: it pays the same launch cost before its own start-up
@@ -377,7 +386,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         """Kill a live container now; its task goes back to the front of its request (or is held)."""
         if c.done or c.id not in c.node.running:
             return
-        if self._jvm_starts():
+        if self.pools:  # it may be starting its JVM, or its AM's start-up may be (Startup.launch_cpu_s, am_cpu_s)
             self._abort_jvm(c)
         if c.task is not None and not c.waiting and c.end is not None:
             self.future -= 1  # its END event will be ignored (a container killed at launch has none)

@@ -167,14 +167,19 @@ class Parser:
             return Startup()
         r = self.r
         s = r.mapping(raw, "cluster.startup")
-        fields = ("am_s", "launch_s", "launch_per_concurrent_s", "launch_cpu_s", "launch_cores")
+        fields = ("am_s", "launch_s", "launch_per_concurrent_s", "launch_cpu_s", "launch_cores", "am_cpu_s",
+                  "client_cpu_s")
         r.keys(s, "cluster.startup", {*fields, "launch_shared"})
         shared = s.get("launch_shared", False)
         if not isinstance(shared, bool):
             raise r.fail("cluster.startup.launch_shared", f"expected true or false, got {shared!r}")
         values = {f: r.number(s.get(f, 0.0), f"cluster.startup.{f}") for f in fields}
-        if values["launch_cpu_s"] > 0 and values["launch_cores"] <= 0:
-            raise r.fail("cluster.startup.launch_cores", "launch_cpu_s needs the cores its starts share (> 0)")
+        for f in ("launch_cpu_s", "am_cpu_s", "client_cpu_s"):
+            if values[f] > 0 and values["launch_cores"] <= 0:
+                raise r.fail("cluster.startup.launch_cores", f"{f} needs the cores its starts share (> 0)")
+        if values["client_cpu_s"] > 0 and not shared:
+            raise r.fail("cluster.startup.client_cpu_s",
+                         "a job's client runs on the machine, not a node: it needs launch_shared: true")
         return Startup(**values, launch_shared=shared)
 
     def job(self, raw: Any, path: str, defaults: Mapping[str, Any], job_id: str | None,

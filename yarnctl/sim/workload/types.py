@@ -39,6 +39,10 @@ class Startup:
     launch_cpu_s: float = 0.0
     launch_cores: float = 0.0
     launch_shared: bool = False
+    # the other CPU work of a job's start on the same cores: its AM's own start-up after its JVM's
+    # (MRAppMaster init, job set-up; `am_s` follows it), and its client's submission on the machine
+    am_cpu_s: float = 0.0
+    client_cpu_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
