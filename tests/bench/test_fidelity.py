@@ -87,6 +87,14 @@ def test_each_attempts_start_cost_is_the_models_at_the_runs_own_concurrency() ->
     # but its JVM starts at launch, as in the simulator, so m3 at 40 starts beside it: 4 s.
     assert costs == {"am:job_1_0001": 2.0, m0.attempt_id: 2.0, m1.attempt_id: 4.0, m2.attempt_id: 4.0,
                      early.attempt_id: 2.0, m3.attempt_id: 4.0}
+    # the CPU model: 2 CPU-s per JVM on 1 shared core, no launch cost: the AM alone, 2 s (past its JOB_INITED
+    # at 12); m0 at 13 alone, 2 s (until 15); m1 beside m0, 2 x 2 = 4 s (but done at 13.5); m2 at 14 beside
+    # m0, 4 s (until 18); the early reduce at 39 alone, 2 s; m3 at 40 beside it, 4 s
+    cpu = start_costs({h.job_id: h}, launch_s=0.0, per_concurrent_s=0.0, nodes=2, cpu_s=2.0, cores=1.0)
+    assert cpu == {"am:job_1_0001": 2.0, m0.attempt_id: 2.0, m1.attempt_id: 4.0, m2.attempt_id: 4.0,
+                   early.attempt_id: 2.0, m3.attempt_id: 4.0}
+    # on 2 cores the pair beside each other runs at full speed
+    assert set(start_costs({h.job_id: h}, 0.0, 0.0, 2, cpu_s=2.0, cores=2.0).values()) == {2.0}
 
 
 def test_a_measured_task_is_not_charged_its_crowded_start_twice() -> None:

@@ -148,7 +148,8 @@ def replay(run: RealRun, startup: Startup, sample_queues_s: float = 0.0, phases:
     from yarnctl.policies import make_policy
     from yarnctl.sim.cluster import SimCluster
 
-    jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s, startup.launch_per_concurrent_s)
+    jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s, startup.launch_per_concurrent_s,
+                       startup.launch_cpu_s, startup.launch_cores)
     workload = to_workload(workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup, phases),
                            f"{run.mix}/{run.label}")
     policy, params, am_share = counterpart(run.label)
