@@ -91,13 +91,19 @@ LEFT_OUT_FITS = {"fid-wide": Startup(10.0, 3.0, 3.0), "fid-mixed": Startup(15.0,
                  "fid-examples": Startup(3.0, 3.0, 4.0)}
 
 
-def test_a_fit_that_did_not_see_a_mix_carries_badly_to_fid_big_and_fid_examples(runs: list[fid.RealRun]) -> None:
-    """Each mix scored with the costs fitted without it (the full search is `bench fidelity --cross-validate`, 4 min)."""
+def _left_out(runs: list[fid.RealRun], fits: dict[str, Startup]) -> tuple[dict[str, tuple[int, int]], list[float]]:
+    """Each mix's completion errors under the costs fitted without it: per mix (median, p90) in %, and all of them."""
     held, per = [], {}
-    for mix, startup in LEFT_OUT_FITS.items():
+    for mix, startup in fits.items():
         errs = [e for r in runs if r.mix == mix for e in fid.completion_errors(r, fid.sim_times(fid.simulate_run(r, startup)))]
         per[mix] = (round(100 * statistics.median(errs)), round(100 * fid.percentile(errs, 0.9)))
         held += errs
+    return per, held
+
+
+def test_a_fit_that_did_not_see_a_mix_carries_badly_to_fid_big_and_fid_examples(runs: list[fid.RealRun]) -> None:
+    """Each mix scored with the costs fitted without it (the full search is `bench fidelity --cross-validate`, 4 min)."""
+    per, held = _left_out(runs, LEFT_OUT_FITS)
     assert per == {"fid-wide": (7, 23), "fid-mixed": (18, 30), "fid-reduce": (6, 14), "fid-big": (77, 88),
                    "fid-examples": (27, 61)}
     assert (len(held), round(100 * statistics.median(held)), round(100 * fid.percentile(held, 0.9))) == (155, 18, 75)
@@ -144,11 +150,7 @@ def test_the_cpu_model_carries_to_a_mix_it_has_not_seen(runs: list[fid.RealRun])
     errs = [e for r in runs for e in fid.completion_errors(r, fid.sim_times(fid.simulate_run(r, CPU_FIT)))]
     assert (len(errs), round(100 * statistics.median(errs), 1), round(100 * fid.percentile(errs, 0.9), 1)) == (
         155, 10.9, 23.9)
-    held, per = [], {}
-    for mix, startup in CPU_LEFT_OUT_FITS.items():
-        e = [x for r in runs if r.mix == mix for x in fid.completion_errors(r, fid.sim_times(fid.simulate_run(r, startup)))]
-        per[mix] = (round(100 * statistics.median(e)), round(100 * fid.percentile(e, 0.9)))
-        held += e
+    per, held = _left_out(runs, CPU_LEFT_OUT_FITS)
     assert per == {"fid-wide": (17, 28), "fid-mixed": (20, 27), "fid-reduce": (11, 23), "fid-big": (14, 27),
                    "fid-examples": (17, 42)}
     assert (len(held), round(100 * statistics.median(held)), round(100 * fid.percentile(held, 0.9))) == (155, 17, 30)
