@@ -182,16 +182,25 @@ def test_bench_fidelity_startup_as_key_value_pairs_and_its_bad_input(tmp_path: P
     """--startup KEY=VALUE goes through the workload parser: each mistake is one line naming it, exit 2."""
     from yarnctl.cli.main import main
 
-    args = ["bench", "fidelity", "--out", str(tmp_path), "--no-sls", "--no-plots", "--mix", "fid-big", "--startup"]
+    args = ["bench", "fidelity", "--out", str(tmp_path), "--no-sls", "--no-plots", "--mix", "fid-big"]
     for bad, why in (("am_s=1,launch_cpu_s=2", "cluster.startup.launch_cores: launch_cpu_s needs the cores"),
                      ("am_s=1,bogus=2", "cluster.startup.bogus: unknown field"),
                      ("am_s=x", "am_s: expected a number, got 'x'"),
                      ("am_s", "expected three numbers AM_S,LAUNCH_S,PER_S"),
                      ("=3", "expected KEY=VALUE, got '=3'"),
-                     ("client_cpu_s=2,launch_cores=2", "it needs launch_shared: true")):
-        assert main([*args, bad]) == 2
+                     ("client_cpu_s=2,launch_cores=2", "it needs launch_shared: true"),
+                     ("am_s=1,am_s=2", "am_s given twice"),
+                     ("am_s=inf", "cluster.startup.am_s: expected a finite number, got inf"),
+                     ("launch_cores=1,am_cpu_s=inf", "cluster.startup.am_cpu_s: expected a finite number"),
+                     ("nan,1,1", "cluster.startup.am_s: expected a number, got nan"),
+                     ("-1,2,3", "cluster.startup.am_s: expected a number >= 0"),
+                     ("launch_shared=yes", "cluster.startup.launch_shared: expected true or false, got 'yes'"),
+                     ("1,2,3,4", "expected three numbers AM_S,LAUNCH_S,PER_S")):
+        assert main([*args, f"--startup={bad}"]) == 2
         err = capsys.readouterr().err
         assert why in err and len(err.strip().splitlines()) == 1, err
+    assert main([*args, "--startup=4,3,0.5", "--model", "cpu"]) == 2
+    assert "--model cpu: nothing to fit with --startup given" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         main(["bench", "fidelity", "--model", "quadratic"])
     assert exit_.value.code == 2 and "invalid choice: 'quadratic'" in capsys.readouterr().err

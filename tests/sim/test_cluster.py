@@ -438,7 +438,7 @@ jobs:
 
 def test_an_am_start_up_is_cpu_work_in_the_pool_after_its_jvm():
     """jvmstart.py, `am_cpu_s`: the AM's JVM (2 CPU-s) and then its own start-up (3 CPU-s) on the node's one
-    core, then `am_s` (1 s): it asks at 6 s; a map placed beside the start-up shares the core with it."""
+    core, then `am_s` (1 s): it asks at 6 s."""
     w = wl("""
 cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8},
           startup: {am_s: 1, launch_cpu_s: 2, am_cpu_s: 3, launch_cores: 1}}
@@ -454,6 +454,47 @@ jobs:
     without = SimCluster(dataclasses.replace(w, cluster=dataclasses.replace(
         w.cluster, startup=dataclasses.replace(w.cluster.startup, am_cpu_s=0.0))), Engine(make_policy("fifo"))).run()
     assert max(c.end_s for c in without.containers if not c.is_am) == 15.0  # asks at 3 s
+
+
+class KillAnAmOnce(PolicyBase):
+    """A test policy that behaves as FIFO but kills the first AM it sees at or after `at` seconds, once."""
+
+    name = "kill-am-once"
+
+    def __init__(self, at):
+        self.fifo = make_policy("fifo")
+        self.at = at
+        self.done = False
+
+    def decide(self, snap, node_id):
+        if not self.done and snap.now_s >= self.at:
+            ams = sorted(cid for cid, c in snap.containers.items() if c.is_am)
+            if ams:
+                self.done = True
+                return Decision(kills=(Kill(ams[0], "test"),))
+        return self.fifo.decide(snap, node_id)
+
+
+def test_an_am_released_during_its_start_up_leaves_the_pool():
+    """Regression: a job whose map ends while its second AM is still starting releases that AM, which must stop
+    taking its share of the core at once, not hold it until its CPU is served."""
+    w = wl("""
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, startup: {launch_cpu_s: 1, am_cpu_s: 30, launch_cores: 1}}
+jobs:
+  - {id: a, submit_s: 0, type: mapreduce, am: {memory_mb: 1024, vcores: 1},
+     maps: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 40}}
+  - {id: b, submit_s: 60, type: mapreduce, am: {memory_mb: 1024, vcores: 1},
+     maps: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 10}}
+""")
+    sim = SimCluster(w, Engine(KillAnAmOnce(40.0)))
+    r = sim.run()
+    # a's AM is killed at 60 s, while its map runs (31-72 s); a's second AM and b's AM are placed at 61 s, their
+    # JVMs share the core to 63 s, then their start-ups (30 CPU-s each) do, until a's map ends at 72 s and a's
+    # AM goes: b's has 4.5 CPU-s then, and the rest alone, to 97.5 s; its map starts at the next heartbeat (98 s),
+    # its JVM takes 1 s and its work 10 s. Had a's AM stayed in the pool, b's would have asked at 123 s.
+    assert [(j.id, j.finish_s) for j in r.jobs] == [("a", 72.0), ("b", 109.0)]
+    assert [(c.start_s, c.end_s) for c in r.containers if c.job == "b" and not c.is_am] == [(98.0, 109.0)]
+    assert all(not p.left for p in sim.pools.values()) and not r.stuck
 
 
 def test_a_client_is_load_on_the_machine_that_nothing_waits_for():

@@ -43,6 +43,11 @@ GRID_CPU: dict[str, tuple[float, ...]] = {
     "am_s": (1.0, 3.0, 5.0), "launch_s": (0.0, 1.0, 2.0, 3.0), "launch_cpu_s": (1.5, 2.0, 2.5, 3.0, 4.0),
     "am_cpu_s": (0.0, 1.0, 2.0, 3.0), "client_cpu_s": (0.0, 1.0, 2.0, 3.0), "launch_cores": (1.0, 1.5, 2.0)}
 MODELS = ("linear", "cpu")  # the start-up models a fit can search (`model_grid`)
+# each cost's short name (a table's column) and how it reads in a line ("AM 8 s, launch 6 s, 0.5 s per start")
+COST_LABELS = {"am_s": ("AM", "AM {} s"), "launch_s": ("launch", "launch {} s"),
+               "launch_per_concurrent_s": ("per start", "{} s per start"), "launch_cpu_s": ("JVM", "JVM {} CPU-s"),
+               "am_cpu_s": ("AM CPU", "AM start-up {} CPU-s"), "client_cpu_s": ("client", "client {} CPU-s"),
+               "launch_cores": ("cores", "on {} cores")}
 NEAR_FIT = 0.01  # candidates within a point of mean |error| of the best fit are as good on one machine's runs
 SAME_RANK_MARGIN = 0.05  # schedulers whose real average completions differ by less than this are not ranked
 # the simulator's counterpart of a real scheduler: policy, its parameters and the AM-share limit it enforces
@@ -149,7 +154,7 @@ def replay(run: RealRun, startup: Startup, sample_queues_s: float = 0.0, phases:
     from yarnctl.sim.cluster import SimCluster
 
     jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s, startup.launch_per_concurrent_s,
-                       startup.launch_cpu_s, startup.launch_cores)
+                       startup.launch_cpu_s, startup.launch_cores, startup.launch_shared)
     workload = to_workload(workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup, phases),
                            f"{run.mix}/{run.label}")
     policy, params, am_share = counterpart(run.label)
@@ -189,13 +194,6 @@ def costs(st: Startup) -> dict[str, float]:
     """The start-up costs `st` sets, by field name: the linear model's three, and the CPU model's when it is on."""
     keys = [f for f in COST_LABELS if f in ("am_s", "launch_s", "launch_per_concurrent_s") or st.launch_cores > 0]
     return {k: float(getattr(st, k)) for k in keys}
-
-
-# each cost's short name (a table's column) and how it reads in a line ("AM 8 s, launch 6 s, 0.5 s per start")
-COST_LABELS = {"am_s": ("AM", "AM {} s"), "launch_s": ("launch", "launch {} s"),
-               "launch_per_concurrent_s": ("per start", "{} s per start"), "launch_cpu_s": ("JVM", "JVM {} CPU-s"),
-               "am_cpu_s": ("AM CPU", "AM start-up {} CPU-s"), "client_cpu_s": ("client", "client {} CPU-s"),
-               "launch_cores": ("cores", "on {} cores")}
 
 
 def describe(values: Mapping[str, Any]) -> str:

@@ -107,14 +107,15 @@ def waited_for_maps(a: TaskAttempt, maps_done: int) -> bool:
 
 
 def start_costs(jobs_history: Mapping[str, JobHistory], launch_s: float, per_concurrent_s: float,
-                nodes: int, cpu_s: float = 0.0, cores: float = 0.0) -> dict[str, float]:
+                nodes: int, cpu_s: float = 0.0, cores: float = 0.0, shared: bool = True) -> dict[str, float]:
     """Each task attempt's start-up cost as the simulator's model charges it, at the run's own concurrency.
 
     Its history names no NodeManager apart (both report `localhost`), so the containers still
     starting when an attempt launched are counted on the whole machine and shared out over its
     `nodes` NodeManagers: `launch_s + per_concurrent_s * starting / nodes`, plus, under the CPU model
     (`cpu_s` on `cores` shared by the machine), its JVM's CPU-seconds at its share of the cores
-    `cpu_s * max(1, (starting + 1) / cores)` (an estimate: the starts beside it are taken to last
+    `cpu_s * max(1, (starting + 1) / cores)`, or with a pool per NodeManager (not `shared`)
+    `starting / nodes` in place of `starting` (an estimate: the starts beside it are taken to last
     as long as it does). An attempt is still
     starting until its cost has passed or it finished, whichever is first; an ApplicationMaster from
     its AM_STARTED until then or its JOB_INITED. A reduce launched at slow start counts from its launch,
@@ -134,7 +135,7 @@ def start_costs(jobs_history: Mapping[str, JobHistory], launch_s: float, per_con
         starting = sum(1 for r in ready if r > t)
         cost = launch_s + per_concurrent_s * starting / max(nodes, 1)
         if cpu_s > 0 and cores > 0:  # the CPU model's start: its CPU-seconds at its share of the machine's cores
-            cost += cpu_s * max(1.0, (starting + 1) / cores)
+            cost += cpu_s * max(1.0, ((starting if shared else starting / max(nodes, 1)) + 1) / cores)
         ready.append(min(t + cost, end_ms / 1000.0))
         out[key] = cost
     return out
@@ -142,14 +143,14 @@ def start_costs(jobs_history: Mapping[str, JobHistory], launch_s: float, per_con
 
 def replay_jobs(spec: BenchSpec, records: Sequence[Mapping[str, Any]], jobs_history: Mapping[str, JobHistory],
                 launch_s: float, per_concurrent_s: float = 0.0, cpu_s: float = 0.0,
-                cores: float = 0.0) -> list[ReplayJob]:
+                cores: float = 0.0, shared: bool = True) -> list[ReplayJob]:
     """The succeeded jobs of one run, submit times on the run's own clock (its first submit is 0).
 
     A measured task's work is its attempt's time less its start-up cost: `launch_s` alone, or with
     `per_concurrent_s` or the CPU model's `cpu_s` on `cores` the cost the model charges at the run's
     concurrency (`start_costs`), so that the replay does not charge a crowded start twice.
     """
-    costs = (start_costs(jobs_history, launch_s, per_concurrent_s, spec.nodes, cpu_s, cores)
+    costs = (start_costs(jobs_history, launch_s, per_concurrent_s, spec.nodes, cpu_s, cores, shared)
              if per_concurrent_s or cpu_s else {})
     by_id = {j.id: j for j in spec.jobs}
     done = [r for r in records if r.get("final_status") == "SUCCEEDED" and r.get("submit_ms")]

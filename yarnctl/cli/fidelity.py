@@ -6,9 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yarnctl.errors import ConfigError
+
+if TYPE_CHECKING:
+    from yarnctl.sim.workload import Startup
 
 DESCRIPTION = """\
 Run each mix of the fidelity suite on the local real Hadoop 2.7.7 cluster under every scheduler
@@ -99,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         startup = _startup(args.startup)
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
+    if args.startup and args.model != "linear" and not args.cross_validate:
+        raise ConfigError(f"--model {args.model}: nothing to fit with --startup given (unless --cross-validate, "
+                          "whose folds are fitted under it)")
     if args.cross_validate and len(mixes) < 2:
         raise ConfigError(f"--cross-validate: needs at least two mixes (--mix), got {len(mixes)}: each is scored "
                           "with costs fitted on the others' runs")
@@ -200,11 +206,12 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
     costs = f"({', '.join(f'{v:g}' for v in fid.costs(st).values())})"
     main = f"given by --startup {costs}" if given else f"fitted on every mix {costs}"
     t = Table(title="each mix left out of the fit: job completion |error| median / p90")
-    names = ", ".join(fid.COST_LABELS[k][0] for k in fid.costs(st))
+    folds = {mix: Startup(**m["startup"]) for mix, m in doc["mixes"].items()}
+    names = ", ".join(fid.COST_LABELS[k][0] for k in fid.costs(next(iter(folds.values()))))
     for col in ("mix left out", f"fitted on the others ({names})", "left out", main):
         t.add_column(col, justify="left" if col == "mix left out" else "right")
     for mix, m in doc["mixes"].items():
-        f = Startup(**m["startup"])
+        f = folds[mix]
         every = fid.summary([e for e in result.errors if e.mix == mix], "sim")
         t.add_row(mix, ", ".join(f"{v:g}" for v in fid.costs(f).values()),
                   f"{_pct(m['completion_median'])} / {_pct(m['completion_p90'])}",
@@ -216,33 +223,32 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
                      f"(with the costs {main}: {_pct(every['completion_median'])} / {_pct(every['completion_p90'])})")
 
 
-def _startup(text: str) -> Any:
+def _startup(text: str) -> Startup:
     """--startup: three numbers (AM_S,LAUNCH_S,PER_S), or KEY=VALUE pairs checked as a workload's cluster.startup."""
     from yarnctl.errors import WorkloadError
-    from yarnctl.sim.workload import Startup
     from yarnctl.sim.workload.parse import Parser
 
     items = [x.strip() for x in text.split(",")]
+    raw: dict[str, Any] = {}
     if not any("=" in x for x in items):
         try:
-            am_s, launch_s, per_s = (float(x) for x in items)
-            return Startup(am_s, launch_s, per_s)
+            raw = dict(zip(("am_s", "launch_s", "launch_per_concurrent_s"), (float(x) for x in items), strict=True))
         except ValueError:
             raise ConfigError(f"--startup {text}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5, "
                               "or KEY=VALUE pairs, e.g. am_s=1,launch_cpu_s=2,launch_cores=2") from None
-    raw: dict[str, Any] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
+    for item in items if not raw else ():
+        key, eq, value = (x.strip() for x in item.partition("="))
+        if not eq or not key:
             raise ConfigError(f"--startup {text}: expected KEY=VALUE, got {item!r}")
-        v = value.strip()
-        if v.lower() in ("true", "false"):
-            raw[key.strip()] = v.lower() == "true"
+        if key in raw:
+            raise ConfigError(f"--startup {text}: {key} given twice")
+        if key == "launch_shared" or value.lower() in ("true", "false"):
+            raw[key] = {"true": True, "false": False}.get(value.lower(), value)  # the parser names anything else
             continue
         try:
-            raw[key.strip()] = float(v)
+            raw[key] = float(value)
         except ValueError:
-            raise ConfigError(f"--startup {text}: {key.strip()}: expected a number, got {v!r}") from None
+            raise ConfigError(f"--startup {text}: {key}: expected a number, got {value!r}") from None
     try:
         return Parser("--startup", 0).startup(raw)
     except WorkloadError as e:

@@ -129,7 +129,7 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
                                    "sls": fid.summary(errs, "sls") if sls is not None else None}
         if out is not None:
             jobs = replay_jobs(run.spec, run.records, run.history, startup.launch_s, startup.launch_per_concurrent_s,
-                               startup.launch_cpu_s, startup.launch_cores)
+                               startup.launch_cpu_s, startup.launch_cores, startup.launch_shared)
             doc = workload_doc(f"{run.mix}-{run.label}", run.spec, jobs, startup)
             to_workload(doc, run.mix)  # what is written is what was simulated: it parses
             (out / run.mix / f"workload-{run.label}.yaml").write_text(

@@ -125,11 +125,11 @@ class AppMasters(SparkDrivers, SimParts):
         self.jobs[spec.id] = job
         self.state.add_app(job.app)
         self.version += 1
-        if not spec.placed:  # a placed job was submitted before the run: its client is done
-            self._start_client(job.ordinal)
-        if spec.placed:
+        if spec.placed:  # submitted before the run: its client is done
             self._start_placed(job)
-        elif spec.am is not None:
+            return
+        self._start_client(job.ordinal)
+        if spec.am is not None:
             self._request(job, AM_PRIORITY, [_AM])
         else:
             self._start_job(job)

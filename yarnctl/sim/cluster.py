@@ -361,6 +361,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
 
     def _release(self, c: _Container, outcome: str) -> None:
         node, job = c.node, c.job
+        if self.pools:  # killed, or its job ended, while its JVM or its AM's start-up had CPU to go (jvmstart.py)
+            self._abort_jvm(c)
         if c.task is not None:
             c.task.stage.running -= 1
         del node.running[c.id]
@@ -386,8 +388,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         """Kill a live container now; its task goes back to the front of its request (or is held)."""
         if c.done or c.id not in c.node.running:
             return
-        if self.pools:  # it may be starting its JVM, or its AM's start-up may be (Startup.launch_cpu_s, am_cpu_s)
-            self._abort_jvm(c)
         if c.task is not None and not c.waiting and c.end is not None:
             self.future -= 1  # its END event will be ignored (a container killed at launch has none)
         c.token += 1
