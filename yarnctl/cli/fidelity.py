@@ -199,7 +199,6 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
 
     from yarnctl.bench import fidelity as fid
     from yarnctl.cli import output
-
     from yarnctl.sim.workload import Startup
 
     st = result.startup
@@ -236,7 +235,8 @@ def _startup(text: str) -> Startup:
         except ValueError:
             raise ConfigError(f"--startup {text}: expected three numbers AM_S,LAUNCH_S,PER_S, e.g. 4,3,0.5, "
                               "or KEY=VALUE pairs, e.g. am_s=1,launch_cpu_s=2,launch_cores=2") from None
-    for item in items if not raw else ():
+        items = []  # nothing more to read
+    for item in items:
         key, eq, value = (x.strip() for x in item.partition("="))
         if not eq or not key:
             raise ConfigError(f"--startup {text}: expected KEY=VALUE, got {item!r}")

@@ -149,7 +149,7 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
 
 def near_ranges(near: Mapping[str, Any]) -> str:
     """`fid.near_best`'s ranges as a phrase: 'AM 3-20 s, launch 2-5 s, 3 s per start'."""
-    return fid.describe({k: v for k, v in near.items() if k in fid.COST_LABELS})
+    return fid.describe(near)  # its `within` and `candidates` are no costs: describe leaves them out
 
 
 def write(out: Path, result: SuiteResult, plots: bool = True) -> list[Path]:
