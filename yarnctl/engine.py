@@ -23,6 +23,7 @@ from yarnctl.model import (
     Ask,
     Resources,
 )
+from yarnctl.model.frozen import quick_init
 from yarnctl.policies import am_limit, queue_limit, waiting
 from yarnctl.policies.contract import Estimator, Policy, Tunable, is_tunable
 from yarnctl.policies.waiting import Wait, WaitCode
@@ -44,6 +45,7 @@ class Rejection:
         return f"{self.code.value}: {self.detail}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Validation:
     """The part of a decision that may be applied, and the parts that may not."""

@@ -70,7 +70,8 @@ def test_the_worker_logs_what_inline_work_logs_in_the_same_order(tmp_path: Path)
         dlog = DecisionLog(tmp_path / f"{beside_thread}.jsonl")
         s = PolicyService(make_policy("fifo"), dlog, beside_thread=beside_thread)
         s.decide(text(STATE[0]))
-        s.control({"command": "set", "plan": {"policy": "drf", "check_calls": 2}})  # shadowed from here on
+        # shadowed from here on; no latency bar: on a busy machine one slow shadowed call would drop the swap
+        s.control({"command": "set", "plan": {"policy": "drf", "check_calls": 2, "max_latency_ms": 1e6}})
         for name in STATE[1:]:
             s.decide(text(name))
         s.check_swap()  # drf takes over after its two shadowed calls

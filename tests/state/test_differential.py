@@ -182,6 +182,8 @@ def test_the_simulators_path_and_the_wires_path_give_equal_snapshots(data: st.Da
                                dict(mine.user_allocated)]
         assert {a: dict(held) for a, held in mine.priority_allocated.items()} == _by_priority(mine)
         assert {c.kind for c in wire.containers.values()} <= set(WIRE_KINDS)
+        for snap in (mine, wire):  # the store's kept list of apps with asks, against a walk of every app
+            assert snap.pending_apps() == [a for a in snap.apps.values() if a.id in snap.asks]
 
 
 def test_a_snapshot_carries_the_store_version_and_a_copy_does_not() -> None:
@@ -195,3 +197,23 @@ def test_a_snapshot_carries_the_store_version_and_a_copy_does_not() -> None:
     state.add_app(App("a1", queue="q", user="u"))
     assert state.snapshot(2.0).version > first.version
     assert dataclasses.replace(first, capacity=Resources(1, 1)).version == -1  # a policy's view
+
+
+def test_a_snapshot_replaced_with_other_asks_walks_its_apps() -> None:
+    """The kept apps-with-asks list holds only for the asks it was read from: a view without an app's asks (the AM limit's) must not list it."""
+    import dataclasses
+    from types import MappingProxyType
+
+    state = ClusterState()
+    state.put_node("n1", "/r", Resources(4096, 4))
+    for i, submit in enumerate((3.0, 1.0, 2.0)):
+        app = App(f"a{i}", queue="q", user="u", submit_s=submit)
+        state.add_app(app)
+        state.set_any_asks(app.id, (Ask(app.id, 0, Resources(1024, 1), 1),))
+    snap = state.snapshot(0.0)
+    assert [a.id for a in snap.iter_pending_apps()] == ["a1", "a2", "a0"]
+    view = dataclasses.replace(snap, asks=MappingProxyType({k: v for k, v in snap.asks.items() if k != "a2"}))
+    assert [a.id for a in view.iter_pending_apps()] == ["a1", "a0"]
+    state.set_any_asks("a1", ())
+    assert [a.id for a in state.snapshot(1.0).iter_pending_apps()] == ["a2", "a0"]
+    assert [a.id for a in snap.iter_pending_apps()] == ["a1", "a2", "a0"]  # an earlier snapshot stays as it was

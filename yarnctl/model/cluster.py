@@ -10,6 +10,7 @@ from enum import Enum
 from types import MappingProxyType, TracebackType
 
 from yarnctl.model.resources import ZERO, Resources
+from yarnctl.model.frozen import quick_init
 
 AppId = str
 NodeId = str
@@ -45,6 +46,7 @@ class ContainerKind(str, Enum):
     OPPORTUNISTIC = "opportunistic"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Node:
     """A NodeManager: its rack, the capacity it offers and what is allocated on it."""
@@ -97,6 +99,7 @@ class Queue:
     max_resources: Resources
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Ask:
     """An outstanding ResourceRequest: `count` containers of `capability` at `priority`."""
@@ -110,6 +113,7 @@ class Ask:
     relax_locality: bool = True
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Container:
     """An allocated container and where and when it started."""
@@ -217,6 +221,7 @@ class Held(NamedTuple):
     resource: Resources
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
     """Everything a policy may look at when one node heartbeats: a read-only copy of RM state.
@@ -259,6 +264,10 @@ class ClusterSnapshot:
     journal: Journal | None = field(default=None, compare=False, repr=False)
     journal_end: int = field(default=0, compare=False)
     _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, repr=False, compare=False)
+    # the store's apps with asks, in submit order, and the `apps` and `asks` it read them from: a snapshot
+    # `replace`d with other asks (a policy's view, the AM limit's) no longer holds those two, and walks its apps
+    _pending: tuple[Mapping[AppId, App], Mapping[AppId, tuple[Ask, ...]], tuple[App, ...]] | None = field(
+        default=None, repr=False, compare=False)
 
     @property
     def containers(self) -> Mapping[ContainerId, Container]:
@@ -270,10 +279,11 @@ class ClusterSnapshot:
 
     def iter_pending_apps(self) -> Iterator[App]:
         """Apps with outstanding asks, in submit order (then id), lazily."""
+        kept = self._pending
+        if kept is not None and kept[0] is self.apps and kept[1] is self.asks:
+            return iter(kept[2])
         asks = self.asks
-        for app in self.apps.values():
-            if app.id in asks:
-                yield app
+        return (app for app in self.apps.values() if app.id in asks)
 
     def pending_apps(self) -> list[App]:
         """Apps with outstanding asks, in submit order (then id)."""

@@ -8,9 +8,11 @@ from enum import Enum
 from types import MappingProxyType
 
 from yarnctl.model.cluster import AppId, ContainerId, ContainerKind, NodeId
+from yarnctl.model.frozen import quick_init
 from yarnctl.model.resources import Resources
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Assignment:
     """Give `count` containers of app `app_id`'s request at `priority` on node `node_id`."""
@@ -63,6 +65,7 @@ class RejectCode(str, Enum):
 _EMPTY: Mapping[AppId, str] = MappingProxyType({})
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A policy's answer for one heartbeat, applied as resizes, then kills, then assignments."""

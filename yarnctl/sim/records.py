@@ -6,10 +6,12 @@ import hashlib
 from dataclasses import astuple, dataclass, field
 
 from yarnctl.model import Resources
+from yarnctl.model.frozen import quick_init
 from yarnctl.policies.waiting import Wait
 from yarnctl.sim.workload import Workload
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ContainerRecord:
     """One container's life, for reports: who, where, what, from when until when, and how it ended."""

@@ -26,6 +26,7 @@ class StateError(Exception):
 
 
 K = TypeVar("K")
+_tuple_new = tuple.__new__
 _EMPTY_APPS: Mapping[AppId, App] = MappingProxyType({})
 
 
@@ -148,6 +149,9 @@ class ClusterState:
         self._in_order = True  # `_apps` iterates in submit order then id (arrivals almost always come so)
         self._tables: dict[AppId, dict[int, tuple[Ask, ...]]] = {}
         self._asks: dict[AppId, tuple[Ask, ...]] = {}
+        # the apps with asks, in submit order: rebuilt only when an app comes, goes or starts or stops asking
+        # (thousands of times in a run with tens of thousands of snapshots), not walked out of every app at each
+        self._pending_view: tuple[App, ...] | None = ()
         self._containers: dict[ContainerId, Container] = {}
         self._app_alloc: dict[AppId, Resources] = {}
         # what each queue and each (queue, user) holds, kept as containers come and go: the sums every
@@ -268,7 +272,7 @@ class ClusterState:
         elif self._in_order and self._apps and _app_key(app) < _app_key(next(reversed(self._apps.values()))):
             self._in_order = False
         self._apps[app.id] = app
-        self._apps_view = None
+        self._apps_view = self._pending_view = None
         self.version += 1
         self.journal.note(app.id)
 
@@ -300,7 +304,7 @@ class ClusterState:
         for c in gone:
             self._release(c)  # while the app is known, so its queue's and user's sums go down
         del self._apps[app_id]
-        self._apps_view = None
+        self._apps_view = self._pending_view = None
         if app_id in self._inactive:
             self._inactive.discard(app_id)
             self._inactive_view = frozenset(self._inactive)
@@ -346,6 +350,8 @@ class ClusterState:
         if app_id not in self._apps:
             raise StateError(f"asks: unknown app {app_id}")
         self._tables.pop(app_id, None)  # rebuilt from the flat form if the per-priority path needs it
+        if (app_id in self._asks) != bool(rows):
+            self._pending_view = None
         if rows:
             self._asks[app_id] = rows
         else:
@@ -355,6 +361,8 @@ class ClusterState:
         self.journal.note(app_id)
 
     def _publish(self, app_id: AppId, tables: dict[int, tuple[Ask, ...]]) -> None:
+        if (app_id in self._asks) != bool(tables):
+            self._pending_view = None
         if tables:
             rows = self._asks[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
         else:
@@ -481,7 +489,8 @@ class ClusterState:
         if n + sign == 0:
             del by_priority[p]
         else:
-            by_priority[p] = Held(n + sign, total + c.resource if sign > 0 else total - c.resource)
+            # a NamedTuple's own __new__ is a Python-level wrapper around tuple.__new__: this runs per container
+            by_priority[p] = _tuple_new(Held, (n + sign, total + c.resource if sign > 0 else total - c.resource))
         if by_priority:
             self._prio_alloc[app] = MappingProxyType(by_priority)
         else:
@@ -509,6 +518,12 @@ class ClusterState:
             self._apps_view = MappingProxyType(self._apps.copy())
         return self._apps_view
 
+    def _pending_apps(self) -> tuple[App, ...]:
+        if self._pending_view is None:
+            asks = self._asks
+            self._pending_view = tuple(a for a in self._ordered_apps().values() if a.id in asks)
+        return self._pending_view
+
     def snapshot(self, now_s: float) -> ClusterSnapshot:
         """A read-only ClusterSnapshot of the state, in O(changes) plus dict copies."""
         for node_id in list(self._dirty):
@@ -516,11 +531,12 @@ class ClusterState:
         if self._am_views is None:
             self._am_views = MappingProxyType(self._app_am.copy()), MappingProxyType(self._queue_am.copy())
         app_am, queue_am = self._am_views
+        apps, asks = self._ordered_apps(), MappingProxyType(self._asks.copy())
         snap = ClusterSnapshot(
             now_s,
             MappingProxyType(self._nodes.copy()),
-            self._ordered_apps(),
-            MappingProxyType(self._asks.copy()),
+            apps,
+            asks,
             MappingProxyType(self._node_views.copy()),
             MappingProxyType(self._app_alloc.copy()),
             self.min_allocation,
@@ -536,6 +552,7 @@ class ClusterState:
             inactive=self._inactive_view,
             journal=self.journal,
             journal_end=self.journal.end,
+            _pending=(apps, asks, self._pending_apps()),
         )
         object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
         return snap
