@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -22,16 +23,20 @@ def quick_init(cls: type[T]) -> type[T]:
         raise TypeError(f"quick_init: {cls.__name__} is not a slotted dataclass")
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"quick_init: {cls.__name__} has a __post_init__, which this __init__ would skip")
+    fields = dataclasses.fields(cls)
+    # an InitVar is a parameter of the dataclass's __init__ but not a field: this one would drop it
+    if len(inspect.signature(cls.__init__).parameters) - 1 != sum(f.init for f in fields):
+        raise TypeError(f"quick_init: {cls.__name__}'s __init__ takes parameters that are not fields (InitVar)")
     env: dict[str, Any] = {"_NO_ARG": _NO_ARG}
-    params: list[str] = []
-    keyword_only = False
+    positional: list[str] = []
+    keyword: list[str] = []  # after every positional one, as dataclasses orders them
     body: list[str] = []
-    for f in dataclasses.fields(cls):
+    for f in fields:
         name = f.name
-        env[f"_set_{name}"] = vars(cls)[name].__set__
+        env[f"_set_{name}"] = getattr(cls, name).__set__  # the slot's descriptor, a base class's if inherited
         if f.default is not dataclasses.MISSING:
             env[f"_default_{name}"] = f.default
-            value, param = f"_default_{name}", f"{name}=_default_{name}"
+            value, param = (name if f.init else f"_default_{name}"), f"{name}=_default_{name}"
         elif f.default_factory is not dataclasses.MISSING:
             env[f"_factory_{name}"] = f.default_factory
             value, param = f"_factory_{name}()", f"{name}=_NO_ARG"
@@ -42,13 +47,9 @@ def quick_init(cls: type[T]) -> type[T]:
         else:
             continue  # dataclasses leaves such a field unset too
         if f.init:
-            if f.kw_only and not keyword_only:
-                params.append("*")
-                keyword_only = True
-            params.append(param)
-            if f.default is not dataclasses.MISSING:
-                value = name
+            (keyword if f.kw_only else positional).append(param)
         body.append(f"    _set_{name}(self, {value})")
+    params = positional + (["*", *keyword] if keyword else [])
     source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n"
     exec(source, env)  # as dataclasses builds its own __init__
     init = env["__init__"]
