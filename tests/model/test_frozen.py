@@ -1,9 +1,8 @@
-"""quick_init builds the same objects as the dataclass's own __init__, and the simulator's collector setting is put back."""
+"""quick_init builds the same objects as the dataclass's own __init__."""
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -12,7 +11,6 @@ import pytest
 
 from yarnctl.model import ClusterSnapshot, Container, ContainerKind, Resources
 from yarnctl.model.frozen import quick_init
-from yarnctl.sim.cluster import YOUNG_COLLECTION_THRESHOLD, fewer_collections
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,24 +82,6 @@ def test_refuses_what_it_would_build_wrongly() -> None:
     for cls in (NoSlots, PostInit, WithInitVar):
         with pytest.raises(TypeError, match=cls.__name__):
             quick_init(cls)
-
-
-def test_fewer_collections_restores_the_threshold_and_leaves_a_higher_or_disabled_one() -> None:
-    old = gc.get_threshold()
-    try:
-        gc.set_threshold(700, 10, 10)
-        with fewer_collections():
-            assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD, 10, 10)
-        assert gc.get_threshold() == (700, 10, 10)
-        with pytest.raises(RuntimeError), fewer_collections():
-            raise RuntimeError("a failing run")
-        assert gc.get_threshold() == (700, 10, 10)
-        for mine in (0, 10 * YOUNG_COLLECTION_THRESHOLD):
-            gc.set_threshold(mine, 10, 10)
-            with fewer_collections():
-                assert gc.get_threshold() == (mine, 10, 10)
-    finally:
-        gc.set_threshold(*old)
 
 
 def test_keyword_only_fields_declared_first_and_inherited_fields() -> None:

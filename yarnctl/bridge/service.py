@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import logging
 import threading
@@ -25,6 +24,7 @@ from yarnctl.bridge.statefile import load_state, locked, save_state
 from yarnctl.bridge.swap import Candidate, SwapEvent, SwapPlan, decision_rows, event_text
 from yarnctl.bridge.waits import WaitBook
 from yarnctl.bridge.wire import WireError, parse_request
+from yarnctl.collector import collector_paused
 from yarnctl.engine import Engine, Validation
 from yarnctl.policies.contract import Policy, is_stateful
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId, Observation
@@ -151,32 +151,6 @@ class Answered:
     seen: tuple[ClusterSnapshot, NodeId] | None
     decided: tuple[ClusterSnapshot, NodeId, Decision] | None
     waited_us: int | None
-
-
-@contextmanager
-def collector_paused(pause: bool, stats: ServiceStats) -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector while a large request (`pause`) is answered; after a full sync, collect once and freeze.
-
-    A full sync of 1,000 nodes builds ~100k objects that all outlive it: the collections their
-    allocation triggers find nothing to free. Collected once at the end (cycles of the state it
-    replaced go then) and frozen, they are not scanned again by the full collections of the deltas
-    that follow, which otherwise stall a heartbeat past the shim's deadline (docs/performance.md).
-    """
-    paused = pause and gc.isenabled()
-    if paused:
-        gc.disable()
-    synced = stats.full_syncs
-    try:
-        yield
-    finally:
-        if paused:
-            try:
-                if stats.full_syncs > synced:
-                    gc.unfreeze()  # what the last full sync froze may be garbage now: this collection frees it
-                    gc.collect()
-                    gc.freeze()
-            finally:
-                gc.enable()
 
 
 class PolicyService:
@@ -388,7 +362,7 @@ class PolicyService:
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         t_in = time.perf_counter_ns()
-        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, self.stats):
+        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, lambda: self.stats.full_syncs):
             t0 = time.perf_counter_ns()
             # behind another call, a tune, a swap or the last call's beside-work: the shim's clock runs meanwhile
             waited = (t0 - t_in) // 1000

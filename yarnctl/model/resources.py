@@ -81,6 +81,8 @@ class Resources:
 
 # A frozen dataclass's __init__ sets each field through object.__setattr__; writing the two slots
 # directly builds the same object in under half the time (the store and the policies make millions).
+# `model/frozen.py` `quick_init` does the same for the other records as their __init__; the arithmetic
+# here also skips the call through the class, which only a function of its own can.
 _new = object.__new__
 _set_memory_mb = vars(Resources)["memory_mb"].__set__  # the slot descriptors
 _set_vcores = vars(Resources)["vcores"].__set__

@@ -9,13 +9,11 @@ while there is demand, and a policy is not asked again while nothing it can see 
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
+from yarnctl.collector import fewer_collections
 from yarnctl.engine import Engine
 from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, EMPTY_DECISION, ClusterSnapshot, ContainerKind, Decision, Resources
 from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task
@@ -33,26 +31,6 @@ __all__ = ["MAX_AM_FAILURES", "MAX_TASK_FAILURES", "TUNE_INTERVAL_S", "Container
            "SimCluster", "SimRun"]
 
 log = logging.getLogger(__name__)
-
-# A run allocates millions of short-lived objects and leaves few cycles (~17,000 in 100,000 tasks): at
-# CPython's default, a young collection every 700 allocations, the collector took ~10% of a run, and more
-# with each run kept in one process (docs/performance.md). At this threshold it takes ~1%; memory is the same.
-YOUNG_COLLECTION_THRESHOLD = 50_000
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Raise the cyclic collector's young-generation threshold for a block (unless it is higher or off), then restore it."""
-    old = gc.get_threshold()
-    if old[0] == 0 or old[0] >= YOUNG_COLLECTION_THRESHOLD:
-        yield
-        return
-    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-
 
 class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
     """Ground truth for one run of one policy on one workload."""
