@@ -44,6 +44,16 @@ def _gen(body: str) -> str:
 # (id, yaml text, exact field path, a fragment of the problem)
 MALFORMED = [
     ("missing-cluster", f"jobs: [{MR_JOB}]", "cluster", "missing"),
+    # YAML's .inf is a float: an endless task or a job never submitted used to end in a traceback
+    ("endless-duration", _jobs(f"{{id: a, type: mapreduce, maps: {{tasks: 2, resource: {RES}, duration: .inf}}}}"),
+     "jobs[0].maps.duration", "expected a finite number, got inf"),
+    ("never-submitted", _jobs(f"{{id: a, submit_s: .inf, type: mapreduce, maps: {MAPS}}}"),
+     "jobs[0].submit_s", "expected a finite number, got inf"),
+    ("endless-am-start", f"cluster: {{nodes: 1, node: {RES}, startup: {{am_s: .inf}}}}\njobs: [{MR_JOB}]",
+     "cluster.startup.am_s", "expected a finite number, got inf"),
+    ("endless-mean", _jobs(f"{{id: a, type: mapreduce, maps: {{tasks: 2, resource: {RES}, "
+                           f"duration: {{dist: exponential, mean: .inf}}}}}}"),
+     "jobs[0].maps.duration.mean", "expected a finite number, got inf"),
     ("jvm-start-without-cores",
      f"cluster: {{nodes: 1, node: {RES}, startup: {{launch_cpu_s: 2}}}}\njobs: [{MR_JOB}]",
      "cluster.startup.launch_cores", "launch_cpu_s needs the cores"),

@@ -175,9 +175,6 @@ class Parser:
         if not isinstance(shared, bool):
             raise r.fail("cluster.startup.launch_shared", f"expected true or false, got {shared!r}")
         values = {f: r.number(s.get(f, 0.0), f"cluster.startup.{f}") for f in fields}
-        for f, v in values.items():
-            if not math.isfinite(v):  # an endless start would never end the run
-                raise r.fail(f"cluster.startup.{f}", f"expected a finite number, got {v}")
         for f in ("launch_cpu_s", "am_cpu_s", "client_cpu_s"):
             if values[f] > 0 and values["launch_cores"] <= 0:
                 raise r.fail("cluster.startup.launch_cores", f"{f} needs the cores its starts share (> 0)")

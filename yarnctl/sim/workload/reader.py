@@ -41,6 +41,8 @@ class Reader:
     def number(self, value: Any, path: str, *, minimum: float = 0.0, strict: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             raise self.fail(path, f"expected a number, got {show(value)}")
+        if math.isinf(value):  # YAML's .inf: no field means "never" (an endless task or a job never submitted)
+            raise self.fail(path, f"expected a finite number, got {value}")
         if value < minimum or (strict and value == minimum):
             raise self.fail(path, f"expected a number {'>' if strict else '>='} {minimum:g}, got {value}")
         return float(value)
