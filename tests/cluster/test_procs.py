@@ -38,6 +38,24 @@ def test_finds_and_kills_a_process_working_under_the_dir(tmp_path: Path) -> None
             q.wait()
 
 
+@pytest.mark.parametrize("crash", [True, False], ids=["kill", "terminate"])
+def test_a_process_that_outlives_its_signals_is_named_not_waited_past(
+        crash: bool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Signals that never arrive stand in for a process SIGKILL cannot end (uninterruptible I/O): a restart must not go on."""
+    monkeypatch.setattr(procs, "_signal", lambda pid, sig, groups: None)
+    p = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        _started(p)
+        with pytest.raises(ClusterError, match=rf"still running 0.3 s after SIGKILL: pid {p.pid} \(state S\)"):
+            procs.stop([p.pid], crash=crash, wait_s=0.3)
+        assert procs.alive(p.pid)
+        if not crash:  # `down` goes on past it, and says so
+            assert f"pid {p.pid} (state S)" in caplog.text
+    finally:
+        p.kill()
+        p.wait()
+
+
 def test_command_line_marker(tmp_path: Path) -> None:
     marker = f"-Dhadoop.log.dir={tmp_path}/logs"
     # one process that never forks, the marker in its argv (a shell's child shows the same argv until it execs)

@@ -93,11 +93,11 @@ def processes_under(root: Path, cwd_prefixes: Sequence[str] = ("",), cmd_markers
 
 
 def terminate(pids: Sequence[int], *, grace_s: float = 10.0, groups: bool = True,
-              others: Sequence[int] = ()) -> list[int]:
+              others: Sequence[int] = (), kill_wait_s: float = 5.0) -> list[int]:
     """SIGTERM each pid (its process group when it leads one), wait up to `grace_s`, then SIGKILL.
 
     `others` are signalled at the same time, one by one (never as groups). Returns the pids that
-    needed SIGKILL.
+    needed SIGKILL; one still running `kill_wait_s` after it is logged.
     """
     targets = [p for p in pids if alive(p)]
     singles = [p for p in others if alive(p) and p not in targets]
@@ -112,9 +112,9 @@ def terminate(pids: Sequence[int], *, grace_s: float = 10.0, groups: bool = True
     killed = [p for p in targets if alive(p)]
     for pid in killed:
         _signal(pid, signal.SIGKILL, groups and pid not in singles)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(alive(p) for p in killed):
-        time.sleep(0.05)
+    left = _survivors(killed, kill_wait_s)
+    if left:  # not raised: `down` goes on stopping the rest, and the caller that needs it gone checks
+        log.warning("%s", _still_running(left, kill_wait_s))
     return killed
 
 
@@ -122,9 +122,42 @@ def kill(pids: Sequence[int], wait_s: float = 10.0) -> None:
     """SIGKILL each pid and its process group when it leads one (a crash, no shutdown hooks); wait for them to go."""
     for pid in pids:
         _signal(pid, signal.SIGKILL, True)
+    left = _survivors(pids, wait_s)
+    if left:  # it would keep its ports and files, and what starts in its place fail on them, saying something else
+        raise ClusterError(_still_running(left, wait_s))
+
+
+def stop(pids: Sequence[int], *, crash: bool, wait_s: float = 10.0) -> None:
+    """`kill` (a crash) or `terminate` each pid, for a caller that starts another in its place; ClusterError if one still runs."""
+    if crash:
+        kill(pids, wait_s)
+        return
+    terminate(pids, grace_s=wait_s, kill_wait_s=min(wait_s, 5.0))
+    left = [p for p in pids if alive(p)]
+    if left:
+        raise ClusterError(_still_running(left, min(wait_s, 5.0)))
+
+
+def _survivors(pids: Sequence[int], wait_s: float) -> list[int]:
+    """The SIGKILLed `pids` still running after waiting up to `wait_s` for them to go."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and any(alive(p) for p in pids):
         time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
+def _still_running(pids: Sequence[int], wait_s: float) -> str:
+    return (f"still running {wait_s:g} s after SIGKILL: "
+            + ", ".join(f"pid {p} ({_state(p)})" for p in pids))
+
+
+def _state(pid: int) -> str:
+    """The process state /proc shows (R, S, D: uninterruptible I/O, T: stopped, ...), or why it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return "state " + f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError) as e:
+        return f"state unreadable: {e}"
 
 
 def pause(pids: Sequence[int]) -> None:

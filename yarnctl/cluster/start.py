@@ -236,10 +236,7 @@ class Startup:
         info = self.info()
         if not procs.owned(info.rm.pid, marker(info.rm, self.dir)):
             raise ClusterError(f"no resourcemanager of {self.dir} is running (pid {info.rm.pid}); nothing to restart")
-        if kill:
-            procs.kill([info.rm.pid])
-        else:
-            procs.terminate([info.rm.pid])
+        procs.stop([info.rm.pid], crash=kill)
         deadline = time.monotonic() + timeout_s
         info = self._start_rm(info, info.classpath_file, info.java_home, info.shim_jar, deadline)
         self._save(info)
@@ -302,7 +299,7 @@ class Startup:
             raise ClusterError(f"no nodemanager-{index}: the cluster has {len(info.nodes)} (0-{len(info.nodes) - 1})")
         old = info.nodes[index]
         if procs.owned(old.pid, marker(old, self.dir)):
-            (procs.kill if kill else procs.terminate)([old.pid])
+            procs.stop([old.pid], crash=kill)
         assert old.dir is not None
         # a killed NM stays RUNNING at the RM until its successor registers: wait for that line in its log
         registered = _count(old.log, NM_REGISTERED)
@@ -332,7 +329,7 @@ class Startup:
         d = info.serve if rm_id == "rm1" else info.serve2
         assert d is not None
         if procs.owned(d.pid, marker(d, self.dir)):
-            (procs.kill if kill else procs.terminate)([d.pid])
+            procs.stop([d.pid], crash=kill)
         args = info.serve_args if rm_id == "rm1" else _next_metrics_port(info.serve_args)
         return self._start_serve(info, info.policy, d.ports["py4j"], args, time.monotonic() + timeout_s, rm_id=rm_id)
 
