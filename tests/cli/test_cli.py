@@ -174,6 +174,19 @@ BAD_INPUT = [
      ["trace.json: line ", "malformed JSON"]),
     ("model-noise-negative", ["-w", "haste-fig1", "-p", "fifo", "--model-noise", "-2"], {},
      ["--model-noise: expected a number of extra runs >= 0, got -2"]),
+    # --out used to be made after the run, ending its printed results in a FileExistsError traceback
+    ("out-is-a-file", ["-w", "haste-fig1", "-p", "fifo", "--out", "{dir}/afile"], {"afile": "x"},
+     ["afile: exists and is not a directory"]),
+    ("out-under-a-file", ["-w", "haste-fig1", "-p", "fifo", "--out", "{dir}/afile/x"], {"afile": "x"},
+     ["afile is a file, not a directory"]),
+    ("param-malformed-yaml", ["-w", "haste-fig1", "-p", "fair", "--param", "fair.assign_multiple=[1"], {},
+     ["--param 'fair.assign_multiple=[1': malformed value"]),
+    ("param-infinite", ["-w", "haste-fig1", "-p", "fair", "--param", "fair.max_assign=.inf"], {},
+     ["policy fair: max_assign: expected a finite number, got inf"]),
+    ("param-fraction-for-a-count", ["-w", "haste-fig1", "-p", "fair", "--param", "fair.max_assign=2.7"], {},
+     ["policy fair: max_assign: expected an integer, got 2.7"]),
+    ("param-nan", ["-w", "haste-fig1", "-p", "ffd-dp", "--param", "ffd-dp.memory_weight=.nan"], {},
+     ["policy ffd-dp: memory_weight: expected a finite number, got nan"]),
 ]
 
 
@@ -193,6 +206,13 @@ def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
     assert "makespan" not in out  # no (partial) results on stdout
+
+
+def test_a_file_that_is_not_a_mapping_is_not_echoed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A token file passed as a workload by mistake: the error says what the file is, never what it holds."""
+    (tmp_path / "bridge.token").write_text("tok-secret-abcdef\n")
+    code, _, err = _run(capsys, "simulate", "-w", str(tmp_path / "bridge.token"), "-p", "fifo")
+    assert code == 2 and err == f"error: {tmp_path}/bridge.token: expected a mapping, got a line of text (17 characters)\n"
 
 
 def test_simulate_explain_lists_why_a_job_waited(capsys: pytest.CaptureFixture[str]) -> None:

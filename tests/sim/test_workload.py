@@ -46,14 +46,19 @@ MALFORMED = [
     ("missing-cluster", f"jobs: [{MR_JOB}]", "cluster", "missing"),
     # YAML's .inf is a float: an endless task or a job never submitted used to end in a traceback
     ("endless-duration", _jobs(f"{{id: a, type: mapreduce, maps: {{tasks: 2, resource: {RES}, duration: .inf}}}}"),
-     "jobs[0].maps.duration", "expected a finite number, got inf"),
+     "jobs[0].maps.duration", "expected a finite number of at most 1e+15, got inf"),
     ("never-submitted", _jobs(f"{{id: a, submit_s: .inf, type: mapreduce, maps: {MAPS}}}"),
-     "jobs[0].submit_s", "expected a finite number, got inf"),
+     "jobs[0].submit_s", "expected a finite number of at most 1e+15, got inf"),
     ("endless-am-start", f"cluster: {{nodes: 1, node: {RES}, startup: {{am_s: .inf}}}}\njobs: [{MR_JOB}]",
-     "cluster.startup.am_s", "expected a finite number, got inf"),
+     "cluster.startup.am_s", "expected a finite number of at most 1e+15, got inf"),
+    ("huge-integer", _jobs(f"{{id: a, submit_s: 1{'0' * 400}, type: mapreduce, maps: {MAPS}}}"),
+     "jobs[0].submit_s", "expected a finite number of at most 1e+15, got 1000"),
+    ("overflowing-time", _jobs(f"{{id: a, submit_s: 1.0e+308, type: mapreduce, maps: {MAPS}}}"),
+     "jobs[0].submit_s", "expected a finite number of at most 1e+15, got 1e+308"),
+    ("numbers-as-unknown-keys", _jobs(MR_JOB) + "1: x\nfoo: y\n", "1", "unknown field"),
     ("endless-mean", _jobs(f"{{id: a, type: mapreduce, maps: {{tasks: 2, resource: {RES}, "
                            f"duration: {{dist: exponential, mean: .inf}}}}}}"),
-     "jobs[0].maps.duration.mean", "expected a finite number, got inf"),
+     "jobs[0].maps.duration.mean", "expected a finite number of at most 1e+15, got inf"),
     ("jvm-start-without-cores",
      f"cluster: {{nodes: 1, node: {RES}, startup: {{launch_cpu_s: 2}}}}\njobs: [{MR_JOB}]",
      "cluster.startup.launch_cores", "launch_cpu_s needs the cores"),
@@ -554,6 +559,14 @@ def test_sls_unknown_task_type_names_the_field() -> None:
             '{"container.host": "/r/h", "container.start.ms": 0, "container.end.ms": 1, "container.type": "x"}]}')
     with pytest.raises(WorkloadError, match=r"^t\.json: job\[0\]\.job\.tasks\[0\]\.container\.type: "):
         parse_sls(text, "t.json")
+
+
+def test_sls_duplicate_job_id_names_both_jobs() -> None:
+    """The second job of one id used to replace the first without a word (the run then stalled on its asks)."""
+    job = ('{{"job.id": "j", "job.start.ms": {t}, "job.tasks": '
+           '[{{"container.host": "/r/h", "container.start.ms": 0, "container.end.ms": 5000}}]}}')
+    with pytest.raises(WorkloadError, match=r"^t\.json: job\[1\]\.job\.id: duplicate job id 'j' \(first at job\[0\]\)$"):
+        parse_sls(job.format(t=0) + "\n" + job.format(t=9000), "t.json")
 
 
 # ---------------------------------------------------------------- built-in workloads

@@ -58,8 +58,11 @@ def test_bad_values_name_the_parameter(text: object, message: str) -> None:
 def test_seeds() -> None:
     assert parse_seeds("0:3") == (0, 1, 2, 3)
     assert parse_seeds(3) == (0, 1, 2)
+    assert parse_seeds("3") == parse_seeds(" 3 ") == (0, 1, 2)  # `--seeds 3` is a count too (it ran seed 3 alone)
+    assert parse_seeds("3:3") == (3,)
     assert parse_seeds("4,7") == (4, 7)
-    for bad, message in (("3:1", "empty range"), (0, "at least one seed"), ("1,1", "listed twice"), ("a", "not an integer")):
+    for bad, message in (("3:1", "empty range"), (0, "at least one seed"), ("0", "at least one seed"),
+                         ("1,1", "listed twice"), ("a", "not an integer"), (True, "expected FIRST:LAST")):
         with pytest.raises(ConfigError, match=message):
             parse_seeds(bad)
 

@@ -251,6 +251,19 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _check_out(args: argparse.Namespace) -> None:
+    """Any command's `--out DIR`: a directory, or a path where one can be made, checked before the work rather than after it."""
+    out = getattr(args, "out", None)
+    if not isinstance(out, Path) or getattr(args, "sweep_command", None) == "report":  # report's DIR is read, not written
+        return
+    for p in (out, *out.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise ConfigError(f"--out {out}: " + ("exists and is not a directory" if p == out
+                                                      else f"{p} is a file, not a directory"))
+            return
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `yarnctl` console script."""
     parser = _build_parser()
@@ -262,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     commands = {"simulate": _cmd_simulate, "workloads": _cmd_workloads, "policies": _cmd_policies, **COMMANDS}
     try:
+        _check_out(args)
         return commands[args.command](args)
     except YarnctlError as e:
         print(f"error: {e}", file=sys.stderr)

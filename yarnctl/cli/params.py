@@ -23,6 +23,8 @@ def policy_params(args: argparse.Namespace, policies: Sequence[str]) -> dict[str
     if args.policy_config:
         try:
             doc = yaml.safe_load(args.policy_config.read_text()) or {}
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{args.policy_config}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         except OSError as e:
             raise ConfigError(f"{args.policy_config}: cannot read: {e.strerror}") from None
         except yaml.YAMLError as e:
@@ -35,7 +37,10 @@ def policy_params(args: argparse.Namespace, policies: Sequence[str]) -> dict[str
         policy, dot, key = name.partition(".")
         if not sep or not dot or not policy or not key:
             raise ConfigError(f"--param {item!r}: expected POLICY.KEY=VALUE, e.g. fair.assign_multiple=true")
-        params.setdefault(policy, {})[key] = yaml.safe_load(value) if value else ""
+        try:
+            params.setdefault(policy, {})[key] = yaml.safe_load(value) if value else ""
+        except yaml.YAMLError as e:
+            raise ConfigError(f"--param {item!r}: malformed value: {str(e).splitlines()[0]}") from None
     for name in params:
         if name not in policies:
             raise ConfigError(f"parameters given for {name!r}, which is not among --policy {','.join(policies)}")

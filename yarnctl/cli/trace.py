@@ -82,8 +82,6 @@ def _cmd_efficiency(args: argparse.Namespace) -> int:
     from yarnctl.trace.efficiency import LEVELS, RESOURCES, THRESHOLDS, distribution, efficiencies
     from yarnctl.trace.usage import read_trace
 
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise ConfigError(f"--out {args.out}: exists and is not a directory")
     trace = read_trace(args.trace)
     if args.tasks_only:
         trace = [c for c in trace if not c.is_am]

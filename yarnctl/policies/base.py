@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 import types
 import typing
@@ -61,6 +62,11 @@ def parse_config(cls: type[C], params: Mapping[str, Any] | None, policy: str) ->
     return cls(**values)
 
 
+def _shown(raw: Any) -> str:
+    text = repr(raw)
+    return text if len(text) <= 40 else text[:37] + "..."  # a 400-digit number is not worth echoing whole
+
+
 def _coerce(raw: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
     if hint is bool:
@@ -73,9 +79,18 @@ def _coerce(raw: Any, hint: Any, where: str) -> Any:
         try:
             if isinstance(raw, bool):
                 raise ValueError
-            return hint(raw)
+            number = float(raw)
         except (TypeError, ValueError):
-            raise ConfigError(f"{where}: expected a number, got {raw!r}") from None
+            raise ConfigError(f"{where}: expected a number, got {_shown(raw)}") from None
+        except OverflowError:  # an integer past a float's range
+            number = math.inf
+        if not math.isfinite(number):
+            raise ConfigError(f"{where}: expected a finite number, got {_shown(raw)}")
+        if hint is int:  # not int(2.7): a count given a fraction is a mistake, not 2
+            if not number.is_integer():
+                raise ConfigError(f"{where}: expected an integer, got {_shown(raw)}")
+            return int(raw) if isinstance(raw, int) else int(number)
+        return number
     if hint is str:
         return str(raw)
     if origin in (Mapping, dict) or (origin is not None and issubclass(origin, Mapping)):

@@ -119,9 +119,9 @@ def parse_values(text: Any, what: str) -> tuple[Any, ...]:
     elif isinstance(text, str) and ":" in text:
         values = _linear_range(text, what)
     elif isinstance(text, str) and "," in text:
-        values = tuple(yaml.safe_load(v.strip()) for v in text.split(",") if v.strip())
+        values = tuple(_value(v.strip(), what) for v in text.split(",") if v.strip())
     else:  # a flag's one value is text: read it as YAML, as a list's items are, so 0.2 keys alike from both
-        values = (yaml.safe_load(text) if isinstance(text, str) else text,)
+        values = (_value(text, what) if isinstance(text, str) else text,)
     if not values:
         raise ConfigError(f"{what}: empty range")
     canon = [json.dumps(_canon(v), sort_keys=True) for v in values]
@@ -134,7 +134,11 @@ def parse_values(text: Any, what: str) -> tuple[Any, ...]:
 
 def parse_seeds(text: Any, what: str = "seeds") -> tuple[int, ...]:
     """Seeds from `a:b` (both included), a list, `x,y`, or a count n (0..n-1)."""
-    if isinstance(text, int) and not isinstance(text, bool):
+    if isinstance(text, bool):
+        raise ConfigError(f"{what}: {text!r}: expected FIRST:LAST, a list or a count")
+    if isinstance(text, str) and text.strip().isdigit():
+        text = int(text)  # `--seeds 3` is the count, as `seeds: 3` in a file is (one seed alone: 3:3)
+    if isinstance(text, int):
         if text < 1:
             raise ConfigError(f"{what}: {text}: give at least one seed")
         return tuple(range(text))
@@ -153,6 +157,14 @@ def parse_seeds(text: Any, what: str = "seeds") -> tuple[int, ...]:
     return seeds
 
 
+def _value(text: str, what: str) -> Any:
+    """One value as YAML reads it (`0.2`, `true`, `[1, 2]`); ConfigError naming `what` when it is not YAML."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{what}: malformed value {text!r}: {str(e).splitlines()[0]}") from None
+
+
 def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Sequence[str] = (),
               params: Sequence[str] = (), seeds: str | None = None, baseline: str | None = None) -> SweepSpec:
     """A sweep file, extended or overridden by flags; ConfigError naming the file or flag at fault."""
@@ -162,6 +174,8 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
     if path is not None:
         try:
             loaded = yaml.safe_load(path.read_text())
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         except OSError as e:
             raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
         except yaml.YAMLError as e:

@@ -10,6 +10,9 @@ from yarnctl.errors import WorkloadError
 from yarnctl.model import Resources
 
 
+LARGEST = 1e15  # seconds (31 million years), MB, tasks, epoch ms: far past any workload, far below a float's overflow
+
+
 class Reader:
     """Reads typed fields out of parsed YAML, raising WorkloadError with the field's path."""
 
@@ -21,7 +24,8 @@ class Reader:
 
     def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
-            raise self.fail(path, f"expected a mapping, got {show(value)}")
+            # the whole file is not echoed: it may be anything, a token file given by mistake too
+            raise self.fail(path, f"expected a mapping, got {show(value) if path else kind_of(value)}")
         return value
 
     def required(self, value: Any, path: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
@@ -33,16 +37,18 @@ class Reader:
         return m
 
     def keys(self, value: Mapping[str, Any], path: str, allowed: set[str]) -> None:
-        unknown = sorted(set(value) - allowed)
+        unknown = sorted(set(value) - allowed, key=str)  # YAML keys may be numbers too
         if unknown:
             where = f"{path}.{unknown[0]}" if path else str(unknown[0])
             raise self.fail(where, f"unknown field; expected one of {', '.join(sorted(allowed))}")
 
     def number(self, value: Any, path: str, *, minimum: float = 0.0, strict: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and math.isnan(value)):
             raise self.fail(path, f"expected a number, got {show(value)}")
-        if math.isinf(value):  # YAML's .inf: no field means "never" (an endless task or a job never submitted)
-            raise self.fail(path, f"expected a finite number, got {value}")
+        # YAML's .inf or a number as large: no field means "never" (an endless task, a job never submitted), and sums
+        # of such times overflow the simulator's clock to inf
+        if not -LARGEST <= value <= LARGEST:
+            raise self.fail(path, f"expected a finite number of at most {LARGEST:.0e}, got {show(value)}")
         if value < minimum or (strict and value == minimum):
             raise self.fail(path, f"expected a number {'>' if strict else '>='} {minimum:g}, got {value}")
         return float(value)
@@ -73,3 +79,10 @@ def show(value: Any) -> str:
     """A value as an error message quotes it, cut at 60 characters."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def kind_of(value: Any) -> str:
+    """What a value is, without its text."""
+    if isinstance(value, str):
+        return f"a line of text ({len(value)} characters)"
+    return "nothing" if value is None else f"a {type(value).__name__}"

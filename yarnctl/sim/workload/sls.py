@@ -26,10 +26,13 @@ def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 
         raise r.fail("", f"containers of {container} fit on no node of {node}")
     hosts: dict[str, str] = {}
     jobs = []
+    first: dict[str, int] = {}  # each job id's first job: the simulator keys jobs by id (SLSRunner's amMap too)
     for i, d in enumerate(docs):
         p = f"job[{i}]"
         d = r.required(d, p, ("job.start.ms", "job.tasks"))
         jid = r.string(d.get("job.id", f"job_{i + 1}"), f"{p}.job.id")
+        if first.setdefault(jid, i) != i:
+            raise r.fail(f"{p}.job.id", f"duplicate job id {jid!r} (first at job[{first[jid]}])")
         start = r.number(d["job.start.ms"], f"{p}.job.start.ms") / 1000.0
         tasks = d["job.tasks"]
         if not isinstance(tasks, list) or not tasks:
