@@ -174,6 +174,10 @@ BAD_INPUT = [
      ["trace.json: line ", "malformed JSON"]),
     ("model-noise-negative", ["-w", "haste-fig1", "-p", "fifo", "--model-noise", "-2"], {},
      ["--model-noise: expected a number of extra runs >= 0, got -2"]),
+    ("max-time-nan", ["-w", "haste-fig1", "-p", "fifo", "--max-time", "nan"], {},
+     ["--max-time nan: expected seconds > 0"]),  # it set no limit
+    ("max-time-negative", ["-w", "haste-fig1", "-p", "fifo", "--max-time", "-5"], {},
+     ["--max-time -5: expected seconds > 0"]),  # it left every job unfinished, exit 0
     # --out used to be made after the run, ending its printed results in a FileExistsError traceback
     ("out-is-a-file", ["-w", "haste-fig1", "-p", "fifo", "--out", "{dir}/afile"], {"afile": "x"},
      ["afile: exists and is not a directory"]),

@@ -100,9 +100,10 @@ def test_rm_from_the_environment(capsys: pytest.CaptureFixture[str], rm: Fixture
     assert code == 0 and rm.url in out
 
 
-def test_bad_watch_interval(capsys: pytest.CaptureFixture[str], rm: FixtureRM) -> None:
-    code, _, err = _status(capsys, "--rm", rm.url, "--watch", "0")
-    assert code == 2 and "--watch 0: expected seconds > 0" in err
+@pytest.mark.parametrize("every", ["0", "inf"])
+def test_bad_watch_interval(capsys: pytest.CaptureFixture[str], rm: FixtureRM, every: str) -> None:
+    code, _, err = _status(capsys, "--rm", rm.url, "--watch", every)
+    assert code == 2 and f"--watch {every}: expected a finite number of seconds > 0" in err
 
 
 WAITING = {"application_1_0002": [

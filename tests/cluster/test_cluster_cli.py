@@ -36,12 +36,14 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     (["cluster", "run"], "error: give the program's arguments after --"),
     (["cluster", "up", "--nodes", "0", "--native", "fifo"], "error: --nodes must be at least 1, got 0"),
     (["cluster", "up", "--policy", "nosuch"], "error: unknown policy 'nosuch'; valid policies: "),
+    (["cluster", "up", "--policy", ""], "error: --policy '': give a policy"),  # it started a fifo cluster
     (["cluster", "up", "--native", "fifo", "--nm-memory-mb", "512"], "error: a NodeManager needs at least 1024 MB"),
     (["cluster", "up", "--native", "fair", "--metrics-port", "9464"],
      "error: --metrics-port is the policy server's; --native fair runs none"),
     (["cluster", "up", "--native", "fifo", "--nodes", "255"],
      "error: --nodes 255: with HDFS each node needs a loopback address 127.0.1.N (at most 254)"),
-], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-small-nm", "up-native-metrics",
+], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-empty-policy", "up-small-nm",
+        "up-native-metrics",
         "up-too-many-hdfs-nodes"])
 def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
                                     message: str) -> None:

@@ -41,9 +41,10 @@ def token(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("args, message", [
     (["--metrics-port", "70000"], "--metrics-port 70000: expected 0-65535"),
     (["--metrics-port", "0", "--metrics-address", "0.0.0.0"], "--metrics-address 0.0.0.0 is not a loopback address"),
-    (["--tune-interval", "0"], "--tune-interval 0: expected seconds > 0"),
+    (["--tune-interval", "0"], "--tune-interval 0: expected a finite number of seconds > 0"),
+    (["--tune-interval", "inf"], "--tune-interval inf: expected a finite number"),  # the loop's thread died on it
     (["--yarn-site", "/nope/yarn-site.xml"], "/nope/yarn-site.xml"),
-], ids=["bad-port", "remote-address", "zero-interval", "missing-yarn-site"])
+], ids=["bad-port", "remote-address", "zero-interval", "endless-interval", "missing-yarn-site"])
 def test_serve_refuses_bad_metrics_flags(capsys: pytest.CaptureFixture[str], token: Path, tmp_path: Path,
                                          args: list[str], message: str) -> None:
     code = main(["serve", "--policy", "fifo", "--token-file", str(token), "--no-decision-log", *args])

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from yarnctl.errors import ClusterError
+from yarnctl.errors import ClusterError, ConfigError
 
 EPILOG_UP = """\
 examples:
@@ -186,6 +186,8 @@ def _restart_serve(cluster: Any, args: argparse.Namespace) -> int:
 
 
 def _up(cluster: Any, args: argparse.Namespace) -> int:
+    if args.policy is not None and not args.policy.strip():
+        raise ConfigError("--policy '': give a policy (yarnctl policies lists them), or leave --policy out for fifo")
     policy = None if args.native else (args.policy or "fifo")
     if args.native and args.shim_on != "fifo":
         raise ClusterError(f"--shim-on is the shim's host; --native {args.native} runs no shim")

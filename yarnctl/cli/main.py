@@ -130,6 +130,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if len(set(policies)) != len(policies):
         raise ConfigError("--policy: a policy is listed twice")
     check_max_am_share(args)
+    if not args.max_time > 0:  # NaN too: it meant no limit, and 0 or less ran nothing to the end
+        raise ConfigError(f"--max-time {args.max_time:g}: expected seconds > 0 (the default, inf, sets no limit)")
     params = policy_params(args, policies)
     from yarnctl.policies import make_policy
     for name in policies:

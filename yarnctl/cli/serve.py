@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -163,8 +164,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             check_address(args.metrics_address, args.allow_remote)
         except ConfigError as e:
             raise ConfigError(str(e).replace("--address", "--metrics-address", 1)) from None
-    if not args.tune_interval > 0:
-        raise ConfigError(f"--tune-interval {args.tune_interval:g}: expected seconds > 0")
+    if not 0 < args.tune_interval < math.inf:  # an infinite interval overflowed the loop's clock, killing its thread
+        raise ConfigError(f"--tune-interval {args.tune_interval:g}: expected a finite number of seconds > 0")
     from yarnctl.cli.params import check_max_am_share
 
     check_max_am_share(args)

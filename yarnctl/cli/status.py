@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -140,8 +141,8 @@ def screen() -> Console:
 
 def _cmd_status(args: argparse.Namespace) -> int:
     out = screen()
-    if args.watch is not None and not args.watch > 0:
-        raise ConfigError(f"--watch {args.watch:g}: expected seconds > 0")
+    if args.watch is not None and not 0 < args.watch < math.inf:
+        raise ConfigError(f"--watch {args.watch:g}: expected a finite number of seconds > 0")
     rm, serve_file = _resolve(args)
     try:
         if args.json:
