@@ -55,6 +55,9 @@ MALFORMED = [
      "jobs[0].submit_s", "expected a finite number of at most 1e+15, got 1000"),
     ("overflowing-time", _jobs(f"{{id: a, submit_s: 1.0e+308, type: mapreduce, maps: {MAPS}}}"),
      "jobs[0].submit_s", "expected a finite number of at most 1e+15, got 1e+308"),
+    ("default-am-fits-no-node",  # it stalled the run with exit 0 and a warning
+     f"cluster: {{nodes: 1, node: {RES}}}\njobs: [{MR_JOB}]", "jobs[0].am",
+     "<1536 MB, 1 vcores> (the default AM; set am: {memory_mb: ..., vcores: ...}) fits on no node (largest <1024 MB"),
     ("numbers-as-unknown-keys", _jobs(MR_JOB) + "1: x\nfoo: y\n", "1", "unknown field"),
     ("endless-mean", _jobs(f"{{id: a, type: mapreduce, maps: {{tasks: 2, resource: {RES}, "
                            f"duration: {{dist: exponential, mean: .inf}}}}}}"),

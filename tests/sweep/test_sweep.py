@@ -49,6 +49,9 @@ def test_values(text: object, values: tuple[object, ...]) -> None:
     ("log:1:10:0", "empty range"),
     ("a:b:c", "'a' is not a number"),
     ([], "x: empty range"),
+    # refused before they are built: the first overflowed math.floor, the second filled the memory
+    ("0:1e300:1e-10", "x: '0:1e300:1e-10': inf values; at most 1000000"),
+    ("log:1:2:100000000000", "x: 'log:1:2:100000000000': 1e.11 values; at most 1000000"),
 ])
 def test_bad_values_name_the_parameter(text: object, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -62,7 +65,8 @@ def test_seeds() -> None:
     assert parse_seeds("3:3") == (3,)
     assert parse_seeds("4,7") == (4, 7)
     for bad, message in (("3:1", "empty range"), (0, "at least one seed"), ("0", "at least one seed"),
-                         ("1,1", "listed twice"), ("a", "not an integer"), (True, "expected FIRST:LAST")):
+                         ("1,1", "listed twice"), ("a", "not an integer"), (True, "expected FIRST:LAST"),
+                         ("0:99999999999", "1e\\+11 values; at most"), ("99999999999", "1e\\+11 values; at most")):
         with pytest.raises(ConfigError, match=message):
             parse_seeds(bad)
 

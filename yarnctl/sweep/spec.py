@@ -141,6 +141,7 @@ def parse_seeds(text: Any, what: str = "seeds") -> tuple[int, ...]:
     if isinstance(text, int):
         if text < 1:
             raise ConfigError(f"{what}: {text}: give at least one seed")
+        _at_most(text, str(text), what)
         return tuple(range(text))
     if isinstance(text, str) and ":" in text and not text.startswith("log:"):
         parts = text.split(":")
@@ -149,6 +150,7 @@ def parse_seeds(text: Any, what: str = "seeds") -> tuple[int, ...]:
         lo, hi = (_int(p, what) for p in parts)
         if hi < lo:
             raise ConfigError(f"{what}: {text!r}: empty range")
+        _at_most(hi - lo + 1, text, what)
         return tuple(range(lo, hi + 1))
     values = parse_values(text, what)
     seeds = tuple(_int(v, what) for v in values)
@@ -323,12 +325,18 @@ def _linear_range(text: str, what: str) -> tuple[float, ...]:
         raise ConfigError(f"{what}: {text!r}: the step must be > 0")
     if hi < lo:
         raise ConfigError(f"{what}: {text!r}: empty range (STOP < START)")
-    n = math.floor((hi - lo) / step + 1e-9) + 1
-    if n > MAX_CELLS:
-        raise ConfigError(f"{what}: {text!r}: {n} values; at most {MAX_CELLS}")
+    span = (hi - lo) / step  # inf for 0:1e300:1e-10: checked before math.floor, which cannot take it
+    _at_most(span + 1, text, what)
+    n = math.floor(span + 1e-9) + 1
     ints = all(float(p).is_integer() for p in (lo, step))
     # rounded so that 0.1 + 2 * 0.1 is 0.3 in the table and the cache key
     return tuple(int(lo + i * step) if ints else round(lo + i * step, 12) for i in range(n))
+
+
+def _at_most(n: float, text: str, what: str) -> None:
+    """Refuse a range of `n` values over MAX_CELLS before it is built (a typo should fail fast, not fill the memory)."""
+    if n > MAX_CELLS:
+        raise ConfigError(f"{what}: {text!r}: {n:.4g} values; at most {MAX_CELLS}")
 
 
 def _log_range(text: str, what: str) -> tuple[float, ...]:
@@ -341,6 +349,7 @@ def _log_range(text: str, what: str) -> tuple[float, ...]:
         raise ConfigError(f"{what}: {text!r}: a log range needs START and STOP > 0")
     if n < 1:
         raise ConfigError(f"{what}: {text!r}: empty range")
+    _at_most(n, text, what)
     if n == 1:
         return (lo,)
     ratio = (hi / lo) ** (1 / (n - 1))

@@ -33,12 +33,14 @@ class Parser:
         self.nodes: tuple[NodeSpec, ...] = ()
         self.min_alloc = Resources(1024, 1)
 
-    def check_fits(self, resource: Resources, path: str) -> None:
-        """Fail unless `resource` (normalised as the RM would) fits on some node."""
+    def check_fits(self, resource: Resources, path: str, what: str = "") -> None:
+        """Fail unless `resource` (normalised as the RM would) fits on some node; `what` says where it came from."""
         need = normalize(resource, self.min_alloc)
         if not any(need.fits_in(n.capacity) for n in self.nodes):
             largest = max((n.capacity for n in self.nodes), key=lambda c: (c.memory_mb, c.vcores))
-            raise self.r.fail(path, f"{resource} fits on no node (largest {largest})")
+            rounded = f", {need} once rounded up to min_allocation" if need != resource else ""
+            raise self.r.fail(path, f"{resource} ({what}) fits on no node (largest {largest}{rounded})" if what
+                              else f"{resource} fits on no node (largest {largest}{rounded})")
 
     def workload(self, doc: Any, default_name: str) -> Workload:
         r = self.r
@@ -200,7 +202,8 @@ class Parser:
         if am_raw is False or am_raw is None:
             am = None
         elif am_raw is True:
-            am = DEFAULT_AM
+            am = DEFAULT_AM  # checked too: an AM no node takes stalled the run, exit 0, with a warning only
+            self.check_fits(am, f"{path}.am", "the default AM; set am: {memory_mb: ..., vcores: ...}")
         else:
             am = r.resources(am_raw, f"{path}.am")
             self.check_fits(am, f"{path}.am")
