@@ -174,6 +174,11 @@ BAD_INPUT = [
      ["trace.json: line ", "malformed JSON"]),
     ("model-noise-negative", ["-w", "haste-fig1", "-p", "fifo", "--model-noise", "-2"], {},
      ["--model-noise: expected a number of extra runs >= 0, got -2"]),
+    # the --sls-* sizes were not checked, and were ignored without a word for other workloads
+    ("sls-size-negative", ["-w", "{dir}/trace.json", "-p", "fifo", "--sls-container-mb", "-5"], {"trace.json": "{}"},
+     ["--sls-container-mb -5: expected a size >= 1"]),
+    ("sls-flag-for-a-yaml-workload", ["-w", "haste-fig1", "-p", "fifo", "--sls-node-mb", "4096"], {},
+     ["--sls-node-mb: only for an SLS trace; haste-fig1 is a workload with its own cluster"]),
     ("max-time-nan", ["-w", "haste-fig1", "-p", "fifo", "--max-time", "nan"], {},
      ["--max-time nan: expected seconds > 0"]),  # it set no limit
     ("max-time-negative", ["-w", "haste-fig1", "-p", "fifo", "--max-time", "-5"], {},
@@ -210,6 +215,16 @@ def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
     assert "makespan" not in out  # no (partial) results on stdout
+
+
+def test_sls_sizes_apply_to_a_trace_whatever_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An SLS trace named trace.JSON (or with no extension) took the default sizes whatever --sls-node-mb said."""
+    job = ('{"job.start.ms": 0, "job.id": "j", "job.tasks": [{"container.host": "/r1/h1", "container.start.ms": 0, '
+           '"container.end.ms": 5000}]}')
+    for name in ("trace.JSON", "trace"):
+        (tmp_path / name).write_text(job)
+        code, out, _ = _run(capsys, "simulate", "-w", str(tmp_path / name), "-p", "fifo", "--sls-node-mb", "4096")
+        assert code == 0 and "1 x <4096 MB, 10 vcores>" in out, out
 
 
 def test_a_file_that_is_not_a_mapping_is_not_echoed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

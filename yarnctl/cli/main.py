@@ -100,10 +100,10 @@ def _build_parser() -> argparse.ArgumentParser:
                         "phases, the order of simultaneous events) and show how far its metrics and the ranking "
                         "move: a difference inside that spread is the model's, not the policies'")
     s.add_argument("--sls-nodes", metavar="FILE", help="SLS node topology JSON for an SLS trace")
-    s.add_argument("--sls-container-mb", type=int, default=1024, help="SLS container memory (default 1024)")
-    s.add_argument("--sls-container-vcores", type=int, default=1, help="SLS container vcores (default 1)")
-    s.add_argument("--sls-node-mb", type=int, default=10240, help="SLS node memory (default 10240)")
-    s.add_argument("--sls-node-vcores", type=int, default=10, help="SLS node vcores (default 10)")
+    s.add_argument("--sls-container-mb", type=int, metavar="MB", help="SLS container memory (default 1024)")
+    s.add_argument("--sls-container-vcores", type=int, metavar="N", help="SLS container vcores (default 1)")
+    s.add_argument("--sls-node-mb", type=int, metavar="MB", help="SLS node memory (default 10240)")
+    s.add_argument("--sls-node-vcores", type=int, metavar="N", help="SLS node vcores (default 10)")
 
     w = sub.add_parser("workloads", help="list the built-in workloads")
     w.add_argument("--json", action="store_true", help="print JSON")
@@ -136,11 +136,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from yarnctl.policies import make_policy
     for name in policies:
         make_policy(name, params.get(name))  # a bad parameter fails before anything is printed
-    workload = load_workload(
-        args.workload, seed=args.seed,
-        **({} if not (args.workload.endswith(".json") or args.sls_nodes) else dict(
-            container=Resources(args.sls_container_mb, args.sls_container_vcores),
-            node=Resources(args.sls_node_mb, args.sls_node_vcores), topology=args.sls_nodes)))
+    workload = load_workload(args.workload, seed=args.seed, **_sls_options(args))
+    _sls_flags_apply(args)
     explain = list(dict.fromkeys(j.strip() for j in (args.explain or "").split(",") if j.strip()))
     if args.explain is not None and not explain:
         raise ConfigError("--explain: give at least one job id")
@@ -251,6 +248,31 @@ def _plain(v: Any) -> Any:
     if hasattr(v, "as_dict"):
         return v.as_dict()
     return v
+
+
+def _sls_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The --sls-* flags as `parse_sls` takes them, each size checked; `load_workload` applies them to SLS traces only."""
+    from yarnctl.model import Resources
+
+    sizes = {"sls_container_mb": 1024, "sls_container_vcores": 1, "sls_node_mb": 10240, "sls_node_vcores": 10}
+    for key in sizes:
+        v = getattr(args, key)
+        if v is not None and v < 1:
+            raise ConfigError(f"--{key.replace('_', '-')} {v}: expected a size >= 1")
+    v = {k: sizes[k] if getattr(args, k) is None else getattr(args, k) for k in sizes}
+    return {"container": Resources(v["sls_container_mb"], v["sls_container_vcores"]),
+            "node": Resources(v["sls_node_mb"], v["sls_node_vcores"]), "topology": args.sls_nodes}
+
+
+def _sls_flags_apply(args: argparse.Namespace) -> None:
+    """ConfigError when an --sls-* flag was given for a workload that is not an SLS trace (it would be ignored)."""
+    from yarnctl.sim.workload import is_sls
+
+    given = [k for k in ("sls_nodes", "sls_container_mb", "sls_container_vcores", "sls_node_mb", "sls_node_vcores")
+             if getattr(args, k) is not None]
+    if given and not is_sls(args.workload):  # a YAML workload or a built-in has its own cluster
+        raise ConfigError(f"--{given[0].replace('_', '-')}: only for an SLS trace; {args.workload} is a workload "
+                          "with its own cluster")
 
 
 def _check_out(args: argparse.Namespace) -> None:

@@ -24,7 +24,7 @@ from yarnctl.sim.workload.types import (
 )
 
 __all__ = ["DEFAULT_AM", "FULL_USAGE", "ClusterSpec", "JobSpec", "NodeSpec", "Reader", "StageSpec", "Startup", "Usage",
-           "Workload", "builtin_dir", "builtin_names", "json_values", "load_workload", "normalize", "parse_sls",
+           "Workload", "builtin_dir", "builtin_names", "is_sls", "json_values", "load_workload", "normalize", "parse_sls",
            "parse_workload"]
 
 
@@ -70,11 +70,27 @@ def load_workload(name_or_path: str, seed: int = 0, **sls_options: Any) -> Workl
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise WorkloadError(str(path), "", f"cannot read: {e}") from None
-    # SLS traces are JSON with "job.tasks"; flow-style YAML may also start with "{"
-    looks_sls = text.lstrip()[:1] in ("{", "[") and '"job.tasks"' in text
-    if path.suffix.lower() == ".json" or (path.suffix.lower() not in (".yaml", ".yml") and looks_sls):
+    if _read_as_sls(path, text):
         return parse_sls(text, name_or_path, **sls_options)
     return parse_workload(text, name_or_path, seed)
+
+
+def _read_as_sls(path: Path, text: str) -> bool:
+    # SLS traces are JSON with "job.tasks"; flow-style YAML may also start with "{"
+    looks_sls = text.lstrip()[:1] in ("{", "[") and '"job.tasks"' in text
+    return path.suffix.lower() == ".json" or (path.suffix.lower() not in (".yaml", ".yml") and looks_sls)
+
+
+def is_sls(name_or_path: str) -> bool:
+    """Whether `load_workload` reads `name_or_path` (a file, or its base before +VARIANT) as an SLS trace."""
+    path = Path(name_or_path)
+    base, plus, _ = name_or_path.rpartition("+")
+    if not path.exists() and plus:
+        path = Path(base)
+    try:
+        return path.is_file() and _read_as_sls(path, path.read_text())
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
