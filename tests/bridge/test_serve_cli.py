@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,11 +43,14 @@ def token(tmp_path: Path) -> Path:
         (0o600, ["--address", "0.0.0.0"], "--address 0.0.0.0 is not a loopback address"),
         (0o600, ["--address", "192.0.2.7"], "--address 192.0.2.7 is not a loopback address"),
         (0o600, ["--port", "70000"], "--port 70000: expected 0-65535"),
+        # with --allow-remote it was not resolved first, and ended in py4j's traceback at bind time
+        (0o600, ["--address", "not.a.host.invalid", "--allow-remote"], "--address not.a.host.invalid: cannot resolve"),
         (0o600, ["--param", "fifo.nope=1"], "policy fifo: unknown parameter 'nope'"),
         (0o600, ["--param", "drf.x=1"], "parameters given for 'drf', which is not among --policy fifo"),
         (0o600, ["--max-am-share", "0"], "--max-am-share 0: expected a fraction in (0, 1]"),
     ],
-    ids=["token-0644", "token-0640", "token-0620", "any-address", "remote-address", "bad-port", "bad-param",
+    ids=["token-0644", "token-0640", "token-0620", "any-address", "remote-address", "bad-port", "unresolvable-address",
+         "bad-param",
          "param-other-policy", "bad-am-share"],
 )
 def test_serve_refuses_with_one_line(capsys: pytest.CaptureFixture[str], token: Path, tmp_path: Path, mode: int,
@@ -57,6 +61,18 @@ def test_serve_refuses_with_one_line(capsys: pytest.CaptureFixture[str], token: 
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err
     assert "tok-for-tests" not in err
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line(token: Path) -> None:
+    """py4j's own ERROR line and traceback came before the one-line error."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "yarnctl.cli.main", "serve", "--policy", "fifo", "--port", str(port),
+                            "--token-file", str(token), "--no-decision-log", "--no-status-file", "--no-control"],
+                           capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert r.returncode == 2 and r.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
 def test_serve_creates_a_private_token(tmp_path: Path) -> None:

@@ -72,18 +72,25 @@ def read_token(path: Path) -> str:
 
 
 def check_address(address: str, allow_remote: bool) -> None:
-    """Refuse to listen beyond loopback unless `allow_remote`: the token alone then guards the RM's scheduler."""
-    if allow_remote:
-        return
+    """Refuse an address that does not resolve, and one beyond loopback unless `allow_remote`: the token alone then guards the RM's scheduler."""
     try:
         infos = socket.getaddrinfo(address, None, proto=socket.IPPROTO_TCP)
-    except socket.gaierror as e:
+    except socket.gaierror as e:  # with --allow-remote too: it ended in py4j's traceback at bind time
         raise ConfigError(f"--address {address}: cannot resolve it: {e.strerror}") from None
+    except UnicodeError as e:  # e.g. an empty label ("a..b"): the IDNA codec refuses it
+        raise ConfigError(f"--address {address}: not a host name: {e}") from None
+    if allow_remote:
+        return
     for info in infos:
         ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
         if not ip.is_loopback:
             raise ConfigError(f"--address {address} is not a loopback address ({ip}); the shim and the "
                               f"server normally share the RM host: pass --allow-remote to listen there anyway")
+
+
+def _start_failure(record: logging.LogRecord) -> bool:
+    """Drop py4j's own report of a callback server that could not start: `PolicyServer.start` says it in one line."""
+    return not record.getMessage().startswith("An error occurred while trying to start the callback server")
 
 
 class _CalleeGateway(JavaGateway):  # type: ignore[misc]
@@ -157,6 +164,8 @@ class PolicyServer:
         logging.getLogger("py4j").setLevel(logging.WARNING)
         for name in _PY4J_AUTH_LOGGERS:
             logging.getLogger(name).addFilter(self._auth_filter)
+        starting = logging.getLogger("py4j.java_gateway")
+        starting.addFilter(_start_failure)
         try:
             # eager_load=False: Python is the callee only; nothing dials the Java gateway. The shim
             # reaches `service` through CallbackClient.getPythonServerEntryPoint, i.e. object "t"
@@ -167,10 +176,12 @@ class PolicyServer:
                     address=self.address, port=self.port, auth_token=self._token, daemonize=True,
                     daemonize_connections=True, accept_timeout=0.5),
                 python_server_entry_point=self.service)
-        except Py4JNetworkError as e:
+        except Py4JNetworkError as e:  # py4j logs it with a traceback too: `_start_failure` keeps that out
             cause = getattr(e, "cause", None)
             why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause or e)
             raise ConfigError(f"cannot listen on {self.address}:{self.port}: {why}") from None
+        finally:
+            starting.removeFilter(_start_failure)
         cb = self._gateway.get_callback_server()
         # py4j binds in start() but calls listen() later in its accept thread: a shim dialling in
         # between is refused. Listening here first closes that window (a second listen() is harmless).
