@@ -195,7 +195,7 @@ BAD_INPUT = [
     ("param-fraction-for-a-count", ["-w", "haste-fig1", "-p", "fair", "--param", "fair.max_assign=2.7"], {},
      ["policy fair: max_assign: expected an integer, got 2.7"]),
     ("param-nan", ["-w", "haste-fig1", "-p", "ffd-dp", "--param", "ffd-dp.memory_weight=.nan"], {},
-     ["policy ffd-dp: memory_weight: expected a finite number, got nan"]),
+     ["policy ffd-dp: memory_weight: expected a number, got nan"]),
 ]
 
 
@@ -223,8 +223,11 @@ def test_sls_sizes_apply_to_a_trace_whatever_its_name(tmp_path: Path, capsys: py
            '"container.end.ms": 5000}]}')
     for name in ("trace.JSON", "trace"):
         (tmp_path / name).write_text(job)
+    for name in ("trace.JSON", "trace", "trace+jitter+jitter"):  # variants stack
         code, out, _ = _run(capsys, "simulate", "-w", str(tmp_path / name), "-p", "fifo", "--sls-node-mb", "4096")
         assert code == 0 and "1 x <4096 MB, 10 vcores>" in out, out
+    code, _, err = _run(capsys, "simulate", "-w", f"{tmp_path}/trace+efr", "-p", "fifo", "--sls-node-mb", "4096")
+    assert code == 2 and err == "error: --sls-node-mb: +efr sets the nodes' size itself ([FEEDBACK] Sec. V-B)\n"
 
 
 def test_a_file_that_is_not_a_mapping_is_not_echoed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -171,14 +171,14 @@ def test_urgency_follows_the_containers_placed_in_the_same_heartbeat():
                          ids=["negative", "both-zero", "nan", "inf"])
 def test_weights_that_would_value_nothing_are_refused(params):
     # a NaN or an infinity is refused as any number parameter's is, before HaSTE's own check
-    with pytest.raises(ConfigError, match="policy haste-a: (memory_weight|vcores_weight: expected a finite number)"):
+    with pytest.raises(ConfigError, match="policy haste-a: (memory_weight|vcores_weight: expected a number, got nan)"):
         make_policy("haste-a", params)
 
 
 @pytest.mark.parametrize("beta", ["beta_fitness", "beta_urgency", "beta_alignment"])
 def test_betas_that_are_not_numbers_are_refused(beta):
     # a NaN or infinite weight makes Eq. 6's max depend on the order requests are scored in
-    with pytest.raises(ConfigError, match=f"policy haste-a: {beta}: expected a finite number, got nan"):
+    with pytest.raises(ConfigError, match=f"policy haste-a: {beta}: expected a number, got nan"):
         make_policy("haste-a", {beta: float("nan")})
 
 

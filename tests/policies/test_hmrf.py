@@ -4,6 +4,7 @@ Golden cases carry the paper's example/table/figure number in their ids. Slots a
 every task lasts one slot (the hmrf-example built-ins' time mapping), so `slot(t)` = t // 10.
 """
 
+import math
 from collections import Counter
 
 import pytest
@@ -140,6 +141,13 @@ def test_borrow_cap_zero_keeps_each_queue_in_its_share():
 def test_bad_config_is_one_clear_error(params, message):
     with pytest.raises(ConfigError, match=message):
         make_policy("hmrf", params)
+
+
+@pytest.mark.parametrize("given", [float("inf"), "inf"])
+def test_an_infinite_window_and_cap_are_taken_from_the_command_line_too(given):
+    """`--param hmrf.window_s=.inf`: pure long-term, as the defaults are (a finite-number check once refused it)."""
+    p = make_policy("hmrf", {"window_s": given, "borrow_cap_s": given})
+    assert (p.config.window_s, p.config.borrow_cap_s) == (math.inf, math.inf)
 
 
 def test_tuning_reports_beta_and_accumulated_per_queue():

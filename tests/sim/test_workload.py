@@ -14,6 +14,7 @@ from yarnctl.sim.workload import (
     DEFAULT_AM,
     builtin_names,
     load_workload,
+    load_yaml,
     normalize,
     parse_sls,
     parse_workload,
@@ -58,6 +59,12 @@ MALFORMED = [
     ("default-am-fits-no-node",  # it stalled the run with exit 0 and a warning
      f"cluster: {{nodes: 1, node: {RES}}}\njobs: [{MR_JOB}]", "jobs[0].am",
      "<1536 MB, 1 vcores> (the default AM; set am: {memory_mb: ..., vcores: ...}) fits on no node (largest <1024 MB"),
+    ("count-past-the-limit", _jobs(f"{{id: a, type: mapreduce, maps: {{tasks: {10**20}, resource: {RES}, duration: 1}}}}"),
+     "jobs[0].maps.tasks", "expected an integer of at most 1e+15, got 100000000000000000000"),
+    ("key-twice", _jobs(MR_JOB) + f"jobs: [{MR_JOB}]\n", "line 4 column 1",  # the second replaced the first
+     "malformed YAML: found the key 'jobs' twice"),
+    ("key-twice-in-a-job", _jobs(f"{{id: a, type: mapreduce, maps: {MAPS}, maps: {MAPS}}}"), "line 3 column 102",
+     "found the key 'maps' twice"),
     ("numbers-as-unknown-keys", _jobs(MR_JOB) + "1: x\nfoo: y\n", "1", "unknown field"),
     ("endless-mean", _jobs(f"{{id: a, type: mapreduce, maps: {{tasks: 2, resource: {RES}, "
                            f"duration: {{dist: exponential, mean: .inf}}}}}}"),
@@ -564,12 +571,20 @@ def test_sls_unknown_task_type_names_the_field() -> None:
         parse_sls(text, "t.json")
 
 
+def test_yaml_merge_keys_may_be_overridden_beside_them() -> None:
+    """`<<: *anchor` then a key of the anchor's is YAML's override, not a key given twice."""
+    assert load_yaml("a: &m {x: 1, y: 2}\nb: {<<: *m, x: 3}\n") == {"a": {"x": 1, "y": 2}, "b": {"x": 3, "y": 2}}
+
+
 def test_sls_duplicate_job_id_names_both_jobs() -> None:
     """The second job of one id used to replace the first without a word (the run then stalled on its asks)."""
     job = ('{{"job.id": "j", "job.start.ms": {t}, "job.tasks": '
            '[{{"container.host": "/r/h", "container.start.ms": 0, "container.end.ms": 5000}}]}}')
     with pytest.raises(WorkloadError, match=r"^t\.json: job\[1\]\.job\.id: duplicate job id 'j' \(first at job\[0\]\)$"):
         parse_sls(job.format(t=0) + "\n" + job.format(t=9000), "t.json")
+    unnamed = job.format(t=0).replace('"job.id": "j", ', "")
+    with pytest.raises(WorkloadError, match="duplicate job id 'job_2', the id given to a job without one"):
+        parse_sls(job.format(t=0).replace('"j"', '"job_2"') + "\n" + unnamed, "t.json")
 
 
 # ---------------------------------------------------------------- built-in workloads

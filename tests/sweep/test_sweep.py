@@ -66,7 +66,8 @@ def test_seeds() -> None:
     assert parse_seeds("4,7") == (4, 7)
     for bad, message in (("3:1", "empty range"), (0, "at least one seed"), ("0", "at least one seed"),
                          ("1,1", "listed twice"), ("a", "not an integer"), (True, "expected FIRST:LAST"),
-                         ("0:99999999999", "1e\\+11 values; at most"), ("99999999999", "1e\\+11 values; at most")):
+                         ("0:99999999999", "1e\\+11 values; at most"), ("99999999999", "1e\\+11 values; at most"),
+                         ("²", "not an integer")):  # a digit to str.isdigit, not to int()
         with pytest.raises(ConfigError, match=message):
             parse_seeds(bad)
 

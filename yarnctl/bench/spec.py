@@ -11,7 +11,7 @@ import yaml
 
 from yarnctl.errors import WorkloadError
 from yarnctl.model import Resources
-from yarnctl.sim.workload import Reader
+from yarnctl.sim.workload import Reader, load_yaml
 from yarnctl.sim.workload.parse import queue_specs
 from yarnctl.sim.workload.queues import QueueSpec, TreeError, tree
 
@@ -87,7 +87,7 @@ def load_spec(name_or_path: str, seed: int = 0) -> BenchSpec:
             raise WorkloadError(name_or_path, "", "no such file or built-in bench; built-ins: " + ", ".join(builtin_names()))
         path = builtin_dir() / f"{name_or_path}.yaml"
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(path.read_text())
     except (OSError, UnicodeDecodeError) as e:
         raise WorkloadError(str(path), "", f"cannot read: {e}") from None
     except yaml.YAMLError as e:

@@ -119,7 +119,6 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from yarnctl.policies import REGISTRY
     from yarnctl.sim.runner import simulate
     from yarnctl.sim.workload import load_workload
-    from yarnctl.model import Resources
 
     policies = [p.strip() for p in args.policy.split(",") if p.strip()]
     if not policies:
@@ -273,6 +272,9 @@ def _sls_flags_apply(args: argparse.Namespace) -> None:
     if given and not is_sls(args.workload):  # a YAML workload or a built-in has its own cluster
         raise ConfigError(f"--{given[0].replace('_', '-')}: only for an SLS trace; {args.workload} is a workload "
                           "with its own cluster")
+    nodes = [k for k in given if k.startswith("sls_node_")]
+    if nodes and "efr" in args.workload.split("+")[1:]:  # the variant rebuilds the nodes at its own size
+        raise ConfigError(f"--{nodes[0].replace('_', '-')}: +efr sets the nodes' size itself ([FEEDBACK] Sec. V-B)")
 
 
 def _check_out(args: argparse.Namespace) -> None:
@@ -281,7 +283,11 @@ def _check_out(args: argparse.Namespace) -> None:
     if not isinstance(out, Path) or getattr(args, "sweep_command", None) == "report":  # report's DIR is read, not written
         return
     for p in (out, *out.parents):
-        if p.exists():
+        try:
+            found = p.exists()
+        except OSError:  # a parent this user cannot search: making the directory will say so
+            return
+        if found:
             if not p.is_dir():
                 raise ConfigError(f"--out {out}: " + ("exists and is not a directory" if p == out
                                                       else f"{p} is a file, not a directory"))

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from yarnctl.errors import ConfigError
+from yarnctl.sim.workload import load_yaml
 
 
 def check_max_am_share(args: argparse.Namespace) -> None:
@@ -22,7 +23,7 @@ def policy_params(args: argparse.Namespace, policies: Sequence[str]) -> dict[str
     params: dict[str, dict[str, Any]] = {}
     if args.policy_config:
         try:
-            doc = yaml.safe_load(args.policy_config.read_text()) or {}
+            doc = load_yaml(args.policy_config.read_text()) or {}
         except UnicodeDecodeError as e:
             raise ConfigError(f"{args.policy_config}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         except OSError as e:

@@ -93,7 +93,7 @@ def processes_under(root: Path, cwd_prefixes: Sequence[str] = ("",), cmd_markers
 
 
 def terminate(pids: Sequence[int], *, grace_s: float = 10.0, groups: bool = True,
-              others: Sequence[int] = (), kill_wait_s: float = 5.0) -> list[int]:
+              others: Sequence[int] = (), kill_wait_s: float = 5.0, warn: bool = True) -> list[int]:
     """SIGTERM each pid (its process group when it leads one), wait up to `grace_s`, then SIGKILL.
 
     `others` are signalled at the same time, one by one (never as groups). Returns the pids that
@@ -113,7 +113,7 @@ def terminate(pids: Sequence[int], *, grace_s: float = 10.0, groups: bool = True
     for pid in killed:
         _signal(pid, signal.SIGKILL, groups and pid not in singles)
     left = _survivors(killed, kill_wait_s)
-    if left:  # not raised: `down` goes on stopping the rest, and the caller that needs it gone checks
+    if left and warn:  # not raised: `down` goes on stopping the rest, and the caller that needs it gone checks
         log.warning("%s", _still_running(left, kill_wait_s))
     return killed
 
@@ -132,7 +132,7 @@ def stop(pids: Sequence[int], *, crash: bool, wait_s: float = 10.0) -> None:
     if crash:
         kill(pids, wait_s)
         return
-    terminate(pids, grace_s=wait_s, kill_wait_s=min(wait_s, 5.0))
+    terminate(pids, grace_s=wait_s, kill_wait_s=min(wait_s, 5.0), warn=False)  # raised below instead
     left = [p for p in pids if alive(p)]
     if left:
         raise ClusterError(_still_running(left, min(wait_s, 5.0)))

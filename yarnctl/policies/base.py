@@ -84,13 +84,17 @@ def _coerce(raw: Any, hint: Any, where: str) -> Any:
             raise ConfigError(f"{where}: expected a number, got {_shown(raw)}") from None
         except OverflowError:  # an integer past a float's range
             number = math.inf
-        if not math.isfinite(number):
+        if math.isnan(number):  # NaN compares false with everything: no policy's check would catch it
+            raise ConfigError(f"{where}: expected a number, got {_shown(raw)}")
+        if hint is float:
+            return number  # infinity is meaningful here (the long-term family's window_s=inf: no window)
+        if math.isinf(number):
             raise ConfigError(f"{where}: expected a finite number, got {_shown(raw)}")
-        if hint is int:  # not int(2.7): a count given a fraction is a mistake, not 2
-            if not number.is_integer():
-                raise ConfigError(f"{where}: expected an integer, got {_shown(raw)}")
-            return int(raw) if isinstance(raw, int) else int(number)
-        return number
+        if isinstance(raw, str) and raw.strip().lstrip("+-").isdecimal():
+            return int(raw)  # exact, where float() would round a count past 2**53
+        if not number.is_integer():  # not int(2.7): a count given a fraction is a mistake, not 2
+            raise ConfigError(f"{where}: expected an integer, got {_shown(raw)}")
+        return int(raw) if isinstance(raw, int) else int(number)
     if hint is str:
         return str(raw)
     if origin in (Mapping, dict) or (origin is not None and issubclass(origin, Mapping)):

@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from yarnctl.errors import ConfigError
+from yarnctl.sim.workload import load_yaml
 
 MAX_CELLS = 1_000_000  # a typo like 0:1:1e-9 should fail fast, not allocate forever
 _SPEC_KEYS = {"name", "workloads", "policies", "seeds", "baseline", "max_time_s", "sharing"}
@@ -136,7 +137,7 @@ def parse_seeds(text: Any, what: str = "seeds") -> tuple[int, ...]:
     """Seeds from `a:b` (both included), a list, `x,y`, or a count n (0..n-1)."""
     if isinstance(text, bool):
         raise ConfigError(f"{what}: {text!r}: expected FIRST:LAST, a list or a count")
-    if isinstance(text, str) and text.strip().isdigit():
+    if isinstance(text, str) and text.strip().isascii() and text.strip().isdecimal():
         text = int(text)  # `--seeds 3` is the count, as `seeds: 3` in a file is (one seed alone: 3:3)
     if isinstance(text, int):
         if text < 1:
@@ -175,7 +176,7 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
     src = str(path) if path else "flags"
     if path is not None:
         try:
-            loaded = yaml.safe_load(path.read_text())
+            loaded = load_yaml(path.read_text())
         except UnicodeDecodeError as e:
             raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         except OSError as e:

@@ -17,15 +17,15 @@ import yaml
 
 from yarnctl.errors import WorkloadError
 from yarnctl.sim.workload.parse import Parser
-from yarnctl.sim.workload.reader import Reader
+from yarnctl.sim.workload.reader import Reader, load_yaml
 from yarnctl.sim.workload.sls import json_values, parse_sls
 from yarnctl.sim.workload.types import (
     DEFAULT_AM, FULL_USAGE, ClusterSpec, JobSpec, NodeSpec, StageSpec, Startup, Usage, Workload, normalize,
 )
 
 __all__ = ["DEFAULT_AM", "FULL_USAGE", "ClusterSpec", "JobSpec", "NodeSpec", "Reader", "StageSpec", "Startup", "Usage",
-           "Workload", "builtin_dir", "builtin_names", "is_sls", "json_values", "load_workload", "normalize", "parse_sls",
-           "parse_workload"]
+           "Workload", "builtin_dir", "builtin_names", "is_sls", "json_values", "load_workload", "load_yaml", "normalize",
+           "parse_sls", "parse_workload"]
 
 
 def builtin_dir() -> Path:
@@ -41,7 +41,7 @@ def builtin_names() -> list[str]:
 def parse_workload(text: str, source: str, seed: int = 0) -> Workload:
     """A workload from YAML text; `source` names it in errors."""
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -84,9 +84,8 @@ def _read_as_sls(path: Path, text: str) -> bool:
 def is_sls(name_or_path: str) -> bool:
     """Whether `load_workload` reads `name_or_path` (a file, or its base before +VARIANT) as an SLS trace."""
     path = Path(name_or_path)
-    base, plus, _ = name_or_path.rpartition("+")
-    if not path.exists() and plus:
-        path = Path(base)
+    while not path.exists() and "+" in path.name:  # NAME+VARIANT[+VARIANT...], as load_workload peels them
+        path = path.with_name(path.name.rpartition("+")[0])
     try:
         return path.is_file() and _read_as_sls(path, path.read_text())
     except (OSError, UnicodeDecodeError):

@@ -6,8 +6,37 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode
+
 from yarnctl.errors import WorkloadError
 from yarnctl.model import Resources
+
+
+class _UniqueKeys(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that repeats a key: PyYAML keeps the last one without a word."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults` may be overridden by the keys beside it
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                again = key in seen
+            except TypeError:  # an unhashable key: construct_mapping's own error says so
+                continue
+            if again:
+                raise ConstructorError("while reading a mapping", node.start_mark, f"found the key {key!r} twice",
+                                       key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(text: str) -> Any:
+    """`yaml.safe_load`, but a key repeated in one mapping is a `yaml.YAMLError` (a second `jobs:` replaced the first)."""
+    return yaml.load(text, Loader=_UniqueKeys)  # safe: a SafeLoader subclass
 
 
 LARGEST = 1e15  # seconds (31 million years), MB, tasks, epoch ms: far past any workload, far below a float's overflow
@@ -57,6 +86,8 @@ class Reader:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
             raise self.fail(path, f"expected {kind}, got {show(value)}")
+        if value > LARGEST:
+            raise self.fail(path, f"expected an integer of at most {LARGEST:.0e}, got {show(value)}")
         return value
 
     def string(self, value: Any, path: str) -> str:

@@ -32,7 +32,8 @@ def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 
         d = r.required(d, p, ("job.start.ms", "job.tasks"))
         jid = r.string(d.get("job.id", f"job_{i + 1}"), f"{p}.job.id")
         if first.setdefault(jid, i) != i:
-            raise r.fail(f"{p}.job.id", f"duplicate job id {jid!r} (first at job[{first[jid]}])")
+            given = "" if "job.id" in d else ", the id given to a job without one"
+            raise r.fail(f"{p}.job.id", f"duplicate job id {jid!r}{given} (first at job[{first[jid]}])")
         start = r.number(d["job.start.ms"], f"{p}.job.start.ms") / 1000.0
         tasks = d["job.tasks"]
         if not isinstance(tasks, list) or not tasks:
