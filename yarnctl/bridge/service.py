@@ -173,6 +173,7 @@ class PolicyService:
         self.mirror = Mirror()
         # decision items refused, by RejectCode value: one count across policy swaps
         self.stats = ServiceStats(rejected_by=Counter())
+        self._full_syncs = lambda: self.stats.full_syncs  # for collector_paused, made once: decide() is the hot path
         # the snapshot the policy saw on the last decided call: immutable, so scrapes read it lock-free
         self.last_snapshot: ClusterSnapshot | None = None
         self.decision_log = decision_log
@@ -362,7 +363,7 @@ class PolicyService:
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         t_in = time.perf_counter_ns()
-        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, lambda: self.stats.full_syncs):
+        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, self._full_syncs):
             t0 = time.perf_counter_ns()
             # behind another call, a tune, a swap or the last call's beside-work: the shim's clock runs meanwhile
             waited = (t0 - t_in) // 1000

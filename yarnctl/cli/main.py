@@ -252,8 +252,10 @@ def _plain(v: Any) -> Any:
 def _sls_options(args: argparse.Namespace) -> dict[str, Any]:
     """The --sls-* flags as `parse_sls` takes them, each size checked; `load_workload` applies them to SLS traces only."""
     from yarnctl.model import Resources
+    from yarnctl.sim.workload.sls import SLS_CONTAINER, SLS_NODE
 
-    sizes = {"sls_container_mb": 1024, "sls_container_vcores": 1, "sls_node_mb": 10240, "sls_node_vcores": 10}
+    sizes = {"sls_container_mb": SLS_CONTAINER.memory_mb, "sls_container_vcores": SLS_CONTAINER.vcores,
+             "sls_node_mb": SLS_NODE.memory_mb, "sls_node_vcores": SLS_NODE.vcores}
     for key in sizes:
         v = getattr(args, key)
         if v is not None and v < 1:

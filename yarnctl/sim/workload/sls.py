@@ -12,8 +12,12 @@ from yarnctl.sim.workload.reader import Reader, show as _show
 from yarnctl.sim.workload.types import ClusterSpec, JobSpec, NodeSpec, StageSpec, Workload
 
 
-def parse_sls(text: str, source: str, *, container: Resources = Resources(1024, 1),
-              node: Resources = Resources(10240, 10), topology: str | None = None,
+SLS_CONTAINER = Resources(1024, 1)  # SLS's own defaults for a container and a NodeManager (docs/workloads.md)
+SLS_NODE = Resources(10240, 10)
+
+
+def parse_sls(text: str, source: str, *, container: Resources = SLS_CONTAINER,
+              node: Resources = SLS_NODE, topology: str | None = None,
               heartbeat_s: float = 1.0) -> Workload:
     """A workload from an SLS job trace (SLSRunner.java:274-340 field names)."""
     r = Reader(source)
