@@ -227,8 +227,9 @@ def _cmd_policies(args: argparse.Namespace) -> int:
                   for f in dataclasses.fields(cls.Config)}
         summary = doc.split("\n")[0]
         cited = re.search(r"\[(DRESS|HaSTE|OPERA|FEEDBACK|H-MRF)\]", summary)  # keys of docs/papers.md
+        ranges = {f.name: str(f.metadata["bounds"]) for f in dataclasses.fields(cls.Config) if "bounds" in f.metadata}
         rows.append({"name": name, "summary": summary, "paper": cited.group(0) if cited else None,
-                     "parameters": params})
+                     "parameters": params, "ranges": ranges})
     if args.json:
         _print_json(rows)
     else:

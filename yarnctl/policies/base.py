@@ -50,16 +50,25 @@ class Placement(Protocol):
 def parse_config(cls: type[C], params: Mapping[str, Any] | None, policy: str) -> C:
     """Build the frozen config dataclass `cls` from user params, naming any bad key or value."""
     params = dict(params or {})
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(params) - set(fields))
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(params) - names, key=str)
     if unknown:
         raise ConfigError(f"policy {policy}: unknown parameter {unknown[0]!r}; "
-                          f"valid: {', '.join(sorted(fields)) or '(none)'}")
+                          f"valid: {', '.join(sorted(names)) or '(none)'}")
+    return cls(**_values(cls, params, f"policy {policy}: "))
+
+
+def _values(cls: type, raw: Mapping[str, Any], where: str) -> dict[str, Any]:
+    # each value coerced to its field's type, then held to the field's declared bounds (bounds.py)
     hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
     values = {}
-    for key, raw in params.items():
-        values[key] = _coerce(raw, hints[key], f"policy {policy}: {key}")
-    return cls(**values)
+    for key, value in raw.items():
+        values[key] = _coerce(value, hints[key], f"{where}{key}")
+        bounds = fields[key].metadata.get("bounds")
+        if bounds is not None:
+            bounds.check(values[key], f"{where}{key}")
+    return values
 
 
 def _shown(raw: Any) -> str:
@@ -105,23 +114,25 @@ def _coerce(raw: Any, hint: Any, where: str) -> Any:
         for k, v in raw.items():
             out[str(k)] = _coerce(v, vt, f"{where}.{k}")
         return types.MappingProxyType(out)
+    if hint is Resources:  # before the dataclass case: Resources is one, but its parts may not be negative
+        if isinstance(raw, Resources):
+            return raw
+        if isinstance(raw, Mapping) and set(raw) <= {"memory_mb", "vcores"}:
+            memory_mb, vcores = (_coerce(raw.get(k, 0), int, f"{where}.{k}") for k in ("memory_mb", "vcores"))
+            if min(memory_mb, vcores) < 0:
+                raise ConfigError(f"{where}: a resource cannot be negative, got {_shown(raw)}")
+            return Resources(memory_mb, vcores)
+        raise ConfigError(f"{where}: expected {{memory_mb, vcores}}, got {_shown(raw)}")
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if isinstance(raw, hint):
             return raw
         if not isinstance(raw, Mapping):
             raise ConfigError(f"{where}: expected a mapping, got {raw!r}")
         fields = {f.name for f in dataclasses.fields(hint)}
-        unknown = sorted(set(raw) - fields)
+        unknown = sorted(set(raw) - fields, key=str)
         if unknown:
             raise ConfigError(f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(sorted(fields))}")
-        sub = typing.get_type_hints(hint)
-        return hint(**{k: _coerce(v, sub[k], f"{where}.{k}") for k, v in raw.items()})
-    if hint is Resources:
-        if isinstance(raw, Resources):
-            return raw
-        if isinstance(raw, Mapping) and set(raw) <= {"memory_mb", "vcores"}:
-            return Resources(int(raw.get("memory_mb", 0)), int(raw.get("vcores", 0)))
-        raise ConfigError(f"{where}: expected {{memory_mb, vcores}}, got {raw!r}")
+        return hint(**_values(hint, raw, f"{where}."))
     return raw
 
 

@@ -32,6 +32,7 @@ from yarnctl.model import (ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, D
                            Resources)
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
+from yarnctl.policies.bounds import bounded
 from yarnctl.policies.contract import PolicyBase
 from yarnctl.policies.locality import Place, may_assign, place
 from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
@@ -42,10 +43,10 @@ from yarnctl.policies.reservations import Reservations, fulfil, held_for
 class CapacityQueue:
     """One leaf queue: capacity and maximum capacity in percent of the cluster."""
 
-    capacity: float = 100.0
-    maximum_capacity: float = 100.0
-    user_limit_factor: float = 1.0
-    minimum_user_limit_percent: float = 100.0
+    capacity: float = bounded(100.0, 0, 100)
+    maximum_capacity: float = bounded(100.0, 0, 100)
+    user_limit_factor: float = bounded(1.0, 0, lo_open=True)
+    minimum_user_limit_percent: float = bounded(100.0, 0, 100, lo_open=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +58,11 @@ class CapacityConfig:
     """
 
     queues: Mapping[str, CapacityQueue] = field(default_factory=lambda: MappingProxyType({}))
-    max_am_resource_percent: float = 0.1  # yarn.scheduler.capacity.maximum-am-resource-percent
+    max_am_resource_percent: float = bounded(0.1, 0, 1)  # yarn.scheduler.capacity.maximum-am-resource-percent
     multiple_off_switch: bool = False
     dominant: bool = False  # DominantResourceCalculator instead of the memory-only default
     reservations: bool = False
-    node_locality_delay: int = -1  # yarn.scheduler.capacity.node-locality-delay: missed heartbeats before rack-local
+    node_locality_delay: int = bounded(-1, -1)  # yarn.scheduler.capacity.node-locality-delay: missed heartbeats before rack-local
 
 
 class Capacity(PolicyBase):

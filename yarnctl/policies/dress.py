@@ -59,6 +59,7 @@ from yarnctl.model import (
     Resources,
 )
 from yarnctl.policies.base import fill_app
+from yarnctl.policies.bounds import bounded
 from yarnctl.policies.contract import PolicyBase
 from yarnctl.policies.head_lists import HeadLists, Kind
 from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
@@ -80,12 +81,12 @@ class Category(str, enum.Enum):
 class DressConfig:
     """DRESS parameters with the paper's defaults (Sec. V-A1)."""
 
-    theta: float = 0.10  # job indicator θ
-    initial_reserve: float = 0.10  # initial δ
-    phase_window_s: float = 10.0  # pw
-    start_threshold: int = 5  # t_s (a task count, see yarnctl/estimation/phases.py)
-    end_threshold: int = 5  # t_e
-    horizon_s: float = 5.0  # "t + 1": one control-loop tick (`yarnctl serve --tune-interval`)
+    theta: float = bounded(0.10, 0, 1)  # job indicator θ
+    initial_reserve: float = bounded(0.10, 0, 1)  # initial δ
+    phase_window_s: float = bounded(10.0, 0, lo_open=True)  # pw
+    start_threshold: int = bounded(5, 0)  # t_s (a task count, see yarnctl/estimation/phases.py)
+    end_threshold: int = bounded(5, 0)  # t_e
+    horizon_s: float = bounded(5.0, 0, lo_open=True)  # "t + 1": one control-loop tick (`yarnctl serve --tune-interval`)
     measure: str = "dominant"  # dominant | memory: how a request is measured against the cluster
     order: str = "fifo"  # fifo | smallest: the order inside a pool
     multiple_off_switch: bool = False  # as Capacity: one container per heartbeat by default
@@ -114,8 +115,6 @@ class Dress(PolicyBase):
             raise ConfigError(f"policy dress: measure must be dominant or memory, got {config.measure!r}")
         if config.order not in ("fifo", "smallest"):
             raise ConfigError(f"policy dress: order must be fifo or smallest, got {config.order!r}")
-        if not 0.0 <= config.initial_reserve <= 1.0:
-            raise ConfigError(f"policy dress: initial_reserve must be in [0, 1], got {config.initial_reserve}")
         self.config = config
         self.delta = config.initial_reserve
         self.categories: dict[AppId, Category] = {}

@@ -18,6 +18,7 @@ from yarnctl.fairness.comparators import SortKey
 from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, NodeId,
                            Queue, Resources)
 from yarnctl.policies.base import OpenAsk
+from yarnctl.policies.bounds import bounded
 from yarnctl.policies.head_lists import HeadLists, Kind, QueueOrder
 from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.reservations import Reservations, fulfil
@@ -30,7 +31,7 @@ KeyFn = Callable[[Resources, Resources, Resources, float, float, str], SortKey]
 class QueueConf:
     """A FairScheduler queue's weight and min share (allocation file <weight>, <minResources>)."""
 
-    weight: float = 1.0
+    weight: float = bounded(1.0, 0)
     min_share: Resources = ZERO
 
 
@@ -39,8 +40,8 @@ class FairConfig:
     """Fair/DRF parameters; defaults are Hadoop 2.7's (under a queue tree, a leaf weighs its capacity: TreeWeights)."""
 
     assign_multiple: bool = False  # yarn.scheduler.fair.assignmultiple
-    max_assign: int = -1  # yarn.scheduler.fair.max.assign (-1: no limit when assign_multiple)
-    max_am_share: float = 0.5  # queueMaxAMShareDefault: AMs may use this much of a queue's fair share
+    max_assign: int = bounded(-1, -1)  # yarn.scheduler.fair.max.assign (-1: no limit when assign_multiple)
+    max_am_share: float = bounded(0.5, 0, 1, also=(-1,))  # queueMaxAMShareDefault: AMs may use this much of a queue's fair share
     # FairScheduler always reserves; off by default until the paper reproductions are re-measured with it
     reservations: bool = False
     queues: Mapping[str, QueueConf] = field(default_factory=lambda: MappingProxyType({}))

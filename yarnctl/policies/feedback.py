@@ -42,6 +42,7 @@ from yarnctl.errors import ConfigError
 from yarnctl.estimation.feedback import Usage, UsageEstimator
 from yarnctl.model import ZERO, ClusterSnapshot, Decision, Node, NodeId, NodeResize, Observation, Resources
 from yarnctl.policies.contract import Policy, PolicyBase, Tunable
+from yarnctl.policies.bounds import bounded
 
 MB = 1 << 20
 
@@ -50,9 +51,9 @@ MB = 1 << 20
 class FeedbackConfig:
     """Usage-feedback parameters with the paper's defaults (Sec. V-C, VI-B: α = 0.125)."""
 
-    alpha: float = 0.125  # damping factor of Eq. 1
+    alpha: float = bounded(0.125, 0, 1)  # damping factor of Eq. 1
     ordering: str = "fifo"  # the registry policy that fills the resized node
-    max_overcommit: float = 2.0  # a node never offers more than this times its allowance AR
+    max_overcommit: float = bounded(2.0, 1)  # a node never offers more than this times its allowance AR
     allowance: Resources = ZERO  # AR for every node; zero: each node's configured capacity
     node_capacity: Resources = ZERO  # NC for every node; zero components: the allowance's
 
@@ -87,10 +88,6 @@ class Feedback(PolicyBase):
     def __init__(self, config: FeedbackConfig = FeedbackConfig()) -> None:
         from yarnctl.policies import make_policy  # the registry imports this module
 
-        if not 0.0 <= config.alpha <= 1.0:
-            raise ConfigError(f"policy feedback: alpha must be in [0, 1], got {config.alpha}")
-        if config.max_overcommit < 1.0:
-            raise ConfigError(f"policy feedback: max_overcommit must be at least 1, got {config.max_overcommit}")
         if config.ordering == self.name:
             raise ConfigError("policy feedback: ordering cannot be feedback itself")
         self.config = config

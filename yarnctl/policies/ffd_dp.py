@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from yarnctl.errors import ConfigError
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, NodeId, Resources
 from yarnctl.policies.base import OpenAsk
+from yarnctl.policies.bounds import bounded
 from yarnctl.policies.contract import PolicyBase
 from yarnctl.policies.head_lists import AskLists
 
@@ -22,8 +24,15 @@ from yarnctl.policies.head_lists import AskLists
 class FfdDpConfig:
     """Resource weights w_p of Eq. 1 (memory counted in GB)."""
 
-    memory_weight: float = 1.0
-    vcores_weight: float = 1.0
+    memory_weight: float = bounded(1.0, 0)
+    vcores_weight: float = bounded(1.0, 0)
+
+
+def checked_weights(memory_weight: float, vcores_weight: float, policy: str) -> FfdDpConfig:
+    """The weights of Eq. 1 as a config, refusing two zeros (every request would score the same)."""
+    if memory_weight == vcores_weight == 0:
+        raise ConfigError(f"policy {policy}: memory_weight and vcores_weight cannot both be 0")
+    return FfdDpConfig(memory_weight, vcores_weight)
 
 
 def fitness(request: Resources, residual: Resources, config: FfdDpConfig) -> float:
@@ -40,7 +49,7 @@ class FfdDp(PolicyBase):
     Config = FfdDpConfig
 
     def __init__(self, config: FfdDpConfig = FfdDpConfig()) -> None:
-        self.config = config
+        self.config = checked_weights(config.memory_weight, config.vcores_weight, self.name)
         self.asks = AskLists()  # the open asks by size, kept from the store's journal
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:

@@ -39,11 +39,12 @@ from typing import Any, NamedTuple
 
 from yarnctl.errors import ConfigError
 from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Ask, Resources
-from yarnctl.policies.ffd_dp import FfdDpConfig, fitness
+from yarnctl.policies.ffd_dp import FfdDpConfig, checked_weights, fitness
 from yarnctl.policies.ita import grid_work, initial_assignment
 from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
 from yarnctl.policies.urgency_lists import Group, Iterations, Key, UrgencyLists
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.bounds import bounded
 
 Beta = tuple[float, float, float]  # weights of the normalised fitness, urgency and alignment (Eq. 6)
 Places = list[tuple[App, list[tuple[Ask, int]]]]  # pending apps in submit order, each with `placeable`
@@ -53,9 +54,9 @@ Places = list[tuple[App, list[tuple[Ask, int]]]]  # pending apps in submit order
 class HasteConfig:
     """Resource weights w_p of Eq. 1 and Alg. 1 (memory counted in GB) and the bound on Alg. 1's work."""
 
-    memory_weight: float = 1.0
-    vcores_weight: float = 1.0
-    ita_max_work: int = 20_000  # Alg. 1 grid cells x distinct task sizes (about 0.8 ms cold there, bench.py)
+    memory_weight: float = bounded(1.0, 0)
+    vcores_weight: float = bounded(1.0, 0)
+    ita_max_work: int = bounded(20_000, 1)  # Alg. 1 grid cells x distinct task sizes (about 0.8 ms cold there, bench.py)
 
 
 @dataclass(slots=True)
@@ -267,11 +268,8 @@ class Haste(PolicyBase):
     iterations: Iterations | None = None
 
     def __init__(self, config: HasteConfig = HasteConfig()) -> None:
-        weights = (config.memory_weight, config.vcores_weight)
-        if not all(map(math.isfinite, weights)) or min(weights) < 0 or sum(weights) <= 0:
-            raise ConfigError(f"policy {self.name}: memory_weight and vcores_weight must be finite, >= 0 and not both 0")
         self.config = config
-        self.weights = FfdDpConfig(config.memory_weight, config.vcores_weight)
+        self.weights = checked_weights(config.memory_weight, config.vcores_weight, self.name)
         self.progress = Progress(self.weights)  # the policy's only state: the T_i^m seen (urgency.py)
         self.lists = UrgencyLists(self.progress, self.iterations)  # what RTA scores, in its order (urgency_lists.py)
 

@@ -45,6 +45,7 @@ from yarnctl.model import (
     Observation, Resources,
 )
 from yarnctl.policies.contract import PolicyBase
+from yarnctl.policies.bounds import bounded
 from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
 from yarnctl.policies.waiting import size as waiting_size
 from yarnctl.policies.opera.availability import fits, guaranteed, opportunistic
@@ -65,15 +66,15 @@ class OperaConfig:
 
     relief: str = "preserve"  # aggressive | neutral | preserve (Alg. 1)
     reservation: str = "multi-chance"  # strict (Alg. 3) | multi-chance (Alg. 4)
-    rho: float = 0.95  # CRes threshold (Sec. III-C)
-    threshold_s: float = 60.0  # short/long task threshold (Sec. III-B: "e.g., 1 minute")
-    alpha: float = 2.0  # PRESERVE's growth factor of BR_i, BT_i (Sec. III-C: "double")
-    block: Resources = Resources(1024, 2)  # initial and least BR_i (assumed; Fig. 12 starts at 2 vCores)
-    block_time_s: float = 30.0  # initial and least BT_i (assumed)
-    max_block_time_s: float = 480.0  # largest BT_i (assumed)
-    max_reserved: int = 3  # ε_r (assumed)
-    max_skips: int = 3  # ε_s (assumed)
-    max_overcommit: float = 2.0  # a node never offers more than this times its configured capacity
+    rho: float = bounded(0.95, 0, 1, lo_open=True)  # CRes threshold (Sec. III-C)
+    threshold_s: float = bounded(60.0, 0, lo_open=True)  # short/long task threshold (Sec. III-B: "e.g., 1 minute")
+    alpha: float = bounded(2.0, 1, lo_open=True)  # PRESERVE's growth factor of BR_i, BT_i (Sec. III-C: "double")
+    block: Resources = bounded(Resources(1024, 2), 0, lo_open=True)  # initial and least BR_i (assumed; Fig. 12 starts at 2 vCores)
+    block_time_s: float = bounded(30.0, 0, lo_open=True)  # initial and least BT_i (assumed)
+    max_block_time_s: float = bounded(480.0, 0, lo_open=True)  # largest BT_i (assumed)
+    max_reserved: int = bounded(3, 0)  # ε_r (assumed)
+    max_skips: int = bounded(3, 0)  # ε_s (assumed)
+    max_overcommit: float = bounded(2.0, 1)  # a node never offers more than this times its configured capacity
 
 
 @dataclass(slots=True)
@@ -112,10 +113,9 @@ class Opera(PolicyBase):
                               f"got {config.relief!r}") from None
         if config.reservation not in ("strict", "multi-chance"):
             raise ConfigError(f"policy opera: reservation must be strict or multi-chance, got {config.reservation!r}")
-        if not 0.0 < config.rho <= 1.0 or config.alpha <= 1.0 or config.threshold_s <= 0:
-            raise ConfigError("policy opera: need 0 < rho <= 1, alpha > 1 and threshold_s > 0")
-        if config.max_overcommit < 1.0 or config.max_reserved < 0 or config.max_skips < 0:
-            raise ConfigError("policy opera: need max_overcommit >= 1 and non-negative max_reserved, max_skips")
+        if config.max_block_time_s < config.block_time_s:
+            raise ConfigError(f"policy opera: max_block_time_s ({config.max_block_time_s:g}) is below block_time_s "
+                              f"({config.block_time_s:g})")
         self.config = config
         self.classifier = TaskClassifier(config.threshold_s)
         self.nodes: dict[NodeId, _NodeState] = {}
