@@ -117,3 +117,11 @@ def test_garbage_is_refused_naming_the_line(tmp_path: Path, content: bytes, mess
 def test_missing_log(tmp_path: Path) -> None:
     with pytest.raises(DecisionLogError, match="cannot read the decision log"):
         list(LogReader(tmp_path / "nope.jsonl"))
+
+
+@pytest.mark.parametrize("under", ["x", "x/y"], ids=["child", "grandchild"])
+def test_a_file_where_a_directory_should_be_is_named(tmp_path: Path, under: str) -> None:
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(DecisionLogError) as e:  # mkdir said only "File exists" / "Not a directory"
+        DecisionLog(tmp_path / "afile" / under)
+    assert str(e.value) == f"{tmp_path / 'afile' / under}: cannot open the decision log: {tmp_path / 'afile'} is a file, not a directory"

@@ -102,8 +102,10 @@ def test_rm_from_the_environment(capsys: pytest.CaptureFixture[str], rm: Fixture
 
 @pytest.mark.parametrize("every", ["0", "inf"])
 def test_bad_watch_interval(capsys: pytest.CaptureFixture[str], rm: FixtureRM, every: str) -> None:
-    code, _, err = _status(capsys, "--rm", rm.url, "--watch", every)
-    assert code == 2 and f"--watch {every}: expected a finite number of seconds > 0" in err
+    with pytest.raises(SystemExit) as stop:
+        _status(capsys, "--rm", rm.url, "--watch", every)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"argument --watch: expected a finite number of seconds > 0, got {every}" in err
 
 
 WAITING = {"application_1_0002": [

@@ -42,9 +42,12 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
      "error: --metrics-port is the policy server's; --native fair runs none"),
     (["cluster", "up", "--native", "fifo", "--nodes", "255"],
      "error: --nodes 255: with HDFS each node needs a loopback address 127.0.1.N (at most 254)"),
+    # each started the policy server, then the RM refused it or the wait gave up at once
+    (["cluster", "up", "--deadline-ms", "70000"], "error: --deadline-ms must be in [1, 60000] (the shim's bounds)"),
+    (["cluster", "up", "--ha", "--metrics-port", "65535"], "error: --metrics-port 65535: with --ha rm2's server"),
 ], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-empty-policy", "up-small-nm",
         "up-native-metrics",
-        "up-too-many-hdfs-nodes"])
+        "up-too-many-hdfs-nodes", "up-long-deadline", "up-ha-last-port"])
 def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
                                     message: str) -> None:
     code, out, err = _run(capsys, *argv[:2], "--dir", str(tmp_path), *argv[2:])
@@ -52,6 +55,22 @@ def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path
     assert out == ""
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith(message.format(d=tmp_path)), err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["up", "--timeout", "-5"], "argument --timeout: expected a finite number of seconds > 0, got -5"),
+    (["restart-rm", "--timeout", "nan"], "argument --timeout: expected a finite number of seconds > 0, got nan"),
+    (["up", "--heartbeat-ms", "0"], "argument --heartbeat-ms: expected an integer >= 1, got 0"),
+    (["up", "--deadline-ms", "soon"], "argument --deadline-ms: expected an integer, got 'soon'"),
+    (["up", "--metrics-port", "99999"], "argument --metrics-port: expected a port in 0-65535, got 99999"),
+], ids=["negative-timeout", "nan-timeout", "zero-heartbeat", "word-deadline", "big-port"])
+def test_bad_numbers_stop_before_anything_starts(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                 argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["cluster", argv[0], "--dir", str(tmp_path), *argv[1:]])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err == f"error: {message} (see `yarnctl cluster {argv[0]} --help`)\n"
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("flag, hdfs", [((), True), (("--no-hdfs",), False)], ids=["default", "no-hdfs"])

@@ -39,17 +39,28 @@ def token(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--metrics-port", "70000"], "--metrics-port 70000: expected 0-65535"),
     (["--metrics-port", "0", "--metrics-address", "0.0.0.0"], "--metrics-address 0.0.0.0 is not a loopback address"),
-    (["--tune-interval", "0"], "--tune-interval 0: expected a finite number of seconds > 0"),
-    (["--tune-interval", "inf"], "--tune-interval inf: expected a finite number"),  # the loop's thread died on it
     (["--yarn-site", "/nope/yarn-site.xml"], "/nope/yarn-site.xml"),
-], ids=["bad-port", "remote-address", "zero-interval", "endless-interval", "missing-yarn-site"])
+], ids=["remote-address", "missing-yarn-site"])
 def test_serve_refuses_bad_metrics_flags(capsys: pytest.CaptureFixture[str], token: Path, tmp_path: Path,
                                          args: list[str], message: str) -> None:
     code = main(["serve", "--policy", "fifo", "--token-file", str(token), "--no-decision-log", *args])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--metrics-port", "70000"], "argument --metrics-port: expected a port in 0-65535, got 70000"),
+    (["--port", "-1"], "argument --port: expected a port in 0-65535, got -1"),
+    (["--tune-interval", "0"], "argument --tune-interval: expected a finite number of seconds > 0, got 0"),
+    (["--tune-interval", "inf"], "argument --tune-interval: expected a finite number"),  # the loop's thread died on it
+], ids=["bad-port", "negative-port", "zero-interval", "endless-interval"])
+def test_serve_refuses_bad_numbers_before_starting(capsys: pytest.CaptureFixture[str], token: Path,
+                                                   args: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["serve", "--policy", "fifo", "--token-file", str(token), "--no-decision-log", *args])
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == "" and message in err and err.count("\n") == 1
 
 
 def test_serve_process_exports_what_the_shim_sent(token: Path) -> None:

@@ -211,7 +211,8 @@ def test_real_connection_refused_reads_well() -> None:
     ("http://:8088", "is not an http(s)://host:port address"),
     ("rm1:80x88", "has a bad port"),
     ("  ", "empty ResourceManager/NodeManager address"),
-], ids=["not-http", "no-host", "bad-port", "empty"])
+    ("http://", "'http://' is not an http(s)://host:port address"),  # was read as the host "http"
+], ids=["not-http", "no-host", "bad-port", "empty", "scheme-only"])
 def test_bad_addresses_are_refused_before_any_call(url: str, words: str) -> None:
     with pytest.raises(RMConfigError, match=re.escape(words)):
         ResourceManager([url])

@@ -32,7 +32,10 @@ class DecisionLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._f: IO[str] | None = open(path, "a", encoding="utf-8", buffering=1 << 16)
         except OSError as e:
-            raise DecisionLogError(f"{path}: cannot open the decision log: {e.strerror}") from None
+            # mkdir meeting a file where a directory should be says only "File exists" or "Not a directory"
+            blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+            why = f"{blocker} is a file, not a directory" if blocker is not None else e.strerror
+            raise DecisionLogError(f"{path}: cannot open the decision log: {why}") from None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._flusher = threading.Thread(target=self._flush_loop, name="decision-log-flush", daemon=True)

@@ -8,9 +8,9 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from yarnctl.cli import argtypes
 from yarnctl.errors import ClusterError, ConfigError
 
 EPILOG_UP = """\
@@ -51,7 +51,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     csub = c.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
 
     def with_dir(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("--dir", type=Path, default=None, metavar="DIR",
+        p.add_argument("--dir", type=argtypes.path, default=None, metavar="DIR",
                        help="cluster directory (default ~/.yarnctl/cluster)")
         return p
 
@@ -76,12 +76,12 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     up.add_argument("--nodes", type=int, default=2, help="NodeManagers to start (default 2)")
     up.add_argument("--nm-memory-mb", type=int, default=4096, help="memory per NodeManager (default 4096)")
     up.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
-    up.add_argument("--deadline-ms", type=int, default=None,
+    up.add_argument("--deadline-ms", type=argtypes.positive, default=None,
                     help="shim decision deadline per heartbeat (default: the shim's, 10)")
-    up.add_argument("--heartbeat-ms", type=int, default=1000, help="NodeManager heartbeat interval (default 1000)")
-    up.add_argument("--token-file", type=Path, default=None,
+    up.add_argument("--heartbeat-ms", type=argtypes.positive, default=1000, help="NodeManager heartbeat interval (default 1000)")
+    up.add_argument("--token-file", type=argtypes.path, default=None,
                     help="py4j auth token shared by shim and server (default ~/.yarnctl/bridge.token; created 0600)")
-    up.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+    up.add_argument("--metrics-port", type=argtypes.port, default=None, metavar="PORT",
                     help="the policy server also serves Prometheus metrics on 127.0.0.1:PORT (/metrics)")
     up.add_argument("--recovery", action="store_true",
                     help="work-preserving RM restart: the RM keeps its state under the cluster dir, and "
@@ -89,7 +89,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     up.add_argument("--ha", action="store_true",
                     help="RM high availability: ZooKeeper and two ResourceManagers (rm1, rm2), each with its own "
                          "policy server, electing the active one; `yarnctl cluster failover` kills the active")
-    up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the daemons (default 180)")
+    up.add_argument("--timeout", type=argtypes.seconds, default=180.0, help="seconds to wait for the daemons (default 180)")
 
     st = with_dir(csub.add_parser("status", help="processes, nodes, apps and policy-server stats"))
     st.add_argument("--json", action="store_true", help="print one JSON object")
@@ -101,13 +101,13 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                               "it again on the same ports; return when every NodeManager is back. "
                                               "Running jobs survive only on a cluster started with `up --recovery`."))
     rr.add_argument("--graceful", action="store_true", help="stop the RM with SIGTERM instead of SIGKILL")
-    rr.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the RM and nodes (default 180)")
+    rr.add_argument("--timeout", type=argtypes.seconds, default=180.0, help="seconds to wait for the RM and nodes (default 180)")
 
     fo = with_dir(csub.add_parser("failover", help="RM HA: kill the active ResourceManager (-9); the standby takes over",
                                   description="On a cluster started with `up --ha`: kill the active RM with SIGKILL, "
                                               "wait until the standby is ACTIVE and every NodeManager has followed it, "
                                               "then start the killed RM again as the new standby."))
-    fo.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the takeover (default 180)")
+    fo.add_argument("--timeout", type=argtypes.seconds, default=180.0, help="seconds to wait for the takeover (default 180)")
 
     rn = with_dir(csub.add_parser("restart-nm", help="stop one NodeManager and start it again",
                                   description="Stop NodeManager INDEX with SIGTERM (it kills its containers; "
@@ -115,14 +115,14 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                               "return when the RM lists it RUNNING again."))
     rn.add_argument("index", type=int, help="which NodeManager (0 for nodemanager-0)")
     rn.add_argument("--kill", action="store_true", help="stop it with SIGKILL instead of SIGTERM")
-    rn.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for it to register (default 180)")
+    rn.add_argument("--timeout", type=argtypes.seconds, default=180.0, help="seconds to wait for it to register (default 180)")
 
     rs = with_dir(csub.add_parser("restart-serve", help="kill the policy server (-9, as a crash) and start it again",
                                   description="Kill `yarnctl serve` with SIGKILL (--graceful: SIGTERM, it saves its "
                                               "policy state) and start it again with the same arguments; meanwhile "
                                               "the shim decides natively, then resyncs."))
     rs.add_argument("--graceful", action="store_true", help="stop it with SIGTERM instead of SIGKILL")
-    rs.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for it to listen (default 60)")
+    rs.add_argument("--timeout", type=argtypes.seconds, default=60.0, help="seconds to wait for it to listen (default 60)")
 
     run = with_dir(csub.add_parser("run", help="run a Hadoop client program against the cluster", epilog=EPILOG_RUN,
                                    formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -193,6 +193,8 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
         raise ClusterError(f"--shim-on is the shim's host; --native {args.native} runs no shim")
     if args.native and args.metrics_port is not None:
         raise ClusterError(f"--metrics-port is the policy server's; --native {args.native} runs none")
+    if args.ha and args.metrics_port == 65535:
+        raise ClusterError("--metrics-port 65535: with --ha rm2's server takes the next port; give a lower one")
     if args.native is None:
         from yarnctl.policies import REGISTRY
         if policy not in REGISTRY:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -65,11 +66,11 @@ def add_parser(bs: Any) -> None:
     p.add_argument("--rerun", action="store_true", help="run the real runs of the chosen mixes and schedulers again, even if kept in OUT (others stay kept)")
     p.add_argument("--max-median-error", type=float, metavar="PCT",
                    help="exit 1 if the simulator's median |error| of job completion exceeds PCT percent")
-    p.add_argument("--cluster-dir", type=Path, metavar="DIR", help="where the local clusters live "
+    p.add_argument("--cluster-dir", type=argtypes.path, metavar="DIR", help="where the local clusters live "
                    "(default ~/.yarnctl/bench-cluster)")
     p.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS", help="give up on a real run after this long")
-    p.add_argument("--out", type=Path, metavar="DIR", help="where runs and results are kept (default ~/.yarnctl/fidelity)")
-    p.add_argument("--round", type=Path, action="append", default=[], metavar="DIR", dest="rounds",
+    p.add_argument("--out", type=argtypes.path, metavar="DIR", help="where runs and results are kept (default ~/.yarnctl/fidelity)")
+    p.add_argument("--round", type=argtypes.path, action="append", default=[], metavar="DIR", dest="rounds",
                    help="also score the real runs kept in DIR (another `bench fidelity --out`, the same mixes) as "
                         "another round: the real cluster's spread between rounds and the scheduler pairs every round "
                         "orders alike (repeatable); written to OUT/rounds.json")

@@ -11,10 +11,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 from yarnctl import __version__
+from yarnctl.cli import argtypes
 from yarnctl.cli import bench as bench_cli
 from yarnctl.cli import cluster as cluster_cli
 from yarnctl.cli import policy as policy_cli
@@ -55,8 +56,16 @@ examples:
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line, as every other error of the CLI (subcommands inherit it)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print `message` and where the flags are described, and exit 2."""
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="yarnctl",
         description="Python scheduling policies for Hadoop YARN 2.7 (Hadoop's FIFO, Fair, DRF and Capacity, "
                     "and DRESS, HaSTE, OPERA, usage feedback and H-MRF from their papers): simulate them, "
@@ -77,10 +86,10 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="comma-separated policies to compare (default: %(default)s)")
     s.add_argument("--seed", type=int, default=0, help="seed for drawn durations and arrivals (default 0)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    s.add_argument("--out", type=Path, metavar="DIR", help="write CSV files and PNG plots into DIR")
+    s.add_argument("--out", type=argtypes.path, metavar="DIR", help="write CSV files and PNG plots into DIR")
     s.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
                    help="set a policy parameter, e.g. fair.assign_multiple=true (repeatable)")
-    s.add_argument("--policy-config", type=Path, metavar="FILE",
+    s.add_argument("--policy-config", type=argtypes.path, metavar="FILE",
                    help="YAML file mapping policy name to its parameters")
     s.add_argument("--jobs", action=argparse.BooleanOptionalAction, default=None,
                    help="show the per-job table (default: when there are at most 25 jobs)")

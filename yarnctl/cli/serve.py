@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE, DEFAULT_TOKEN_FILE
+from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 from yarnctl.model import TUNE_INTERVAL_S
 
@@ -76,29 +76,29 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--policy", "-p", required=True, metavar="P", help="the policy to run (see `yarnctl policies`)")
     s.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
                    help="set a policy parameter, e.g. fair.assign_multiple=true (repeatable)")
-    s.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
+    s.add_argument("--policy-config", type=argtypes.path, metavar="FILE", help="YAML file mapping policy name to its parameters")
     s.add_argument("--max-am-share", type=float, metavar="FRACTION",
                    help="the share of cluster memory ApplicationMasters may hold, overriding the policy's own "
                         "(fifo: 0.5); 1 is stock FifoScheduler's: no limit")
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    s.add_argument("--port", type=int, default=25334, help="port to listen on, 0 for any (default: %(default)s)")
-    s.add_argument("--token-file", type=Path, default=DEFAULT_TOKEN_FILE, metavar="PATH",
+    s.add_argument("--port", type=argtypes.port, default=25334, help="port to listen on, 0 for any (default: %(default)s)")
+    s.add_argument("--token-file", type=argtypes.path, default=DEFAULT_TOKEN_FILE, metavar="PATH",
                    help="py4j auth token shared with the shim; created 0600 if missing (default: %(default)s)")
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--decision-log", type=Path, default=DEFAULT_DECISION_LOG, metavar="PATH",
+    g.add_argument("--decision-log", type=argtypes.path, default=DEFAULT_DECISION_LOG, metavar="PATH",
                    help="append one JSON line per call here (default: %(default)s)")
     g.add_argument("--no-decision-log", action="store_true", help="do not write a decision log")
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--status-file", type=Path, default=DEFAULT_STATUS_FILE, metavar="PATH",
+    g.add_argument("--status-file", type=argtypes.path, default=DEFAULT_STATUS_FILE, metavar="PATH",
                    help="rewrite this JSON file with the server's state every second; `yarnctl status` reads it "
                         "(default: %(default)s)")
     g.add_argument("--no-status-file", action="store_true", help="do not write a status file")
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--state-file", type=Path, metavar="PATH",
+    g.add_argument("--state-file", type=argtypes.path, metavar="PATH",
                    help="where a policy with long-term history (hmrf, lt-drf, ...) keeps it across restarts: "
                         "loaded at start, saved every 10 s and on stop (default: --state-dir/POLICY.json)")
     g.add_argument("--no-state-file", action="store_true", help="start without history and save none")
-    s.add_argument("--state-dir", type=Path, default=STATE_DIR, metavar="DIR",
+    s.add_argument("--state-dir", type=argtypes.path, default=STATE_DIR, metavar="DIR",
                    help="where policies with history keep it by default, as DIR/POLICY.json: the served one without "
                         "--state-file, and any swapped in by `yarnctl policy set` (default: %(default)s)")
     c = s.add_argument_group("control loop")
@@ -106,20 +106,20 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     r.add_argument("--rm", action="append", default=[], metavar="URL",
                    help="ResourceManager web address to poll, e.g. http://rm1:8088; repeat (or comma-separate) "
                         "for an HA pair (default: no control loop)")
-    r.add_argument("--yarn-site", type=Path, metavar="FILE",
+    r.add_argument("--yarn-site", type=argtypes.path, metavar="FILE",
                    help="read the RM web address(es) from this yarn-site.xml (HA rm-ids understood)")
-    c.add_argument("--tune-interval", type=float, default=TUNE_INTERVAL_S, metavar="SECONDS",
+    c.add_argument("--tune-interval", type=argtypes.seconds, default=TUNE_INTERVAL_S, metavar="SECONDS",
                    help="seconds between control-loop polls (default: %(default)s)")
     c.add_argument("--no-usage", action="store_true",
                    help="do not read per-container usage from the NodeManagers' /jmx")
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--control-socket", type=Path, metavar="PATH",
+    g.add_argument("--control-socket", type=argtypes.path, metavar="PATH",
                    help="Unix socket for `yarnctl policy show|set|rollback` (hot swap), 0600 and token-checked "
                         "(default: ~/.yarnctl/control-PORT.sock)")
     g.add_argument("--no-control", action="store_true", help="no control socket: the policy cannot be swapped")
     s.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --address (the token is then the only guard)")
-    s.add_argument("--metrics-port", type=int, metavar="PORT",
+    s.add_argument("--metrics-port", type=argtypes.port, metavar="PORT",
                    help="serve Prometheus metrics on http://ADDRESS:PORT/metrics, 0 for any (default: off)")
     s.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",
                    help="address for --metrics-port (default: %(default)s; non-loopback needs --allow-remote)")
@@ -128,11 +128,11 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                        description="Run POLICY on every call of a `yarnctl serve` decision log and compare "
                                    "its decisions with the logged ones.",
                        epilog=EPILOG_REPLAY, formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("log", type=Path, metavar="LOG", help="decision log written by `yarnctl serve`")
+    r.add_argument("log", type=argtypes.path, metavar="LOG", help="decision log written by `yarnctl serve`")
     r.add_argument("--policy", "-p", required=True, metavar="P", help="the policy to replay")
     r.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
                    help="set a policy parameter (repeatable)")
-    r.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
+    r.add_argument("--policy-config", type=argtypes.path, metavar="FILE", help="YAML file mapping policy name to its parameters")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     return {"serve": _cmd_serve, "replay": _cmd_replay}
 
@@ -155,17 +155,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     if args.verbose == 0:  # the startup and stats lines are INFO; -v adds the rest
         logging.getLogger("yarnctl").setLevel(logging.INFO)
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port {args.port}: expected 0-65535")
     if args.metrics_port is not None:
-        if not 0 <= args.metrics_port <= 65535:
-            raise ConfigError(f"--metrics-port {args.metrics_port}: expected 0-65535")
         try:
             check_address(args.metrics_address, args.allow_remote)
         except ConfigError as e:
             raise ConfigError(str(e).replace("--address", "--metrics-address", 1)) from None
-    if not 0 < args.tune_interval < math.inf:  # an infinite interval overflowed the loop's clock, killing its thread
-        raise ConfigError(f"--tune-interval {args.tune_interval:g}: expected a finite number of seconds > 0")
     from yarnctl.cli.params import check_max_am_share
 
     check_max_am_share(args)

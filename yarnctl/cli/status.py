@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import sys
 import time
@@ -15,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE
+from yarnctl.cli import argtypes
 from yarnctl.cli.running import local_cluster, read_status, running_server
-from yarnctl.errors import ConfigError
 
 if TYPE_CHECKING:  # rich and the HTTP client load only when `status` runs: every CLI start imports this module
     from rich.console import Console, RenderableType
@@ -76,9 +75,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     r = s.add_mutually_exclusive_group()
     r.add_argument("--rm", action="append", default=[], metavar="URL",
                    help="ResourceManager web address; repeat (or comma-separate) for an HA pair")
-    r.add_argument("--yarn-site", type=Path, metavar="FILE", help="read the RM address(es) from this yarn-site.xml")
-    s.add_argument("--serve-status", type=Path, metavar="FILE", help="the status file of `yarnctl serve`")
-    s.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
+    r.add_argument("--yarn-site", type=argtypes.path, metavar="FILE", help="read the RM address(es) from this yarn-site.xml")
+    s.add_argument("--serve-status", type=argtypes.path, metavar="FILE", help="the status file of `yarnctl serve`")
+    s.add_argument("--watch", type=argtypes.seconds, nargs="?", const=2.0, metavar="SECONDS",
                    help="redraw every SECONDS (default 2) until Ctrl-C")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     e = sub.add_parser("explain", help="why a pending application is not getting containers",
@@ -88,7 +87,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                    "oldest pending apps twice a second and writes them into its status file.",
                        epilog=EXPLAIN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0003")
-    e.add_argument("--serve-status", type=Path, metavar="FILE", help="the status file of `yarnctl serve`")
+    e.add_argument("--serve-status", type=argtypes.path, metavar="FILE", help="the status file of `yarnctl serve`")
     e.add_argument("--json", action="store_true", help="print the reasons as JSON")
     return {"status": _cmd_status, "explain": _cmd_explain}
 
@@ -141,8 +140,6 @@ def screen() -> Console:
 
 def _cmd_status(args: argparse.Namespace) -> int:
     out = screen()
-    if args.watch is not None and not 0 < args.watch < math.inf:
-        raise ConfigError(f"--watch {args.watch:g}: expected a finite number of seconds > 0")
     rm, serve_file = _resolve(args)
     try:
         if args.json:

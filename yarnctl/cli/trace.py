@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
 WIDE = 140  # columns when not printing to a terminal
@@ -44,8 +45,8 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                   "allocated memory and cpu over each container's life, aggregated per job and per "
                                   "user; a table of percentiles and, with --out, CDF plots like [FEEDBACK] Fig. 1.",
                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("trace", type=Path, metavar="TRACE.csv", help="container usage trace (CSV)")
-    e.add_argument("--out", type=Path, metavar="DIR",
+    e.add_argument("trace", type=argtypes.path, metavar="TRACE.csv", help="container usage trace (CSV)")
+    e.add_argument("--out", type=argtypes.path, metavar="DIR",
                    help="write efficiency.png (CDFs), efficiency.csv (E of every container, job and user) "
                         "and efficiency-summary.csv (the table) into DIR")
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

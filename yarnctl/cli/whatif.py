@@ -9,9 +9,9 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
-from pathlib import Path
 from typing import Any
 
+from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError, YarnctlError
 
 # measured by tests/integration/test_operator_live.py, written up in docs/whatif.md
@@ -52,12 +52,12 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="alternatives to the serving policy (see `yarnctl policies`); the serving one always runs")
     w.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
                    help="a parameter of an alternative (repeatable); the serving policy keeps its live ones")
-    w.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
+    w.add_argument("--policy-config", type=argtypes.path, metavar="FILE", help="YAML file mapping policy name to its parameters")
     w.add_argument("--horizon", default="1h", metavar="TIME", help="how far to simulate: 1h, 30m, 600s (default: 1h)")
     w.add_argument("--jobs", action="store_true", help="also print each job's predicted completion per policy")
-    w.add_argument("--serve-status", type=Path, metavar="FILE", help="the status file of `yarnctl serve`")
-    w.add_argument("--control-socket", type=Path, metavar="PATH", help="the server's control socket")
-    w.add_argument("--token-file", type=Path, metavar="PATH", help="the bridge token")
+    w.add_argument("--serve-status", type=argtypes.path, metavar="FILE", help="the status file of `yarnctl serve`")
+    w.add_argument("--control-socket", type=argtypes.path, metavar="PATH", help="the server's control socket")
+    w.add_argument("--token-file", type=argtypes.path, metavar="PATH", help="the bridge token")
     w.add_argument("--rm", action="append", default=[], metavar="URL",
                    help="ResourceManager web address (default: the one the server's control loop polls, or the "
                         "local cluster's)")

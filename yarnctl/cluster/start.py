@@ -35,6 +35,7 @@ log = logging.getLogger("yarnctl.cluster.local")
 
 HDFS_DIR = "/yarnctl"  # on the local cluster's HDFS: MapReduce staging and job history
 POLICY_STATE = "policy-state.json"  # a stateful policy's saved state (serve --state-file)
+MAX_DEADLINE_MS = 60_000  # ShimConfig's bound for yarnctl.shim.deadline-ms
 NM_REGISTERED = "Registered with ResourceManager as"  # NodeStatusUpdaterImpl.registerWithRM, once per registration
 
 
@@ -88,6 +89,12 @@ class Startup:
             raise ClusterError(f"--nodes {nodes}: with HDFS each node needs a loopback address 127.0.1.N (at most 254)")
         if nm_memory_mb < 1024 or nm_vcores < 1:
             raise ClusterError("a NodeManager needs at least 1024 MB and 1 vcore")
+        if heartbeat_ms < 1:  # the RM refuses it at start, after the policy server is up
+            raise ClusterError(f"--heartbeat-ms must be at least 1, got {heartbeat_ms}")
+        if deadline_ms is not None and not 1 <= deadline_ms <= MAX_DEADLINE_MS:
+            raise ClusterError(f"--deadline-ms must be in [1, {MAX_DEADLINE_MS}] (the shim's bounds), got {deadline_ms}")
+        if not timeout_s > 0:
+            raise ClusterError(f"--timeout must be > 0 seconds, got {timeout_s:g}")
         self._refuse_if_running()
         started = time.monotonic()
         shim = native is None

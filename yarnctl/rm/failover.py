@@ -41,19 +41,19 @@ REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 
 def normalise_base(url: str) -> str:
     """'host:8088' -> 'http://host:8088'; no trailing slash. RMConfigError for an empty address."""
-    url = url.strip().rstrip("/")
-    if not url:
+    url = url.strip()
+    if not url.rstrip("/"):
         raise RMConfigError("empty ResourceManager/NodeManager address")
     if "://" not in url:
         url = "http://" + url
-    parts = urlsplit(url)
+    parts = urlsplit(url)  # before the slashes go: "http://" stripped to "http:" read as a host named http
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RMConfigError(f"{url!r} is not an http(s)://host:port address")
     try:
         parts.port  # noqa: B018 (urlsplit checks the port only when asked)
     except ValueError:
         raise RMConfigError(f"{url!r} has a bad port; expected http(s)://host:port") from None
-    return url
+    return url.rstrip("/")
 
 
 def _netloc(url: str) -> str:
