@@ -25,3 +25,15 @@ def test_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path,
     assert stop.value.code == 2 and out == ""
     assert err == f"error: {message} (see `yarnctl {argv[0]} --help`)\n"
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "fidelity", "--max-median-error", "nan"], "argument --max-median-error: expected a finite percentage >= 0, got nan"),
+    (["bench", "fidelity", "--timeout", "0"], "argument --timeout: expected a finite number of seconds > 0, got 0"),
+    (["sls", "--nm-vcores", "0"], "argument --nm-vcores: expected an integer >= 1, got 0"),
+], ids=["nan-error-bound", "zero-timeout", "no-vcores"])
+def test_long_runs_refuse_bad_numbers_before_starting(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                      message: str) -> None:
+    with pytest.raises(SystemExit) as stop:  # bench fidelity with a NaN bound ran its real runs first
+        main(argv)
+    assert stop.value.code == 2 and message in capsys.readouterr().err

@@ -212,6 +212,13 @@ MALFORMED = [
      _generic(f"{{name: s1, tasks: 1, resource: {RES}, duration: 1, priority: 5}}",
               "{name: s2, tasks: 1, resource: {memory_mb: 2048, vcores: 1}, duration: 1, priority: 5}"),
      "jobs[0].stages[1].priority", "one request per priority"),
+    ("duplicate-stage-name",  # `after: s1` bound the first of the two
+     _generic(f"{{name: s1, tasks: 1, resource: {RES}, duration: 1}}",
+              f"{{name: s1, tasks: 1, resource: {RES}, duration: 1}}"),
+     "jobs[0].stages[1].name", "duplicate stage name 's1' (stage 0 has it too)"),
+    ("null-user-in-generator",  # it became the user "None"
+     _gen(f"{{prefix: g, count: 2, users: [alice, ~], job: {{maps: {MAPS}}}}}"),
+     "generate[0].users[1]", "expected a non-empty string, got None"),
 ]
 
 

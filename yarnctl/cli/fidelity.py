@@ -64,11 +64,11 @@ def add_parser(bs: Any) -> None:
                         "starting beside it; 1,200 candidates) or cpu (each start's CPU-seconds, its client's and its "
                         "AM's too, processor-shared on the machine's cores; 2,880 candidates); default linear")
     p.add_argument("--rerun", action="store_true", help="run the real runs of the chosen mixes and schedulers again, even if kept in OUT (others stay kept)")
-    p.add_argument("--max-median-error", type=float, metavar="PCT",
+    p.add_argument("--max-median-error", type=argtypes.percent, metavar="PCT",
                    help="exit 1 if the simulator's median |error| of job completion exceeds PCT percent")
     p.add_argument("--cluster-dir", type=argtypes.path, metavar="DIR", help="where the local clusters live "
                    "(default ~/.yarnctl/bench-cluster)")
-    p.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS", help="give up on a real run after this long")
+    p.add_argument("--timeout", type=argtypes.seconds, default=1800.0, metavar="SECONDS", help="give up on a real run after this long")
     p.add_argument("--out", type=argtypes.path, metavar="DIR", help="where runs and results are kept (default ~/.yarnctl/fidelity)")
     p.add_argument("--round", type=argtypes.path, action="append", default=[], metavar="DIR", dest="rounds",
                    help="also score the real runs kept in DIR (another `bench fidelity --out`, the same mixes) as "

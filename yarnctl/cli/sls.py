@@ -44,10 +44,10 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--scheduler", "-s", default="native-fifo,fifo", metavar="S[,S...]",
                    help="schedulers to run in turn (default native-fifo,fifo)")
     s.add_argument("--nodes", type=argtypes.path, metavar="FILE", help="SLS topology JSON (default: the trace's hosts)")
-    s.add_argument("--nm-memory-mb", type=int, default=4096, help="memory of each simulated node (default 4096)")
-    s.add_argument("--nm-vcores", type=int, default=4, help="vcores of each simulated node (default 4)")
-    s.add_argument("--container-mb", type=int, default=1024, help="memory of every container (default 1024)")
-    s.add_argument("--container-vcores", type=int, default=1, help="vcores of every container (default 1)")
+    s.add_argument("--nm-memory-mb", type=argtypes.positive, default=4096, help="memory of each simulated node (default 4096)")
+    s.add_argument("--nm-vcores", type=argtypes.positive, default=4, help="vcores of each simulated node (default 4)")
+    s.add_argument("--container-mb", type=argtypes.positive, default=1024, help="memory of every container (default 1024)")
+    s.add_argument("--container-vcores", type=argtypes.positive, default=1, help="vcores of every container (default 1)")
     s.add_argument("--capacity-scheduler", type=argtypes.path, metavar="FILE",
                    help="a capacity-scheduler.xml whose queue tree the RM runs (the trace's job.queue.name must name "
                         "its leaves): native-capacity reads it, a policy runs on the shim on CapacityScheduler and "
@@ -56,7 +56,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="where each run's conf, SLS output and logs go (default: OUT/work, else ~/.yarnctl/sls)")
     s.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for `yarnctl serve` under the shim (repeatable), e.g. --serve-arg=--param=...")
-    s.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    s.add_argument("--timeout", type=argtypes.seconds, default=None, metavar="SECONDS",
                    help="give up on a run after this long (default: 3 x the trace's length + 120 s)")
     s.add_argument("--out", type=argtypes.path, metavar="DIR", help="write sls.json, summary.csv, jobs.csv and jobs.png into DIR")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of tables")

@@ -310,6 +310,8 @@ class Parser:
         priority = r.integer(s.get("priority", default_priority), f"{path}.priority", minimum=0)
         names = [str((x[1] or {}).get("name") or x[0]) if isinstance(x[1], Mapping) else x[0] for x in siblings]
         name = names[index]
+        if name in names[:index]:  # `after` would bind the first of the two
+            raise r.fail(f"{path}.name", f"duplicate stage name {name!r} (stage {names.index(name)} has it too)")
         if "after" in s:
             if s["after"] is None:
                 after = None
@@ -381,8 +383,10 @@ class Parser:
         rng = random.Random(f"{self.seed}:generate:{prefix}")
         gap = self.arrival(g.get("arrival", {"every_s": 0}), f"{path}.arrival")
         users = g.get("users")
-        if users is not None and (not isinstance(users, list) or not users):
-            raise r.fail(f"{path}.users", "expected a non-empty list of user names")
+        if users is not None:
+            if not isinstance(users, list) or not users:
+                raise r.fail(f"{path}.users", "expected a non-empty list of user names")
+            users = [r.string(u, f"{path}.users[{i}]") for i, u in enumerate(users)]  # not str(None): "None"
         if ("job" in g) == ("mix" in g):
             raise r.fail(path, "give exactly one of `job` or `mix`")
         templates: list[tuple[float, Any, str]] = []
@@ -410,7 +414,7 @@ class Parser:
                 templates, weights=[w for w, _, _ in templates])[0]
             extra: dict[str, Any] = {}
             if users is not None:
-                extra["user"] = str(users[k % len(users)])
+                extra["user"] = users[k % len(users)]
             elif "user" in g:
                 extra["user"] = g["user"]
             if "queue" in g:
