@@ -160,8 +160,12 @@ def test_replay_truncated_log_says_so(capsys: pytest.CaptureFixture[str], tmp_pa
 @pytest.mark.parametrize(
     "content, message",
     [(None, "cannot read the decision log"), (b"", "no decision log records"),
-     (b"PK\x03\x04garbage\n", "1: not a decision log record")],
-    ids=["missing", "empty", "garbage"],
+     (b"PK\x03\x04garbage\n", "1: not a decision log record"),
+     # every request unreadable: it reported 0 calls replayed and exited 0
+     (b'{"seq":1,"node":"n1","outcome":"ok","req":"garbage","resp":{}}\n'
+      b'{"seq":2,"node":"n1","outcome":"ok","req":{},"resp":{}}\n',
+      "none of its 2 records holds a request the wire reads (first, record 1: req: not a JSON object)")],
+    ids=["missing", "empty", "garbage", "no-readable-request"],
 )
 def test_replay_bad_log_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes | None,
                                     message: str) -> None:

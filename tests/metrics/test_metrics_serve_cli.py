@@ -41,7 +41,8 @@ def token(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("args, message", [
     (["--metrics-port", "0", "--metrics-address", "0.0.0.0"], "--metrics-address 0.0.0.0 is not a loopback address"),
     (["--yarn-site", "/nope/yarn-site.xml"], "/nope/yarn-site.xml"),
-], ids=["remote-address", "missing-yarn-site"])
+    (["--status-file", "/"], "--status-file /: is a directory; give a file path"),  # it warned every second
+], ids=["remote-address", "missing-yarn-site", "status-file-directory"])
 def test_serve_refuses_bad_metrics_flags(capsys: pytest.CaptureFixture[str], token: Path, tmp_path: Path,
                                          args: list[str], message: str) -> None:
     code = main(["serve", "--policy", "fifo", "--token-file", str(token), "--no-decision-log", *args])

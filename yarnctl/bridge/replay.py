@@ -54,16 +54,17 @@ def replay(path: Path, policy: Policy) -> ReplayReport:
     mirror, engine = Mirror(), Engine(policy)
     report = ReplayReport(str(path), policy.name, [])
     seen_policies: dict[str, None] = {}
+    first_bad = ""
     for lineno, rec in enumerate(reader, 1):
         seen_policies[str(rec.get("policy"))] = None
         req_doc = rec["req"]
-        if not isinstance(req_doc, dict):  # the server could not parse it either
-            report.skipped["bad request"] += 1
-            continue
         try:
+            if not isinstance(req_doc, dict):  # the server could not parse it either
+                raise WireError("req", "not a JSON object")
             req = request_from_doc(req_doc)
-        except WireError:
+        except WireError as e:
             report.skipped["bad request"] += 1
+            first_bad = first_bad or f"record {lineno}: {e}"
             continue
         try:
             mirror.apply(req)
@@ -88,6 +89,9 @@ def replay(path: Path, policy: Policy) -> ReplayReport:
             report.replay_containers[a.app_id] += a.count
     if reader.records == 0:
         raise DecisionLogError(f"{path}: no decision log records")
+    if report.skipped["bad request"] == reader.records:  # nothing was compared: not a report worth exit 0
+        raise DecisionLogError(f"{path}: none of its {reader.records} records holds a request the wire reads "
+                               f"(first, {first_bad})")
     report.truncated = reader.truncated
     report.logged_policies = list(seen_policies)
     return report

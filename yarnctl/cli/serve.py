@@ -155,6 +155,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     if args.verbose == 0:  # the startup and stats lines are INFO; -v adds the rest
         logging.getLogger("yarnctl").setLevel(logging.INFO)
+    if not args.no_status_file and args.status_file.expanduser().is_dir():  # it warned once a second, forever
+        raise ConfigError(f"--status-file {args.status_file}: is a directory; give a file path")
     if args.metrics_port is not None:
         try:
             check_address(args.metrics_address, args.allow_remote)
