@@ -169,6 +169,60 @@ def test_bench_report_merges_runs_and_refuses_foreign_files(tmp_path: Path, caps
     assert code == 2 and "the same label appears twice" in err
 
 
+REC = AppRecord("j1", "sleep", "application_1_0001", "u", "q", T0, T0 + 1000, T0 + 40_000, "SUCCEEDED", 3, 100, 10,
+                "history").to_json()
+RUN = {"label": "dress", "spec": "mr-mix", "capacity_mb": 8192, "capacity_vcores": 8, "wall_s": 1.0, "records": [REC]}
+
+
+@pytest.mark.parametrize("doc,message", [
+    ({"runs": []}, "runs: empty; nothing to report"),
+    ({"runs": [{"label": "x"}]}, "runs[0].spec: missing"),
+    ({"runs": [5]}, "runs[0]: expected a mapping, got 5"),
+    ({"runs": [{**RUN, "capacity_mb": "a"}]}, "runs[0].capacity_mb: expected an integer >= 0, got 'a'"),
+    ({"runs": [{**RUN, "records": 5}]}, "runs[0].records: expected a list of the run's jobs, got 5"),
+    ({"runs": [{**RUN, "records": [{"job_id": "j1"}]}]}, "runs[0].records[0].program: missing"),
+    ({"runs": [{**RUN, "records": [{**REC, "tasks": "3"}]}]}, "runs[0].records[0].tasks: expected an integer >= 0"),
+    ({"runs": [{**RUN, "records": [{**REC, "extra": 1}]}]}, "runs[0].records[0].extra: unknown field"),
+    ({"runs": [{**RUN, "records": [{**REC, "maps_local": [1, 2]}]}]}, "runs[0].records[0].maps_local: expected []"),
+    ({"runs": [{**RUN, "queue_shares": [{"queue": "a"}]}]}, "runs[0].queue_shares[0].configured: missing"),
+], ids=["no-runs", "no-spec", "not-a-run", "capacity", "records", "no-program", "tasks", "unknown", "maps-local",
+        "queue-shares"])
+def test_an_incomplete_bench_json_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict[str, Any],
+                                              message: str) -> None:
+    f = tmp_path / "bench.json"
+    f.write_text(json.dumps(doc))
+    code, out, err = _bench(capsys, "report", str(f))
+    assert code == 2 and out == "" and err.startswith(f"error: {f}: {message}") and err.count("\n") == 1, err
+    f.write_text(json.dumps({"runs": [RUN]}))
+    assert _bench(capsys, "report", str(f))[0] == 0
+
+
+@pytest.mark.parametrize("hive,message", [
+    ("{tmp}/nonexist", "--hive {tmp}/nonexist: no such file"),
+    ("{tmp}", "--hive {tmp}: not an executable file"),
+    ("no-such-hive-cli", "--hive no-such-hive-cli: no such command on PATH; give its path"),
+])
+def test_a_hive_that_cannot_run_is_refused_before_the_cluster_is_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                      hive: str, message: str) -> None:
+    (tmp_path / "sample-queries-tpcds").mkdir()
+    (tmp_path / "sample-queries-tpcds" / "query3.sql").write_text("select 1;\n")
+    asked: list[str] = []
+
+    class Watched(SuiteRM):
+        def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+            asked.append(path)
+            return super().answer(path)
+
+    rm = Watched({})
+    try:
+        code, _, err = _bench(capsys, "tpcds", "--home", str(tmp_path), "--queries", "3", "--database", "d", "--hive",
+                              hive.format(tmp=tmp_path), "--rm", rm.url, "--label", "x", "--out", str(tmp_path / "out"))
+    finally:
+        rm.stop()
+    assert code == 2 and err == f"error: {message.format(tmp=tmp_path)}\n"
+    assert asked == [] and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("argv,message", [
     (["hibench", "--home", "{tmp}", "--workloads", "micro/nope", "--rm", "http://127.0.0.1:1", "--label", "x"],
      "no such HiBench run script"),

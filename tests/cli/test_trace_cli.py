@@ -111,7 +111,8 @@ def test_sampled_trace_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture
     (HEADER + "\nc1,j,u,2048,1,0,10,lots,1\n", [], "line 2, used_memory_mb: not a number: 'lots'"),
     (HEADER + "\nc1,j,u,2048,1,5,5,1,1\n", [], "every container has end_s == start_s"),
     (HEADER + ",is_am\nc1,j,u,2048,1,0,5,1,1,1\n", ["--tasks-only"], "--tasks-only leaves no container"),
-], ids=["missing-file", "wrong-header", "not-a-number", "no-duration", "only-ams"])
+    (HEADER + "\nc1,j,u,1e-200,1,0,1e-200,1,1\n", [], "line 2, memory_mb: 1e-200 held for 1e-200 s is too small"),
+], ids=["missing-file", "wrong-header", "not-a-number", "no-duration", "only-ams", "no-measurable-allocation"])
 def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None,
                                      argv: list[str], message: str) -> None:
     p = tmp_path / ("nope.csv" if content is None else "t.csv")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import os
 import re
@@ -18,7 +20,7 @@ import pytest
 from scipy import stats as st
 
 from yarnctl.cli.main import main
-from yarnctl.errors import ConfigError
+from yarnctl.errors import ConfigError, YarnctlError
 from yarnctl.sim.workload import load_workload
 from yarnctl.sweep.run import keyed_cells, run_sweep
 from yarnctl.sweep.spec import Cell, RunOptions, cell_key, load_spec, parse_seeds, parse_values
@@ -103,6 +105,24 @@ def test_bad_specs_are_one_clear_error(tmp_path: Path, doc: str, flags: dict[str
         load_spec(f, **flags)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("value,message", [
+    (".nan", "expected a number, got nan"),
+    ("-5", "expected a number > 0, got -5"),
+    ("0", "expected a number > 0, got 0"),
+    (".inf", "expected a finite number of at most 1e+15, got inf"),
+    ("'600'", "expected a number, got '600'"),
+])
+def test_max_time_s_is_a_finite_number_of_seconds(tmp_path: Path, value: str, message: str) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(f"workloads: [haste-mixed1]\npolicies: [fifo]\nmax_time_s: {value}\n")
+    with pytest.raises(YarnctlError) as e:
+        load_spec(f)
+    assert str(e.value) == f"{f}: max_time_s: {message}"
+    for given, cap in (("600", 600.0), ("null", math.inf)):
+        f.write_text(f"workloads: [haste-mixed1]\npolicies: [fifo]\nmax_time_s: {given}\n")
+        assert load_spec(f).options.max_time_s == cap
+
+
 def test_cell_keys_follow_content_not_spelling() -> None:
     a = Cell("w", "dress", (("initial_reserve", 1.0),), 0)
     b = Cell("w", "dress", (("initial_reserve", 1),), 0)
@@ -176,6 +196,55 @@ def test_a_sweep_killed_half_way_resumes_with_only_the_missing_cells(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert f"12 cells: {kept} kept from before, {12 - kept} run now" in done.stdout
     assert len(pd.read_csv(tmp_path / "results.csv")) == 12
+
+
+def test_a_corrupt_kept_cell_is_named_and_runs_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    spec = load_spec(None, workloads=["haste-mixed1"], policies=["fifo"], seeds="0:1")
+    run_sweep(spec, tmp_path, workers=1)
+    table = pd.read_csv(tmp_path / "results.csv").drop(columns=["cell_s"])
+    cell = sorted((tmp_path / "cells").glob("*.json"))[0]
+    for text, problem in (("garbage", "unreadable (Expecting value"),
+                          ('{"row": 5}', f"not the kept cell {cell.stem}"),
+                          (json.dumps({"key": cell.stem, "row": {"makespan_s": "abc"}}),
+                           "row.makespan_s: expected a number or null, got 'abc'")):
+        cell.write_text(text)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="yarnctl.sweep.store"):
+            again = run_sweep(spec, tmp_path, workers=1)
+        assert (again.kept, again.ran, again.failed) == (1, 1, ())
+        said = [r.getMessage() for r in caplog.records]
+        assert len(said) == 1 and said[0].startswith(f"{cell}: {problem}"), said
+        assert said[0].endswith("; running its cell again")
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "results.csv").drop(columns=["cell_s"]), table)
+
+
+def test_report_refuses_a_corrupt_sweep_json_a_cell_that_is_no_number_and_a_column_that_is_no_metric(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_sweep(load_spec(None, workloads=["haste-mixed1"], policies=["fifo", "fair"], seeds="0:1"), tmp_path, workers=1)
+    sweep_json, table = tmp_path / "sweep.json", tmp_path / "results.csv"
+    good = table.read_text()
+
+    def report(*argv: str) -> str:
+        assert main(["sweep", "report", str(tmp_path), "--no-plot", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        return err
+
+    for column in ("policy", "seed", "label", "workload", "key"):
+        assert report("--metric", column).startswith(f"error: --metric {column!r}: names the cells, it is not a "
+                                                     f"metric; metrics: makespan_s, ")
+    sweep_json.write_text("not json")
+    assert report().startswith(f"error: {sweep_json}: unreadable (Expecting value")
+    sweep_json.write_text("[1]")
+    assert report() == f"error: {sweep_json}: expected a mapping, got a list\n"
+    sweep_json.unlink()
+    df = pd.read_csv(table)
+    df["avg_completion_s"] = df["avg_completion_s"].astype(object)
+    df.loc[2, "avg_completion_s"] = "abc"
+    df.to_csv(table, index=False)
+    assert report() == f"error: {table}: line 4, avg_completion_s: not a number: 'abc'\n"
+    table.write_text(good)
+    assert main(["sweep", "report", str(tmp_path), "--no-plot"]) == 0
 
 
 def test_cli_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

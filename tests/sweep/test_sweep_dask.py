@@ -74,3 +74,21 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path: Path, capsys: pytest.Cap
     err = capsys.readouterr().err
     assert code == 2 and "no Dask scheduler answered" in err, err
     assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1
+
+
+@pytest.mark.parametrize("address", ["notaurl", "tcp://10.0.0.5", "tcp://10.0.0.5:0", "http://10.0.0.5:8786"])
+def test_a_malformed_scheduler_address_is_one_line_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                        address: str) -> None:
+    code = main(["sweep", "run", "--workload", "haste-mixed1", "--policy", "fifo", "--executor", "dask",
+                 "--scheduler", address, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (f"error: --scheduler {address!r}: expected a Dask scheduler's address, "
+                                 f"tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)\n")
+    assert not (tmp_path / "sweep.json").exists()
+
+
+def test_the_addresses_dask_connects_to_pass_the_check() -> None:
+    from yarnctl.sweep.executors import check_scheduler
+
+    for address in ("tcp://10.0.0.5:8786", "10.0.0.5:8786", "tls://scheduler.example.org:8786", "tcp://[::1]:8786"):
+        check_scheduler(address)

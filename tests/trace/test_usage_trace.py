@@ -73,9 +73,16 @@ def test_write_then_read_round_trips(tmp_path: Path) -> None:
     (HEADER + ",is_am\nc1,j,u,2048,1,0,10,1,1,yes\n", "line 2, is_am: expected 0 or 1, got 'yes'"),
     (HEADER + ",t_s\nc1,j,u,2048,1,0,10,1,1,0\nc1,j,v,2048,1,0,10,1,1,5\n", "line 3, user: container 'c1' has user 'u'"),
     (HEADER + ",t_s\nc1,j,u,2048,1,0,10,1,1,0\nc1,j,u,4096,1,0,10,1,1,5\n", "line 3, memory_mb: container 'c1' has"),
+    (HEADER + "\nc1,j,u,1e-200,1,0,1e-200,1,1\n",
+     "line 2, memory_mb: 1e-200 held for 1e-200 s is too small an allocation to measure E = used / allocated"),
+    (HEADER + "\nc1,j,u,2048,1,0,1e-320,1,1\n", "line 2, memory_mb: 2048 held for 9.99989e-321 s is too small"),
+    (HEADER + "\nc1,j,u,1e308,1,0,10,1,1\n", "line 2, memory_mb: 1e308 held for 10 s is too large an allocation"),
+    (HEADER + "\nc1,j,u,2048,1e-300,0,10,1,1e15\n",
+     "line 2, used_vcores: 1e15 of 1e-300 allocated for 10 s: E = used / allocated is beyond a float"),
 ], ids=["empty", "missing-columns", "header-only", "short-row", "not-a-number", "nan", "zero-allocation",
         "negative-use", "end-before-start", "empty-job", "duplicate-container", "bad-is-am",
-        "sample-user-differs", "sample-allocation-differs"])
+        "sample-user-differs", "sample-allocation-differs", "allocation-underflows", "duration-underflows",
+        "allocation-overflows", "efficiency-overflows"])
 def test_bad_input_names_the_line_and_column(tmp_path: Path, text: str, message: str) -> None:
     p = write(tmp_path, text)
     with pytest.raises(WorkloadError) as e:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 from yarnctl.bench.jhist import locality_of
 from yarnctl.errors import RMError
 from yarnctl.rm import AppInfo, HistoryServer, ResourceManager
 from yarnctl.sim.report import JobResult, PolicyResult
+from yarnctl.sim.workload.reader import Reader, show
 
 JOB_COUNTER = "org.apache.hadoop.mapreduce.JobCounter"
 _STATES = {"SUCCEEDED": "succeeded", "FAILED": "failed", "KILLED": "killed"}
@@ -40,6 +41,52 @@ class AppRecord:
     def to_json(self) -> dict[str, Any]:
         """This record as a JSON object."""
         return asdict(self)
+
+
+def check_run(r: Reader, raw: Any, path: str) -> None:
+    """WorkloadError naming the field at `path` unless `raw` is a run as bench.json keeps it, with every field a report reads."""
+    m = r.required(raw, path, ("label", "spec", "capacity_mb", "capacity_vcores", "wall_s", "records"))
+    for k in ("label", "spec", "history"):
+        if k in m and (not isinstance(m[k], str) or not m[k]):
+            raise r.fail(f"{path}.{k}", f"expected a non-empty string, got {show(m[k])}")
+    r.integer(m["capacity_mb"], f"{path}.capacity_mb", minimum=0)
+    r.integer(m["capacity_vcores"], f"{path}.capacity_vcores", minimum=0)
+    r.number(m["wall_s"], f"{path}.wall_s")
+    records = m["records"]
+    if not isinstance(records, list) or not records:
+        raise r.fail(f"{path}.records", f"expected a list of the run's jobs, got {show(records)}")
+    for i, rec in enumerate(records):
+        _check_record(r, rec, f"{path}.records[{i}]")
+    shares = m.get("queue_shares") or []
+    if not isinstance(shares, list):
+        raise r.fail(f"{path}.queue_shares", f"expected a list of queues, got {show(shares)}")
+    for i, row in enumerate(shares):
+        q = r.required(row, f"{path}.queue_shares[{i}]", ("queue", "configured", "real", "simulated", "real_busy_s",
+                                                         "simulated_busy_s"))
+        r.string(q["queue"], f"{path}.queue_shares[{i}].queue")
+        for k in ("configured", "real", "simulated", "real_busy_s", "simulated_busy_s"):
+            if q[k] is None and k in ("real", "simulated"):
+                continue  # no busy period: no share
+            r.number(q[k], f"{path}.queue_shares[{i}].{k}")
+
+
+def _check_record(r: Reader, raw: Any, path: str) -> None:
+    """WorkloadError naming the field at `path` unless `raw` is an AppRecord's `to_json`."""
+    m = r.mapping(raw, path)
+    r.keys(m, path, {f.name for f in fields(AppRecord)})
+    for f in fields(AppRecord):
+        p, v = f"{path}.{f.name}", m.get(f.name)
+        if f.name not in m:
+            if f.default is MISSING:
+                raise r.fail(p, "missing")
+        elif f.type == "int":
+            r.integer(v, p, minimum=0)
+        elif f.type == "str":
+            if not isinstance(v, str):
+                raise r.fail(p, f"expected a string, got {show(v)}")
+        elif not (isinstance(v, list) and len(v) in (0, 3)
+                  and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)):
+            raise r.fail(p, f"expected [] or its data-local, rack-local and off-switch map counts, got {show(v)}")
 
 
 def missing(job_id: str, program: str, submit_ms: int) -> AppRecord:

@@ -118,6 +118,20 @@ def tpcds_jobs(testbench: Path, queries: Sequence[str], database: str, hive: str
     return jobs
 
 
+def check_program(program: str, cwd: Path, flag: str) -> None:
+    """ConfigError naming `flag` unless `program` runs from `cwd`: an executable file there, or a command on PATH."""
+    if os.sep not in program:
+        if shutil.which(program) is None:
+            raise ConfigError(f"{flag} {program}: no such command on PATH; give its path")
+        return
+    path = cwd / Path(program).expanduser()  # a relative path runs from cwd, as the job will start it
+    where = "" if Path(program).expanduser().is_absolute() else f" (from {cwd}, where it runs)"
+    if not path.exists():
+        raise ConfigError(f"{flag} {program}: no such file{where}")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise ConfigError(f"{flag} {program}: not an executable file{where}")
+
+
 def app_ids_in(text: str) -> list[str]:
     """Application ids named in a client's output (job_ ids are mapped to application_), first-seen order."""
     seen: dict[str, None] = {}

@@ -171,6 +171,7 @@ def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
     args.home = args.home.expanduser().resolve()
     if args.backend == "tpcds":
         jobs = suites.tpcds_jobs(args.home, _split(args.queries), args.database, args.hive, args.interval)
+        suites.check_program(args.hive, args.home, "--hive")  # else Popen's traceback, once the cluster is busy
         return [_suite_run(args, jobs, out, args.label, args.history, {})]
     jobs = suites.hibench_jobs(args.home, _split(args.workloads), args.framework, args.interval,
                                prepare=not args.skip_prepare)
@@ -275,17 +276,26 @@ def _hibench_per_scheduler(args: argparse.Namespace, jobs: Sequence[Any], out: P
 
 
 def _merge(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from yarnctl.bench.collect import check_run
+    from yarnctl.sim.workload.reader import Reader
+
     runs: list[dict[str, Any]] = []
     for f in args.files:
         try:
             doc = json.loads(f.read_text())
             got = doc["runs"]
-            if not isinstance(got, list) or not all(isinstance(r, dict) and "label" in r for r in got):
+            if not isinstance(got, list):
                 raise KeyError("runs")
         except OSError as e:
             raise ConfigError(f"{f}: cannot read: {e.strerror or e}") from None
         except (ValueError, KeyError, TypeError):
             raise ConfigError(f"{f}: not a bench.json written by `yarnctl bench --out`") from None
+        if not got:
+            raise ConfigError(f"{f}: runs: empty; nothing to report (a bench.json of `yarnctl bench --out` holds a "
+                              f"run per scheduler)")
+        r = Reader(str(f))
+        for i, run in enumerate(got):
+            check_run(r, run, f"runs[{i}]")
         runs += got
     labels = [r["label"] for r in runs]
     if len(set(labels)) != len(labels):

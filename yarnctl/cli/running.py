@@ -31,10 +31,34 @@ def running_server(path: Path | None) -> dict[str, Any]:
     """The status document of the running `yarnctl serve` (the given file, the local cluster's, or the default one)."""
     path = path or local_cluster()[1] or DEFAULT_STATUS_FILE.expanduser()
     doc, _ = read_status(path)
+    if doc is None and path.is_file():  # there but not JSON: "stopped or older" would send the reader astray
+        raise ConfigError(f"{path}: not the status file of `yarnctl serve` (unreadable, or not a JSON object)")
     if doc is None or not doc.get("running"):
         raise ConfigError(f"no running yarnctl serve at {path} (its status file is missing, stopped or older than "
                           f"{FRESH_S:g} s); give --serve-status FILE")
+    check_status(doc, str(path))
     return doc
+
+
+def check_status(doc: dict[str, Any], source: str) -> None:
+    """WorkloadError naming `source` and the field when a status document lacks a field the CLI reads, or has it wrong."""
+    from yarnctl.sim.workload.reader import Reader, show
+
+    r = Reader(source)
+    for key in ("pid", "policy", "waiting"):
+        if key not in doc:
+            raise r.fail(key, "missing; is this the status file of `yarnctl serve`?")
+    r.integer(doc["pid"], "pid")
+    r.string(doc["policy"], "policy")
+    for app, reasons in r.mapping(doc["waiting"], "waiting").items():
+        if not isinstance(reasons, list):
+            raise r.fail(f"waiting.{app}", f"expected a list of reasons, got {show(reasons)}")
+        for i, why in enumerate(reasons):
+            r.required(why, f"waiting.{app}[{i}]", ("at", "node", "code", "text"))
+            r.number(why["at"], f"waiting.{app}[{i}].at")
+    for key in ("control", "token_file"):  # null: no control socket, or the default token file
+        if doc.get(key) is not None and (not isinstance(doc[key], str) or not doc[key]):
+            raise r.fail(key, f"expected a path or null, got {show(doc[key])}")
 
 
 def read_status(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:

@@ -98,8 +98,12 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers {args.workers}: give at least 1")
-    if args.scheduler and args.executor != "dask":
-        raise ConfigError("--scheduler is the Dask scheduler's address: add --executor dask")
+    if args.scheduler is not None:
+        from yarnctl.sweep.executors import check_scheduler
+
+        if args.executor != "dask":
+            raise ConfigError("--scheduler is the Dask scheduler's address: add --executor dask")
+        check_scheduler(args.scheduler)
     if (args.cluster_dir or args.python_archive) and args.executor != "yarn":
         raise ConfigError("--cluster-dir and --python-archive are for --executor yarn")
     spec = load_spec(args.spec, workloads=args.workload, policies=[p.strip() for p in args.policy.split(",") if p.strip()],

@@ -7,6 +7,7 @@ caller stores it at once; a cell that raises is reported with its error and the 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -17,6 +18,8 @@ from yarnctl.sweep.spec import Cell, RunOptions
 
 Done = Callable[[str, Cell, "dict[str, Any] | None", "str | None"], None]
 EXECUTORS = ("local", "dask", "yarn")  # yarn: yarnctl/sweep/yarn.py
+# the addresses distributed connects to: [SCHEME://]HOST:PORT, HOST a name, an IPv4 or a bracketed IPv6 address
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})")
 
 
 def run_local(tasks: Sequence[tuple[str, Cell]], options: RunOptions, done: Done, workers: int | None = None) -> None:
@@ -30,12 +33,22 @@ def run_local(tasks: Sequence[tuple[str, Cell]], options: RunOptions, done: Done
             done(key, cell, None if err else f.result(), None if err is None else _why(err))
 
 
+def check_scheduler(address: str) -> None:
+    """ConfigError unless `address` has the form of a Dask scheduler's address (tcp://HOST:PORT), checked before connecting."""
+    m = _ADDRESS.fullmatch(address)
+    if m is None or not 0 < int(m.group(1)) < 65536:
+        raise ConfigError(f"--scheduler {address!r}: expected a Dask scheduler's address, tcp://HOST:PORT "
+                          f"(e.g. tcp://10.0.0.5:8786)")
+
+
 def run_dask(tasks: Sequence[tuple[str, Cell]], options: RunOptions, done: Done, scheduler: str | None = None,
              workers: int | None = None) -> None:
     """Run the cells on the Dask scheduler at `scheduler` (tcp://HOST:8786), or on a LocalCluster of `workers` processes.
 
     A worker that dies mid-cell costs nothing but time: Dask runs its cells again elsewhere.
     """
+    if scheduler is not None:
+        check_scheduler(scheduler)
     try:
         from distributed import Client, LocalCluster
         from distributed import as_completed as dask_completed

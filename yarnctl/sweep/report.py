@@ -9,14 +9,15 @@ from pathlib import Path
 import pandas as pd
 
 from yarnctl.errors import ConfigError
-from yarnctl.sweep.stats import cell_means, paired_differences, report_table
+from yarnctl.sim.workload.reader import Reader
+from yarnctl.sweep.stats import cell_means, need_metric, paired_differences, report_table
 
 log = logging.getLogger(__name__)
 BOOTSTRAP_MIN_SEEDS = 10  # below this a percentile bootstrap's interval is far too narrow (n=2: [min, max])
 
 
-def load_results(out: Path) -> pd.DataFrame:
-    """OUT/results.csv of `sweep run`; ConfigError naming the file when it is missing or not such a table."""
+def load_results(out: Path, metric: str) -> pd.DataFrame:
+    """OUT/results.csv of `sweep run`, `metric` as numbers; ConfigError naming the file when it is missing or not such a table."""
     table = out / "results.csv"
     if not table.is_file():
         raise ConfigError(f"{table}: no results; run `yarnctl sweep run ... --out {out}` first")
@@ -26,15 +27,37 @@ def load_results(out: Path) -> pd.DataFrame:
         raise ConfigError(f"{table}: unreadable ({str(e).splitlines()[0]})") from None
     if not {"workload", "label", "policy", "seed"} <= set(df.columns):
         raise ConfigError(f"{table}: not a results table of `yarnctl sweep run`")
+    need_metric(df, metric)
+    values = pd.to_numeric(df[metric], errors="coerce")
+    bad = values.isna() & df[metric].notna()  # an empty cell is a metric a run did not have
+    if bad.any():
+        i = int(bad.to_numpy().argmax())
+        raise ConfigError(f"{table}: line {i + 2}, {metric}: not a number: {df[metric].iloc[i]!r}")
+    df[metric] = values
     return df
+
+
+def recorded_baseline(out: Path) -> str | None:
+    """The baseline `sweep run` recorded in OUT/sweep.json, None without one; ConfigError naming the file when corrupt."""
+    path = out / "sweep.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{path}: unreadable ({str(e).splitlines()[0]}); give --baseline, or run `yarnctl sweep "
+                          f"run` again to rewrite it") from None
+    r = Reader(str(path))
+    baseline = r.mapping(doc, "").get("baseline")
+    return None if baseline is None else r.string(baseline, "baseline")
 
 
 def write_report(out: Path, metric: str, baseline: str | None = None, ci: str = "t",
                  plot: bool = True) -> tuple[str, list[Path]]:
     """The report's markdown text and the files written (OUT/report-METRIC.md, .csv, .png); baseline default: the sweep's."""
-    df = load_results(out)
-    if baseline is None and (out / "sweep.json").is_file():
-        baseline = json.loads((out / "sweep.json").read_text()).get("baseline")
+    df = load_results(out, metric)
+    if baseline is None:
+        baseline = recorded_baseline(out)
     means = cell_means(df, metric, ci)
     if ci == "bootstrap" and len(means) and int(means["n"].min()) < BOOTSTRAP_MIN_SEEDS:
         log.warning("--ci bootstrap with %d seeds in a cell: its intervals are too narrow below %d seeds; "

@@ -80,12 +80,13 @@ def write_table(spec: SweepSpec, tasks: list[tuple[str, Cell]], store: CellStore
     names = sorted({k for _, grid in spec.grids for k, _ in grid})
     rows = []
     for key, cell in tasks:
-        if not store.path(key).is_file():
+        row = store.get(key)
+        if row is None:
             continue  # failed or not run: the table holds what finished
         params = dict(cell.params)
         # an alias stands for its policy in the table, as the sweep file names it
         rows.append({"workload": cell.workload, "policy": cell.alias or cell.policy, "label": cell.label, "seed": cell.seed,
-                     **{f"param.{n}": params.get(n) for n in names}, **store.get(key), "key": key})
+                     **{f"param.{n}": params.get(n) for n in names}, **row, "key": key})
     if not rows:
         path.unlink(missing_ok=True)  # an older spec's table must not pass for this one's
         return None

@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from yarnctl.errors import ConfigError
-from yarnctl.sim.workload import load_yaml
+from yarnctl.sim.workload import Reader, load_yaml
 
 MAX_CELLS = 1_000_000  # a typo like 0:1:1e-9 should fail fast, not allocate forever
 _SPEC_KEYS = {"name", "workloads", "policies", "seeds", "baseline", "max_time_s", "sharing"}
@@ -220,7 +220,7 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
                     for p, g in grid.items()),
         seeds=parse_seeds(seed_text, "--seeds" if seeds is not None else f"{src}: seeds"),
         baseline=baseline or doc.get("baseline"),
-        options=RunOptions(float(doc.get("max_time_s", math.inf)), _sharing(doc.get("sharing"), src)),
+        options=RunOptions(_max_time(doc.get("max_time_s"), src), _sharing(doc.get("sharing"), src)),
         aliases=tuple(sorted(aliases.items())))
     _check(spec, src)
     return spec
@@ -301,6 +301,11 @@ def _alias(name: str, grid: dict[str, Any], src: str) -> str:
             raise ConfigError(f"{src}: policies.{name}.{k}: an alias names one parameter set; sweep {k} under "
                               f"`{policy}:` instead")
     return policy
+
+
+def _max_time(v: Any, src: str) -> float:
+    """`max_time_s:` of a sweep file: absent or null (no cap), else a finite number of seconds > 0, as `simulate --max-time`."""
+    return math.inf if v is None else Reader(src).number(v, "max_time_s", strict=True)
 
 
 def _sharing(v: Any, src: str) -> float | None:

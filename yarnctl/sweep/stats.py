@@ -40,7 +40,7 @@ def interval(xs: np.ndarray, method: str = "t", confidence: float = 0.95) -> tup
 
 def cell_means(df: pd.DataFrame, metric: str, method: str = "t", confidence: float = 0.95) -> pd.DataFrame:
     """workload, label, policy, n, mean, lo, hi per cell (a cell: a workload and a policy with its parameters)."""
-    _need(df, metric)
+    need_metric(df, metric)
     rows = []
     for (w, label), g in df.groupby(["workload", "label"], sort=False):
         xs = g[metric].to_numpy(dtype=float)
@@ -66,7 +66,7 @@ def baseline_label(df: pd.DataFrame, baseline: str) -> str:
 def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str = "t",
                        confidence: float = 0.95) -> pd.DataFrame:
     """Per cell: mean of (cell − baseline) over the seeds both ran, its interval, the same relative to the baseline, significance."""
-    _need(df, metric)
+    need_metric(df, metric)
     base_label = baseline_label(df, baseline)
     base = df.loc[df["label"] == base_label, ["workload", "seed", metric]].rename(columns={metric: "_base"})
     rows = []
@@ -115,11 +115,13 @@ def report_table(means: pd.DataFrame, diffs: pd.DataFrame | None, metric: str) -
     return "\n".join(out)
 
 
-def _need(df: pd.DataFrame, metric: str) -> None:
-    if metric not in df.columns:
-        metrics = [c for c in df.columns if c not in ("workload", "policy", "label", "seed", "key")
-                   and not c.startswith("param.")]
-        raise ConfigError(f"--metric {metric!r}: not in the results; metrics: {', '.join(metrics)}")
+def need_metric(df: pd.DataFrame, metric: str) -> None:
+    """ConfigError listing the metrics when `metric` is not a metric column of `df` (a cell's column is not one)."""
+    metrics = [c for c in df.columns if c not in ("workload", "policy", "label", "seed", "key")
+               and not c.startswith("param.")]
+    if metric not in metrics:
+        what = "names the cells, it is not a metric" if metric in df.columns else "not in the results"
+        raise ConfigError(f"--metric {metric!r}: {what}; metrics: {', '.join(metrics)}")
 
 
 def _num(v: Any, signed: bool = False) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -11,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import yarnctl
+from yarnctl.sim.workload.reader import show
 from yarnctl.sweep.spec import Cell
+
+log = logging.getLogger(__name__)
 
 # the sources a row depends on (the simulation, and the metrics made of it): a change to any of them
 # makes every cell run again
@@ -38,14 +42,15 @@ class CellStore:
 
     def __init__(self, out: Path) -> None:
         self.dir = out / "cells"
+        self._warned: set[Path] = set()
 
     def path(self, key: str) -> Path:
         """Where the cell with this key is kept."""
         return self.dir / f"{key}.json"
 
     def done(self, keys: Iterable[str]) -> set[str]:
-        """The keys among `keys` whose cells are kept."""
-        return {k for k in keys if self.path(k).is_file()}
+        """The keys among `keys` whose cells are kept (a corrupt cell file is not: its cell runs again)."""
+        return {k for k in keys if self.get(k) is not None}
 
     def put(self, key: str, cell: Cell, row: dict[str, Any]) -> None:
         """Keep one finished cell."""
@@ -55,7 +60,37 @@ class CellStore:
         tmp.write_text(json.dumps(doc, sort_keys=True) + "\n")
         os.replace(tmp, self.path(key))
 
-    def get(self, key: str) -> dict[str, Any]:
-        """The kept row of a cell."""
-        row: dict[str, Any] = json.loads(self.path(key).read_text())["row"]
-        return row
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The kept row of a cell; None when it is not kept, or its file is corrupt (said once, on stderr)."""
+        path = self.path(key)
+        if not path.is_file():
+            return None
+        problem: str | None
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            doc, problem = None, f"unreadable ({str(e).splitlines()[0]})"
+        else:
+            problem = _problem(doc, key)
+        if problem is None:
+            row: dict[str, Any] = doc["row"]
+            return row
+        # kept cells are written atomically, so this one was changed from outside: it holds no result, and the
+        # sweep's promise is to run what is not kept
+        if path not in self._warned:
+            self._warned.add(path)
+            log.warning("%s: %s; running its cell again", path, problem)
+        return None
+
+
+def _problem(doc: Any, key: str) -> str | None:
+    """What makes `doc` not the kept cell `key` (a row of metrics, each a number or null), None when it is."""
+    if not isinstance(doc, dict) or doc.get("key") != key:
+        return f'not the kept cell {key} (expected a JSON object with "key": "{key}")'
+    row = doc.get("row")
+    if not isinstance(row, dict):
+        return f"row: expected a mapping of metric to value, got {show(row)}"
+    for name, v in row.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            return f"row.{name}: expected a number or null, got {show(v)}"
+    return None

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,7 @@ def read_trace(path: Path) -> list[ContainerUsage]:
                 raise WorkloadError(source, f"line {n}, {k}", f"negative use {text[k]}")
         if nums["end_s"] < nums["start_s"]:
             raise WorkloadError(source, f"line {n}, end_s", f"{text['end_s']} is before start_s {text['start_s']}")
+        _check_measurable(text, nums, source, n)
         if text.get(AM_COLUMN, "") not in ("", "0", "1"):
             raise WorkloadError(source, f"line {n}, {AM_COLUMN}", f"expected 0 or 1, got {text[AM_COLUMN]!r}")
         parsed.append((n, text, nums))
@@ -117,6 +119,23 @@ def _number(text: str, source: str, line: int, column: str) -> float:
     if not math.isfinite(x):
         raise WorkloadError(source, f"line {line}, {column}", f"not a finite number: {text!r}")
     return x
+
+
+def _check_measurable(text: dict[str, str], nums: dict[str, float], source: str, line: int) -> None:
+    """WorkloadError naming the line unless E = used / allocated resource-seconds is a finite float for both resources."""
+    d = nums["end_s"] - nums["start_s"]
+    if d <= 0:
+        return  # no resource-seconds: E is undefined and the container counts for nothing
+    for alloc, used in (("memory_mb", "used_memory_mb"), ("vcores", "used_vcores")):
+        allocated = nums[alloc] * d
+        if not sys.float_info.min <= allocated < math.inf:  # E would divide by (near) zero, or by infinity
+            raise WorkloadError(source, f"line {line}, {alloc}",
+                                f"{text[alloc]} held for {d:g} s is too {'small' if allocated < 1 else 'large'} an "
+                                f"allocation to measure E = used / allocated")
+        if not math.isfinite(nums[used] * d / allocated):
+            raise WorkloadError(source, f"line {line}, {used}",
+                                f"{text[used]} of {text[alloc]} allocated for {d:g} s: E = used / allocated is "
+                                f"beyond a float")
 
 
 def _record(text: dict[str, str], nums: dict[str, float], used_mb: float, used_vc: float) -> ContainerUsage:
