@@ -37,3 +37,26 @@ def test_long_runs_refuse_bad_numbers_before_starting(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit) as stop:  # bench fidelity with a NaN bound ran its real runs first
         main(argv)
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["policy", "set", "nosuch"], "error: unknown policy 'nosuch'"),  # it said only "no running yarnctl serve"
+    (["policy", "set", "dress", "--param", "dress.theta=5"], "error: policy dress: theta: must be in [0, 1], got 5"),
+], ids=["unknown-policy", "bad-parameter"])
+def test_policy_set_checks_the_policy_before_looking_for_a_server(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                   argv: list[str], message: str) -> None:
+    code = main([*argv, "--serve-status", str(tmp_path / "none.json")])
+    assert code == 2 and capsys.readouterr().err.startswith(message)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "mr", "--timeout", "-1"], "argument --timeout: expected a finite number of seconds > 0, got -1"),
+    (["bench", "hibench", "--home", "/x", "--interval", "-5"],
+     "argument --interval: expected a finite number of seconds >= 0, got -5"),
+    (["sweep", "run", "--workers", "0", "--out", "/x"], "argument --workers: expected an integer >= 1, got 0"),
+    (["policy", "set", "fifo", "--wait", "inf"], "argument --wait: expected a finite number of seconds > 0, got inf"),
+], ids=["bench-timeout", "negative-gap", "no-workers", "endless-wait"])
+def test_bench_sweep_and_policy_flags(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and message in capsys.readouterr().err

@@ -15,6 +15,14 @@ def seconds(text: str) -> float:
     return value
 
 
+def gap(text: str) -> float:
+    """A finite number of seconds >= 0 (a gap between submissions: 0 submits at once)."""
+    value = _number(text, "a number of seconds")
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, got {text}")
+    return value
+
+
 def port(text: str) -> int:
     """A TCP port, 0 for any free one."""
     value = _integer(text, "a port")

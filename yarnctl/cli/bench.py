@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
 EPILOG = """\
@@ -45,7 +46,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     mr.add_argument("--scheduler", "-s", default="native-capacity,dress", metavar="S[,S...]",
                     help="schedulers to compare (default native-capacity,dress)")
     mr.add_argument("--seed", type=int, default=0, help="seed of a random submission schedule (default 0)")
-    mr.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
+    mr.add_argument("--cluster-dir", type=argtypes.path, default=None, metavar="DIR",
                     help="where the local clusters live (default ~/.yarnctl/bench-cluster)")
     mr.add_argument("--hdfs", action="store_true",
                     help="run each cluster with HDFS, as `cluster up` does (default here: file:///, as the fidelity runs "
@@ -53,7 +54,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                          "off-switch are reported (Hadoop's JobCounter)")
     mr.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
                     help="extra argument for `yarnctl serve` under the shim (repeatable), e.g. --serve-arg=--tune-interval=1")
-    mr.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS",
+    mr.add_argument("--timeout", type=argtypes.seconds, default=1800.0, metavar="SECONDS",
                     help="give up on a scheduler's run after this long (default 1800)")
     _common(mr)
     for name, what in (("hibench", "HiBench"), ("tpcds", "hive-testbench TPC-DS")):
@@ -62,7 +63,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                       "each one's YARN applications from the RM (their final status decides "
                                       "success, not the suite's own report). Run once per scheduler with "
                                       "--label, then merge with `yarnctl bench report`.")
-        s.add_argument("--home", type=Path, required=True, metavar="DIR", help=f"the {what} checkout")
+        s.add_argument("--home", type=argtypes.path, required=True, metavar="DIR", help=f"the {what} checkout")
         if name == "hibench":
             s.add_argument("--workloads", required=True, metavar="CAT/WL[,...]",
                            help="HiBench workloads, e.g. micro/wordcount,micro/sort")
@@ -75,22 +76,22 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
             s.add_argument("--queries", required=True, metavar="N[,N...]", help="TPC-DS query numbers, e.g. 3,7,19")
             s.add_argument("--database", required=True, help="the Hive database hive-testbench loaded")
             s.add_argument("--hive", default="hive", help="the Hive CLI (default hive)")
-        s.add_argument("--interval", type=float, default=5.0, metavar="SECONDS",
+        s.add_argument("--interval", type=argtypes.gap, default=5.0, metavar="SECONDS",
                        help="submission gap (default 5, as in [DRESS] Sec. V-A2)")
         r = s.add_mutually_exclusive_group(required=name == "tpcds")
         r.add_argument("--rm", action="append", default=[], metavar="URL", help="ResourceManager web address")
-        r.add_argument("--yarn-site", type=Path, metavar="FILE", help="read the RM address from this yarn-site.xml")
+        r.add_argument("--yarn-site", type=argtypes.path, metavar="FILE", help="read the RM address from this yarn-site.xml")
         if name == "hibench":
             r.add_argument("--scheduler", "-s", metavar="S[,S...]",
                            help="start a local cluster with HDFS for each scheduler in turn (native-capacity, ..., or "
                                 "a yarnctl policy, as `bench mr --scheduler`), run the workloads, stop it")
-            r.add_argument("--cluster", nargs="?", type=Path, const=Path("~/.yarnctl/cluster"), metavar="DIR",
+            r.add_argument("--cluster", nargs="?", type=argtypes.path, const=Path("~/.yarnctl/cluster"), metavar="DIR",
                            help="the running local cluster `yarnctl cluster up` started (default dir "
                                 "~/.yarnctl/cluster). With --scheduler or --cluster, its RM, JobHistoryServer, HDFS "
                                 "and Hadoop home (DIR/hadoop) go into a HiBench conf folder under --out, and python2 "
                                 "for HiBench's scripts is found or fetched (~/.yarnctl/python2)")
-            s.add_argument("--nodes", type=int, default=None, help="NodeManagers of each --scheduler cluster (default 2)")
-            s.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
+            s.add_argument("--nodes", type=argtypes.positive, default=None, help="NodeManagers of each --scheduler cluster (default 2)")
+            s.add_argument("--cluster-dir", type=argtypes.path, default=None, metavar="DIR",
                            help="where the --scheduler clusters live (default ~/.yarnctl/bench-cluster)")
         s.add_argument("--history", metavar="URL", help="MapReduce JobHistoryServer web address (task start times)")
         s.add_argument("--label", required=name == "tpcds",
@@ -101,13 +102,13 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
 
     fidelity.add_parser(bs)
     rep = bs.add_parser("report", help="merge bench.json files of separate runs into one comparison")
-    rep.add_argument("files", nargs="+", type=Path, metavar="BENCH.JSON")
+    rep.add_argument("files", nargs="+", type=argtypes.path, metavar="BENCH.JSON")
     _common(rep)
     return {"bench": _cmd_bench}
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, metavar="DIR", help="write bench.json, CSV files and plots into DIR")
+    p.add_argument("--out", type=argtypes.path, metavar="DIR", help="write bench.json, CSV files and plots into DIR")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--no-plots", action="store_true", help="with --out, write no PNG")
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from yarnctl.bridge.swap import check_text, event_text
 from yarnctl.cli.running import control_target
+from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
 EPILOG = """\
@@ -46,10 +47,10 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                                    "without restarting the ResourceManager.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     where = argparse.ArgumentParser(add_help=False)
-    where.add_argument("--serve-status", type=Path, metavar="FILE", help="the status file of `yarnctl serve`")
-    where.add_argument("--control-socket", type=Path, metavar="PATH",
+    where.add_argument("--serve-status", type=argtypes.path, metavar="FILE", help="the status file of `yarnctl serve`")
+    where.add_argument("--control-socket", type=argtypes.path, metavar="PATH",
                        help="the server's control socket (default: the one its status file names)")
-    where.add_argument("--token-file", type=Path, metavar="PATH",
+    where.add_argument("--token-file", type=argtypes.path, metavar="PATH",
                        help="the bridge token (default: the one its status file names)")
     where.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     cmds = p.add_subparsers(dest="policy_command", metavar="COMMAND", required=True)
@@ -59,7 +60,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("policy", metavar="POLICY", help="the policy to swap in (see `yarnctl policies`)")
     s.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
                    help="set a parameter of POLICY, e.g. dress.initial_reserve=0.3 (repeatable)")
-    s.add_argument("--policy-config", type=Path, metavar="FILE", help="YAML file mapping policy name to its parameters")
+    s.add_argument("--policy-config", type=argtypes.path, metavar="FILE", help="YAML file mapping policy name to its parameters")
     s.add_argument("--shadow", default="30s", metavar="WINDOW",
                    help="how long to check it: seconds (30s) or heartbeats (200); 0s takes over at the next "
                         "heartbeat (default: %(default)s)")
@@ -69,7 +70,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--max-latency-ms", type=float, default=5.0, metavar="MS",
                    help="the candidate's decide time at the 95th percentile must stay within this (default: "
                         "%(default)s, half the shim's default 10 ms deadline)")
-    s.add_argument("--wait", type=float, nargs="?", const=600.0, metavar="SECONDS",
+    s.add_argument("--wait", type=argtypes.seconds, nargs="?", const=600.0, metavar="SECONDS",
                    help="wait until it is active (exit 0) or dropped (exit 1), at most SECONDS (default 600)")
     cmds.add_parser("rollback", parents=[where], help="cancel a candidate, or return to the policy the last swap "
                                                       "replaced")
@@ -132,12 +133,10 @@ def _cmd_policy(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
     from yarnctl.cli.params import policy_params
 
+    from yarnctl.policies import make_policy
+
     name = args.policy.strip()
-    if args.max_latency_ms <= 0:
-        raise ConfigError(f"--max-latency-ms {args.max_latency_ms:g}: expected milliseconds > 0")
-    if args.wait is not None and not (math.isfinite(args.wait) and args.wait > 0):
-        raise ConfigError(f"--wait {args.wait:g}: expected seconds > 0")
-    if not math.isfinite(args.max_latency_ms):
+    if not (math.isfinite(args.max_latency_ms) and args.max_latency_ms > 0):
         raise ConfigError(f"--max-latency-ms {args.max_latency_ms:g}: expected milliseconds > 0")
     try:
         params = policy_params(args, [name]).get(name, {})
@@ -145,6 +144,7 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
         if "which is not among --policy" not in str(e):
             raise
         raise ConfigError(f"--param: `policy set {name}` takes {name}.KEY=VALUE ({e})") from None
+    make_policy(name, params)  # an unknown name or a bad parameter, said here rather than "no running serve"
     return {"policy": name, "params": params, **parse_window(args.shadow),
             "canary": parse_share(args.canary), "max_latency_ms": args.max_latency_ms}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
 EPILOG_RUN = """\
@@ -48,7 +48,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                       formatter_class=argparse.RawDescriptionHelpFormatter,
                       description="Run a sweep: a sweep file and/or flags name the workloads, policies, parameter "
                                   "grids and seeds.")
-    r.add_argument("spec", type=Path, nargs="?", metavar="SWEEP.yaml", help="sweep file (optional with flags)")
+    r.add_argument("spec", type=argtypes.path, nargs="?", metavar="SWEEP.yaml", help="sweep file (optional with flags)")
     r.add_argument("--workload", action="append", default=[], metavar="W",
                    help="a built-in workload or a workload file (repeatable; added to the file's)")
     r.add_argument("--policy", default="", metavar="P[,P...]", help="policies run at their defaults (added)")
@@ -58,26 +58,26 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     r.add_argument("--seeds", default=None, metavar="SEEDS",
                    help="FIRST:LAST, a,b,c or a count N (0..N-1); default the file's, else 1 seed (0)")
     r.add_argument("--baseline", default=None, metavar="POLICY", help="recorded for `sweep report` (optional)")
-    r.add_argument("--out", type=Path, required=True, metavar="DIR", help="where cells, results.csv and reports go")
+    r.add_argument("--out", type=argtypes.path, required=True, metavar="DIR", help="where cells, results.csv and reports go")
     r.add_argument("--executor", choices=("local", "dask", "yarn"), default="local",
                    help="local: processes on this machine (default); dask: a Dask cluster (--scheduler, or a "
                         "LocalCluster started here); yarn: a map-only Hadoop streaming job on the local cluster "
                         "(`yarnctl cluster up`), one map task per --cells-per-task cells")
     r.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT", help="the Dask scheduler's address")
-    r.add_argument("--workers", type=int, default=None, metavar="N",
+    r.add_argument("--workers", type=argtypes.positive, default=None, metavar="N",
                    help="local processes or LocalCluster workers (default: every core)")
-    r.add_argument("--cluster-dir", type=Path, default=None, metavar="DIR",
+    r.add_argument("--cluster-dir", type=argtypes.path, default=None, metavar="DIR",
                    help="yarn: the local cluster's directory (default: the one running)")
-    r.add_argument("--python-archive", type=Path, default=None, metavar="ENV.tar.gz",
+    r.add_argument("--python-archive", type=argtypes.path, default=None, metavar="ENV.tar.gz",
                    help="yarn: a packed Python environment with yarnctl (e.g. venv-pack), shipped to every task "
                         "through the distributed cache; default: this interpreter, which the local cluster's nodes share")
-    r.add_argument("--cells-per-task", type=int, default=1, metavar="N", help="yarn: cells per map task (default 1)")
+    r.add_argument("--cells-per-task", type=argtypes.positive, default=1, metavar="N", help="yarn: cells per map task (default 1)")
     r.add_argument("--dry-run", action="store_true", help="print the cells and how many are kept; run nothing")
 
     rep = ss.add_parser("report", help="means, 95%% intervals and paired differences from OUT/results.csv",
                         epilog=EPILOG_REPORT, formatter_class=argparse.RawDescriptionHelpFormatter,
                         description="Summarise a sweep's results per cell over seeds.")
-    rep.add_argument("out", type=Path, metavar="DIR", help="the --out of `sweep run`")
+    rep.add_argument("out", type=argtypes.path, metavar="DIR", help="the --out of `sweep run`")
     rep.add_argument("--metric", default="avg_completion_s", help="the column to summarise (default avg_completion_s)")
     rep.add_argument("--baseline", default=None, metavar="CELL",
                      help="a policy (or a cell label, e.g. 'dress[initial_reserve=0.3]') to compare every cell with; "
@@ -96,8 +96,6 @@ def _run(args: argparse.Namespace) -> int:
     from yarnctl.sweep.spec import load_spec
     from yarnctl.sweep.store import CellStore
 
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError(f"--workers {args.workers}: give at least 1")
     if args.scheduler is not None:
         from yarnctl.sweep.executors import check_scheduler
 
