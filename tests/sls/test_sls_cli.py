@@ -20,7 +20,6 @@ CASES = [
     ("unknown-policy", ["--scheduler", "native-fifo,lottery"], "unknown policy 'lottery'"),
     ("unknown-stock", ["--scheduler", "native-bogus"], "unknown stock scheduler 'native-bogus'"),
     ("twice", ["--scheduler", "fifo,fifo"], "lists a scheduler twice"),
-    ("bad-size", ["--nm-vcores", "0"], "--nm-vcores 0: expected a positive integer"),
     ("container-too-big", ["--container-mb", "8192"], "fit on no node"),
     ("tree-missing", ["--scheduler", "capacity", "--capacity-scheduler", "/nonexistent/cs.xml"],
      "--capacity-scheduler /nonexistent/cs.xml: cannot read: No such file or directory"),

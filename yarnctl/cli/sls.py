@@ -101,10 +101,6 @@ def _cmd_sls(args: argparse.Namespace) -> int:
     labels = [x.strip() for x in args.scheduler.split(",") if x.strip()]
     check_labels(labels, queues=args.capacity_scheduler is not None)
     capacity_site = _capacity_site(args.capacity_scheduler) if args.capacity_scheduler else None
-    for name, v in (("--nm-memory-mb", args.nm_memory_mb), ("--nm-vcores", args.nm_vcores),
-                    ("--container-mb", args.container_mb), ("--container-vcores", args.container_vcores)):
-        if v < 1:
-            raise ConfigError(f"{name} {v}: expected a positive integer")
     trace = trace_path(args.trace)
     if not trace.is_file():
         raise ConfigError(f"{args.trace}: no such trace file or shipped trace; shipped: {', '.join(shipped_traces())}")
