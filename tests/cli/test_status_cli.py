@@ -163,3 +163,15 @@ def test_status_shows_a_swap_under_check_then_the_last_one(capsys: pytest.Captur
     out = _status(capsys, "--rm", rm.url, "--serve-status", str(_write(tmp_path / "s.json", doc)))[1]
     assert "active: drf active, replacing dress (50 calls in 20.0 s, 9 decided otherwise" in out
     assert "rollback to dress" in out
+
+
+@pytest.mark.parametrize("change", [{"calls": "many"}, {"calls": None}, {"tuning": {"d": "x"}},
+                                    {"control_loop": {"stale": True, "age_s": "old"}}, {"waiting": {"app": [5]}}],
+                         ids=["calls-word", "calls-null", "tuning-word", "age-word", "reason-number"])
+def test_a_serve_status_of_the_wrong_shape_is_named_and_the_cluster_still_shown(
+        capsys: pytest.CaptureFixture[str], rm: FixtureRM, tmp_path: Path, change: dict[str, Any]) -> None:
+    path = _write(tmp_path / "s.json", {**SERVE, **change})
+    code, out, err = _status(capsys, "--rm", rm.url, "--serve-status", str(path))  # each was a traceback
+    assert code == 0 and err == "", err
+    assert f"Policy   {path}: not a status file this yarnctl reads (" in out
+    assert "Cluster  2 nodes running" in out and "default (fifo)" in out

@@ -194,9 +194,21 @@ def render(v: StatusView) -> RenderableType:
 
     parts = [*_header(v), Text(""), _nodes(v.nodes), Text(""), _queues(v.scheduler), Text(""), _apps(v)]
     waiting = (v.serve or {}).get("waiting") or {}
-    if waiting:
+    if waiting and not _unreadable(v):
         parts += [Text(""), _waiting(waiting)]
     return Group(*parts)
+
+
+def _unreadable(v: StatusView) -> str | None:
+    """What keeps the serve status file from being shown, None when it can be (the RM part is shown either way)."""
+    if v.serve is None:
+        return None
+    try:  # a missing field shows as "?"; one of the wrong type cannot be shown at all
+        list(_serve_lines(v.serve))
+        _waiting(v.serve.get("waiting") or {})
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:  # written by another version, or by hand
+        return f"{v.serve_file}: not a status file this yarnctl reads ({type(e).__name__}: {e})"
+    return None
 
 
 def _header(v: StatusView) -> Iterator[Text]:
@@ -215,22 +227,16 @@ def _header(v: StatusView) -> Iterator[Text]:
 
 
 def _policy(v: StatusView) -> Iterator[Text]:
+    from rich.markup import escape
+
     s = v.serve
+    wrong = _unreadable(v)
     if s is None:
         yield _line("Policy", f"[dim]no yarnctl serve status at {v.serve_file or '(none)'} (--serve-status)[/dim]")
+    elif wrong is not None:
+        yield _line("Policy", f"[red]{escape(wrong)}[/red]")
     else:
-        state = "[green]serving[/green]" if s.get("running") else "[red]not running[/red] (status file is old)"
-        p99 = s.get("p99_us_le")
-        yield _line("Policy", f"{s.get('policy', '?')} {state} · pid {s.get('pid', '?')} · up {_dur(s.get('uptime_s'))}"
-                    f" · {s.get('decisions_per_s', 0):g} decisions/s · calls {s.get('calls', 0):,}"
-                    f" · errors {s.get('errors', 0):,} · rejected {_rejected(s.get('rejected', 0), s.get('rejected_by'))}"
-                    + (f" · p99 ≤ {p99} µs" if isinstance(p99, int) and p99 > 0 else ""))
-        tuning = s.get("tuning") or {}
-        yield _line("Tuning", ", ".join(f"{k}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
-        yield _line("Control", _control(s.get("control_loop")))
-        swap = _swap(s.get("swap"))
-        if swap:
-            yield _line("Swap", swap)
+        yield from _serve_lines(s)
     if v.shim is not None:
         sh = v.shim
         reasons = ", ".join(f"{n} {why}" for why, n in (
@@ -244,6 +250,22 @@ def _policy(v: StatusView) -> Iterator[Text]:
                     + f" · containers {sh.containers_by_policy:,} by policy, {sh.containers_native:,} native"
                     + f" · refused {_rejected(sh.rejected, sh.rejected_by)}"
                     + f" · last call {sh.last_latency_micros:,} µs of {sh.deadline_millis} ms")
+
+
+def _serve_lines(s: dict[str, Any]) -> Iterator[Text]:
+    """The Policy, Tuning, Control and Swap lines of a serve status document."""
+    state = "[green]serving[/green]" if s.get("running") else "[red]not running[/red] (status file is old)"
+    p99 = s.get("p99_us_le")
+    yield _line("Policy", f"{s.get('policy', '?')} {state} · pid {s.get('pid', '?')} · up {_dur(s.get('uptime_s'))}"
+                f" · {s.get('decisions_per_s', 0):g} decisions/s · calls {s.get('calls', 0):,}"
+                f" · errors {s.get('errors', 0):,} · rejected {_rejected(s.get('rejected', 0), s.get('rejected_by'))}"
+                + (f" · p99 ≤ {p99} µs" if isinstance(p99, int) and p99 > 0 else ""))
+    tuning = s.get("tuning") or {}
+    yield _line("Tuning", ", ".join(f"{k}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
+    yield _line("Control", _control(s.get("control_loop")))
+    swap = _swap(s.get("swap"))
+    if swap:
+        yield _line("Swap", swap)
 
 
 def _swap(swap: dict[str, Any] | None) -> str:
