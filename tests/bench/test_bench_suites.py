@@ -201,6 +201,8 @@ def test_an_incomplete_bench_json_is_one_line(tmp_path: Path, capsys: pytest.Cap
     ("{tmp}/nonexist", "--hive {tmp}/nonexist: no such file"),
     ("{tmp}", "--hive {tmp}: not an executable file"),
     ("no-such-hive-cli", "--hive no-such-hive-cli: no such command on PATH; give its path"),
+    # the job starts it with no ~ expansion: "--hive=~/bin/hive" passed the check, then Popen raised
+    ("~/../../bin/sh", "--hive ~/../../bin/sh: no such file (from {tmp}, where it runs)"),
 ])
 def test_a_hive_that_cannot_run_is_refused_before_the_cluster_is_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                       hive: str, message: str) -> None:

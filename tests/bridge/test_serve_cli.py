@@ -163,7 +163,8 @@ def test_replay_truncated_log_says_so(capsys: pytest.CaptureFixture[str], tmp_pa
      # every request unreadable: it reported 0 calls replayed and exited 0
      (b'{"seq":1,"node":"n1","outcome":"ok","req":"garbage","resp":{}}\n'
       b'{"seq":2,"node":"n1","outcome":"ok","req":{},"resp":{}}\n',
-      "none of its 2 records holds a request the wire reads (first, record 1: req: not a JSON object)")],
+      "none of its 2 records could be replayed (skipped 2 bad request); the first unreadable request: record 1: req: "
+      "not a JSON object")],
     ids=["missing", "empty", "garbage", "no-readable-request"],
 )
 def test_replay_bad_log_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes | None,

@@ -11,11 +11,12 @@ from yarnctl.cli.main import main
 
 @pytest.mark.parametrize("argv, message", [
     (["simulate", "--workload", "haste-fig1", "--out", ""], "argument --out: expected a path, got ''"),
-    (["serve", "--policy", "fifo", "--decision-log", " "], "argument --decision-log: expected a path, got ''"),
+    (["serve", "--policy", "fifo", "--decision-log", " "], "argument --decision-log: expected a path, got ' '"),
     (["serve", "--policy", "fifo", "--port", "http"], "argument --port: expected a port, got 'http'"),
     (["status", "--watch", "-1"], "argument --watch: expected a finite number of seconds > 0, got -1"),
+    (["status", "--watch", "1e300"], "argument --watch: expected at most 9.22e+09 seconds, got 1e300"),
     (["simulate", "--workload"], "argument --workload/-w: expected one argument"),  # argparse's own, on one line too
-], ids=["empty-out", "blank-log", "word-port", "negative-watch", "missing-value"])
+], ids=["empty-out", "blank-log", "word-port", "negative-watch", "overflowing-watch", "missing-value"])
 def test_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              argv: list[str], message: str) -> None:
     monkeypatch.chdir(tmp_path)  # an empty --out wrote the CSVs and plots here
@@ -55,7 +56,11 @@ def test_policy_set_checks_the_policy_before_looking_for_a_server(capsys: pytest
      "argument --interval: expected a finite number of seconds >= 0, got -5"),
     (["sweep", "run", "--workers", "0", "--out", "/x"], "argument --workers: expected an integer >= 1, got 0"),
     (["policy", "set", "fifo", "--wait", "inf"], "argument --wait: expected a finite number of seconds > 0, got inf"),
-], ids=["bench-timeout", "negative-gap", "no-workers", "endless-wait"])
+    (["policy", "set", "fifo", "--max-latency-ms", "nan"],
+     "argument --max-latency-ms: expected a finite number of milliseconds > 0, got nan"),
+    # the --sls-* sizes were not checked at all once
+    (["simulate", "-w", "t.json", "--sls-container-mb", "-5"], "argument --sls-container-mb: expected an integer >= 1, got -5"),
+], ids=["bench-timeout", "negative-gap", "no-workers", "endless-wait", "nan-latency", "sls-size-negative"])
 def test_bench_sweep_and_policy_flags(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     with pytest.raises(SystemExit) as stop:
         main(argv)

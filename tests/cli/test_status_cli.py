@@ -165,13 +165,24 @@ def test_status_shows_a_swap_under_check_then_the_last_one(capsys: pytest.Captur
     assert "rollback to dress" in out
 
 
-@pytest.mark.parametrize("change", [{"calls": "many"}, {"calls": None}, {"tuning": {"d": "x"}},
-                                    {"control_loop": {"stale": True, "age_s": "old"}}, {"waiting": {"app": [5]}}],
-                         ids=["calls-word", "calls-null", "tuning-word", "age-word", "reason-number"])
+@pytest.mark.parametrize("change, why", [
+    ({"calls": "many"}, "calls: expected an integer"), ({"pid": None}, "pid: expected"),
+    ({"tuning": {"d": "x"}}, "(ValueError: "), ({"control_loop": {"stale": True, "age_s": "old"}}, "(ValueError: "),
+    ({"waiting": {"app": [5]}}, "waiting.app[0]: expected a mapping"),
+], ids=["calls-word", "pid-null", "tuning-word", "age-word", "reason-number"])
 def test_a_serve_status_of_the_wrong_shape_is_named_and_the_cluster_still_shown(
-        capsys: pytest.CaptureFixture[str], rm: FixtureRM, tmp_path: Path, change: dict[str, Any]) -> None:
+        capsys: pytest.CaptureFixture[str], rm: FixtureRM, tmp_path: Path, change: dict[str, Any], why: str) -> None:
     path = _write(tmp_path / "s.json", {**SERVE, **change})
     code, out, err = _status(capsys, "--rm", rm.url, "--serve-status", str(path))  # each was a traceback
     assert code == 0 and err == "", err
-    assert f"Policy   {path}: not a status file this yarnctl reads (" in out
+    line = next(x for x in out.splitlines() if x.startswith("Policy"))
+    assert line.startswith(f"Policy   {path}: ") and why in line, line
     assert "Cluster  2 nodes running" in out and "default (fifo)" in out
+
+
+def test_markup_in_a_serve_status_is_shown_as_written(capsys: pytest.CaptureFixture[str], rm: FixtureRM,
+                                                      tmp_path: Path) -> None:
+    doc = {**SERVE, "policy": "[/x]", "control_loop": {**SERVE["control_loop"], "stale": True,  # type: ignore[dict-item]
+                                                       "error": "[bold]refused[/]"}}
+    code, out, _ = _status(capsys, "--rm", rm.url, "--serve-status", str(_write(tmp_path / "s.json", doc)))
+    assert code == 0 and "Policy   [/x] serving" in out and "[bold]refused[/]" in out  # a MarkupError traceback

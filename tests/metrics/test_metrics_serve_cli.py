@@ -42,7 +42,8 @@ def token(tmp_path: Path) -> Path:
     (["--metrics-port", "0", "--metrics-address", "0.0.0.0"], "--metrics-address 0.0.0.0 is not a loopback address"),
     (["--yarn-site", "/nope/yarn-site.xml"], "/nope/yarn-site.xml"),
     (["--status-file", "/"], "--status-file /: is a directory; give a file path"),  # it warned every second
-], ids=["remote-address", "missing-yarn-site", "status-file-directory"])
+    (["--status-file", "/dev/null/s.json"], "--status-file /dev/null/s.json: /dev/null is a file"),
+], ids=["remote-address", "missing-yarn-site", "status-file-directory", "status-file-under-a-file"])
 def test_serve_refuses_bad_metrics_flags(capsys: pytest.CaptureFixture[str], token: Path, tmp_path: Path,
                                          args: list[str], message: str) -> None:
     code = main(["serve", "--policy", "fifo", "--token-file", str(token), "--no-decision-log", *args])

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import math
+import typing
 
 import pytest
 
@@ -23,11 +24,13 @@ from yarnctl.policies.bounds import Bounds
     ("haste", {"memory_weight": 0, "vcores_weight": 0}, r"policy haste: memory_weight and vcores_weight cannot"),
     ("haste-a", {"ita_max_work": 0}, r"policy haste-a: ita_max_work: must be >= 1"),
     ("opera", {"block": {"memory_mb": -5}}, r"policy opera: block: a resource cannot be negative"),
-    ("opera", {"block": {"memory_mb": 512, "vcores": 0}}, r"policy opera: block.vcores: must be > 0, got 0"),
+    ("opera", {"block": {"memory_mb": 0, "vcores": 0}}, r"policy opera: block: give it some memory or vcores"),
+    ("opera", {"max_overcommit": "inf"}, r"max_overcommit: must be finite and >= 1, got inf"),  # floor(inf) at run
     ("opera", {"block": {"memory_mb": "lots"}}, r"block.memory_mb: expected a number, got 'lots'"),
     ("opera", {"rho": 1.5}, r"rho: must be in \(0, 1\], got 1.5"),
     ("opera", {"max_block_time_s": 10}, r"max_block_time_s \(10\) is below block_time_s \(30\)"),
-    ("hmrf", {"weights": {"a": -1}}, r"policy hmrf: weights.a: must be > 0, got -1"),
+    ("hmrf", {"weights": {"a": -1}}, r"policy hmrf: weights.a: must be >= 0, got -1"),
+    ("lt-af", {"window_s": -1}, r"policy lt-af: window_s: must be >= 0 \(inf allowed\), got -1"),
     ("lt-drf", {"borrow_cap_s": -1}, r"borrow_cap_s: must be >= 0"),
     ("capacity", {"node_locality_delay": -5}, r"node_locality_delay: must be >= -1, got -5"),
     ("capacity", {"max_am_resource_percent": 3}, r"max_am_resource_percent: must be in \[0, 1\]"),
@@ -53,23 +56,36 @@ def test_out_of_range_is_refused(policy, params, message):
     ("haste", {"memory_weight": 0}, {"memory_weight": 0.0}),
     ("opera", {"block": {"memory_mb": 512, "vcores": 1}, "max_block_time_s": 30},
      {"block": Resources(512, 1), "max_block_time_s": 30.0}),
+    ("opera", {"block": {"vcores": 2}, "max_block_time_s": "inf"},  # a CPU-only block; BT_i without a bound
+     {"block": Resources(0, 2), "max_block_time_s": math.inf}),
+    ("hmrf", {"weights": {"a": 0}, "timeout_s": -5}, {"weights": {"a": 0.0}, "timeout_s": -5.0}),  # a capacity-0 leaf
 ])
 def test_edges_with_a_meaning_are_accepted(policy, params, expected):
     config = make_policy(policy, params).config
-    assert {k: getattr(config, k) for k in expected} == expected
+    assert {k: dict(v) if k == "weights" else v for k, v in ((k, getattr(config, k)) for k in expected)} == expected
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_default_is_within_its_bounds(name):
     for f in dataclasses.fields(REGISTRY[name].Config):
+        _check_defaults(REGISTRY[name].Config, name)
+
+
+def _check_defaults(cls: type, where: str) -> None:
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
         bounds = f.metadata.get("bounds")
         if bounds is not None:
-            default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
-            bounds.check(default, f"{name}.{f.name}")  # raises if a declared range contradicts its default
+            bounds.check(default, f"{where}.{f.name}")  # raises if a declared range contradicts its default
+        hint = typing.get_type_hints(cls)[f.name]
+        nested = typing.get_args(hint)[-1] if typing.get_args(hint) else hint
+        if dataclasses.is_dataclass(nested) and nested is not Resources:
+            _check_defaults(nested, f"{where}.{f.name}")  # a queue's own fields (CapacityQueue, QueueConf)  # raises if a declared range contradicts its default
 
 
 def test_bounds_read_as_written():
     assert str(Bounds(0, 1)) == "in [0, 1]"
+    assert str(Bounds(0, infinite=True)) == ">= 0 (inf allowed)"
     assert str(Bounds(0, 1, lo_open=True)) == "in (0, 1]"
     assert str(Bounds(0, lo_open=True)) == "> 0"
     assert str(Bounds(-1, 1, also=(-5,))) == "-5 or in [-1, 1]"

@@ -136,7 +136,7 @@ def test_borrow_cap_zero_keeps_each_queue_in_its_share():
 @pytest.mark.parametrize("params, message", [
     ({"entity": "group"}, "entity"),
     ({"window": "hopping"}, "window kind"),
-    ({"window_s": -1}, "window length"),
+    ({"window_s": -1}, "window_s: must be >= 0"),
 ])
 def test_bad_config_is_one_clear_error(params, message):
     with pytest.raises(ConfigError, match=message):

@@ -216,6 +216,10 @@ MALFORMED = [
      _generic(f"{{name: s1, tasks: 1, resource: {RES}, duration: 1}}",
               f"{{name: s1, tasks: 1, resource: {RES}, duration: 1}}"),
      "jobs[0].stages[1].name", "duplicate stage name 's1' (stage 0 has it too)"),
+    ("after-two-unnamed-stages",  # unnamed stages go by their kind, `task`
+     _generic(f"{{tasks: 1, resource: {RES}, duration: 1}}", f"{{tasks: 1, resource: {RES}, duration: 1}}",
+              f"{{tasks: 1, resource: {RES}, duration: 1, after: task}}"),
+     "jobs[0].stages[2].after", "2 earlier stages are named 'task'; give them names"),
     ("null-user-in-generator",  # it became the user "None"
      _gen(f"{{prefix: g, count: 2, users: [alice, ~], job: {{maps: {MAPS}}}}}"),
      "generate[0].users[1]", "expected a non-empty string, got None"),
@@ -631,3 +635,10 @@ def test_mapreduce_properties_come_from_defaults_and_the_job() -> None:
     assert (job.mapreduce.rampup_limit, job.mapreduce.unconditional_preempt_delay_s) == (0.3, 60.0)
     assert job.mapreduce.preemption_limit == 0.5  # Hadoop's default where nothing says otherwise
     assert (job.stages[1].slowstart, job.stages[1].shuffle_s) == (0.5, 4.0)
+
+
+def test_unnamed_stages_of_one_job_load() -> None:
+    """Two stages without names share their kind's name; only names given twice are refused."""
+    w = parse_workload(_generic(f"{{tasks: 2, resource: {RES}, duration: 10, priority: 20}}",
+                                f"{{tasks: 2, resource: {RES}, duration: 10, priority: 20}}"), SOURCE, seed=0)
+    assert [s.after for s in w.jobs[0].stages] == [None, 0]

@@ -97,6 +97,10 @@ def test_a_spec_expands_into_every_cell_in_a_fixed_order(tmp_path: Path) -> None
     ("workloads: [haste-mixed1\n", {}, "malformed YAML"),
     ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\n", {"params": ["dress.initial_reserve"]},
      "expected POLICY.KEY=VALUES"),
+    # a value between the ends, and two values that are wrong only together, failed cells into the run
+    ("workloads: [haste-mixed1]\npolicies: {dress: {theta: [0.5, 7, 0.1]}}\n", {}, "theta: must be in \\[0, 1\\], got 7"),
+    ("workloads: [haste-mixed1]\npolicies: {ffd-dp: {memory_weight: [0, 1], vcores_weight: [1, 0]}}\n", {},
+     "cannot both be 0"),
 ])
 def test_bad_specs_are_one_clear_error(tmp_path: Path, doc: str, flags: dict[str, list[str]], message: str) -> None:
     f = tmp_path / "s.yaml"
@@ -109,16 +113,16 @@ def test_bad_specs_are_one_clear_error(tmp_path: Path, doc: str, flags: dict[str
     (".nan", "expected a number, got nan"),
     ("-5", "expected a number > 0, got -5"),
     ("0", "expected a number > 0, got 0"),
-    (".inf", "expected a finite number of at most 1e+15, got inf"),
+    ("-.inf", "expected a finite number of at most 1e+15, got -inf"),
     ("'600'", "expected a number, got '600'"),
 ])
-def test_max_time_s_is_a_finite_number_of_seconds(tmp_path: Path, value: str, message: str) -> None:
+def test_max_time_s_is_a_number_of_seconds(tmp_path: Path, value: str, message: str) -> None:
     f = tmp_path / "s.yaml"
     f.write_text(f"workloads: [haste-mixed1]\npolicies: [fifo]\nmax_time_s: {value}\n")
     with pytest.raises(YarnctlError) as e:
         load_spec(f)
     assert str(e.value) == f"{f}: max_time_s: {message}"
-    for given, cap in (("600", 600.0), ("null", math.inf)):
+    for given, cap in (("600", 600.0), ("null", math.inf), (".inf", math.inf)):  # .inf: no cap, as --max-time inf
         f.write_text(f"workloads: [haste-mixed1]\npolicies: [fifo]\nmax_time_s: {given}\n")
         assert load_spec(f).options.max_time_s == cap
 

@@ -124,8 +124,9 @@ def check_program(program: str, cwd: Path, flag: str) -> None:
         if shutil.which(program) is None:
             raise ConfigError(f"{flag} {program}: no such command on PATH; give its path")
         return
-    path = cwd / Path(program).expanduser()  # a relative path runs from cwd, as the job will start it
-    where = "" if Path(program).expanduser().is_absolute() else f" (from {cwd}, where it runs)"
+    # a relative path runs from cwd, as the job will start it; no ~ expansion, as the job gets none
+    path = cwd / program
+    where = "" if Path(program).is_absolute() else f" (from {cwd}, where it runs)"
     if not path.exists():
         raise ConfigError(f"{flag} {program}: no such file{where}")
     if not path.is_file() or not os.access(path, os.X_OK):

@@ -89,9 +89,10 @@ def replay(path: Path, policy: Policy) -> ReplayReport:
             report.replay_containers[a.app_id] += a.count
     if reader.records == 0:
         raise DecisionLogError(f"{path}: no decision log records")
-    if report.skipped["bad request"] == reader.records:  # nothing was compared: not a report worth exit 0
-        raise DecisionLogError(f"{path}: none of its {reader.records} records holds a request the wire reads "
-                               f"(first, {first_bad})")
+    if report.replayed == 0:  # nothing was compared: not a report worth exit 0
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))
+        raise DecisionLogError(f"{path}: none of its {reader.records} records could be replayed (skipped {skipped})"
+                               + (f"; the first unreadable request: {first_bad}" if first_bad else ""))
     report.truncated = reader.truncated
     report.logged_policies = list(seen_policies)
     return report

@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import argparse
 import math
+import threading
 from pathlib import Path
 
 
 def seconds(text: str) -> float:
     """A finite number of seconds > 0 (timeouts, intervals)."""
     value = _number(text, "a number of seconds")
-    if not (math.isfinite(value) and value > 0):
+    if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text}")
-    return value
+    return _at_most(value, text)
 
 
 def gap(text: str) -> float:
     """A finite number of seconds >= 0 (a gap between submissions: 0 submits at once)."""
     value = _number(text, "a number of seconds")
-    if not (math.isfinite(value) and value >= 0):
+    if not 0 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, got {text}")
+    return _at_most(value, text)
+
+
+def milliseconds(text: str) -> float:
+    """A finite number of milliseconds > 0 (a latency limit)."""
+    value = _number(text, "a number of milliseconds")
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a finite number of milliseconds > 0, got {text}")
     return value
 
 
@@ -47,6 +56,15 @@ def percent(text: str) -> float:
     return value
 
 
+LONGEST_S = threading.TIMEOUT_MAX  # a wait past it overflows (status --watch 1e300 was a traceback)
+
+
+def _at_most(value: float, text: str) -> float:
+    if value > LONGEST_S:
+        raise argparse.ArgumentTypeError(f"expected at most {LONGEST_S:.3g} seconds, got {text}")
+    return value
+
+
 def _number(text: str, what: str) -> float:
     try:
         return float(text)
@@ -64,5 +82,5 @@ def _integer(text: str, what: str) -> int:
 def path(text: str) -> Path:
     """A file or directory path; an empty one is refused (Path("") is the working directory)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("expected a path, got ''")
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
     return Path(text)

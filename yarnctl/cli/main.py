@@ -109,10 +109,10 @@ def _build_parser() -> argparse.ArgumentParser:
                         "phases, the order of simultaneous events) and show how far its metrics and the ranking "
                         "move: a difference inside that spread is the model's, not the policies'")
     s.add_argument("--sls-nodes", metavar="FILE", help="SLS node topology JSON for an SLS trace")
-    s.add_argument("--sls-container-mb", type=int, metavar="MB", help="SLS container memory (default 1024)")
-    s.add_argument("--sls-container-vcores", type=int, metavar="N", help="SLS container vcores (default 1)")
-    s.add_argument("--sls-node-mb", type=int, metavar="MB", help="SLS node memory (default 10240)")
-    s.add_argument("--sls-node-vcores", type=int, metavar="N", help="SLS node vcores (default 10)")
+    s.add_argument("--sls-container-mb", type=argtypes.positive, metavar="MB", help="SLS container memory (default 1024)")
+    s.add_argument("--sls-container-vcores", type=argtypes.positive, metavar="N", help="SLS container vcores (default 1)")
+    s.add_argument("--sls-node-mb", type=argtypes.positive, metavar="MB", help="SLS node memory (default 10240)")
+    s.add_argument("--sls-node-vcores", type=argtypes.positive, metavar="N", help="SLS node vcores (default 10)")
 
     w = sub.add_parser("workloads", help="list the built-in workloads")
     w.add_argument("--json", action="store_true", help="print JSON")
@@ -260,16 +260,12 @@ def _plain(v: Any) -> Any:
 
 
 def _sls_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The --sls-* flags as `parse_sls` takes them, each size checked; `load_workload` applies them to SLS traces only."""
+    """The --sls-* flags as `parse_sls` takes them (argparse checked each size); `load_workload` applies them to SLS traces only."""
     from yarnctl.model import Resources
     from yarnctl.sim.workload.sls import SLS_CONTAINER, SLS_NODE
 
     sizes = {"sls_container_mb": SLS_CONTAINER.memory_mb, "sls_container_vcores": SLS_CONTAINER.vcores,
              "sls_node_mb": SLS_NODE.memory_mb, "sls_node_vcores": SLS_NODE.vcores}
-    for key in sizes:
-        v = getattr(args, key)
-        if v is not None and v < 1:
-            raise ConfigError(f"--{key.replace('_', '-')} {v}: expected a size >= 1")
     v = {k: sizes[k] if getattr(args, k) is None else getattr(args, k) for k in sizes}
     return {"container": Resources(v["sls_container_mb"], v["sls_container_vcores"]),
             "node": Resources(v["sls_node_mb"], v["sls_node_vcores"]), "topology": args.sls_nodes}

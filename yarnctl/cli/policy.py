@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 import time
@@ -13,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from yarnctl.bridge.swap import check_text, event_text
-from yarnctl.cli.running import control_target
 from yarnctl.cli import argtypes
+from yarnctl.cli.running import control_target
 from yarnctl.errors import ConfigError
 
 EPILOG = """\
@@ -67,7 +66,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     s.add_argument("--canary", default="0%", metavar="SHARE",
                    help="share of the nodes whose heartbeats the candidate decides during the check, e.g. 10%% "
                         "(default: %(default)s, shadow only)")
-    s.add_argument("--max-latency-ms", type=float, default=5.0, metavar="MS",
+    s.add_argument("--max-latency-ms", type=argtypes.milliseconds, default=5.0, metavar="MS",
                    help="the candidate's decide time at the 95th percentile must stay within this (default: "
                         "%(default)s, half the shim's default 10 ms deadline)")
     s.add_argument("--wait", type=argtypes.seconds, nargs="?", const=600.0, metavar="SECONDS",
@@ -132,12 +131,9 @@ def _cmd_policy(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
     from yarnctl.cli.params import policy_params
-
     from yarnctl.policies import make_policy
 
     name = args.policy.strip()
-    if not (math.isfinite(args.max_latency_ms) and args.max_latency_ms > 0):
-        raise ConfigError(f"--max-latency-ms {args.max_latency_ms:g}: expected milliseconds > 0")
     try:
         params = policy_params(args, [name]).get(name, {})
     except ConfigError as e:

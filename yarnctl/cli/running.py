@@ -40,17 +40,19 @@ def running_server(path: Path | None) -> dict[str, Any]:
     return doc
 
 
-def check_status(doc: dict[str, Any], source: str) -> None:
-    """WorkloadError naming `source` and the field when a status document lacks a field the CLI reads, or has it wrong."""
+def check_status(doc: dict[str, Any], source: str, required: tuple[str, ...] = ("pid", "policy", "waiting")) -> None:
+    """WorkloadError naming `source` and the field when a status document lacks a `required` field or has one wrong."""
     from yarnctl.sim.workload.reader import Reader, show
 
     r = Reader(source)
-    for key in ("pid", "policy", "waiting"):
+    for key in required:
         if key not in doc:
             raise r.fail(key, "missing; is this the status file of `yarnctl serve`?")
-    r.integer(doc["pid"], "pid")
-    r.string(doc["policy"], "policy")
-    for app, reasons in r.mapping(doc["waiting"], "waiting").items():
+    if "pid" in doc:
+        r.integer(doc["pid"], "pid")
+    if "policy" in doc:
+        r.string(doc["policy"], "policy")
+    for app, reasons in r.mapping(doc.get("waiting") or {}, "waiting").items():
         if not isinstance(reasons, list):
             raise r.fail(f"waiting.{app}", f"expected a list of reasons, got {show(reasons)}")
         for i, why in enumerate(reasons):
@@ -59,6 +61,9 @@ def check_status(doc: dict[str, Any], source: str) -> None:
     for key in ("control", "token_file"):  # null: no control socket, or the default token file
         if doc.get(key) is not None and (not isinstance(doc[key], str) or not doc[key]):
             raise r.fail(key, f"expected a path or null, got {show(doc[key])}")
+    for key in ("calls", "errors", "rejected"):
+        if doc.get(key) is not None:
+            r.integer(doc[key], key, minimum=0)
 
 
 def read_status(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +148,21 @@ def _make_policy(args: argparse.Namespace) -> Any:
     return make_policy(name, policy_params(args, [name]).get(name))
 
 
+def _check_status_file(path: Path) -> None:
+    """ConfigError unless the status file can be written at `path` (its directory is made if missing)."""
+    path = path.expanduser()
+    if path.is_dir():
+        raise ConfigError(f"--status-file {path}: is a directory; give a file path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        raise ConfigError(f"--status-file {path}: " + (f"{blocker} is a file, not a directory" if blocker is not None
+                                                       else f"cannot make its directory: {e.strerror}")) from None
+    if not os.access(path.parent, os.W_OK):
+        raise ConfigError(f"--status-file {path}: its directory {path.parent} is not writable")
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from yarnctl.bridge.decisionlog import DecisionLog
     from yarnctl.bridge.lifecycle import Serving
@@ -155,8 +171,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     if args.verbose == 0:  # the startup and stats lines are INFO; -v adds the rest
         logging.getLogger("yarnctl").setLevel(logging.INFO)
-    if not args.no_status_file and args.status_file.expanduser().is_dir():  # it warned once a second, forever
-        raise ConfigError(f"--status-file {args.status_file}: is a directory; give a file path")
+    if not args.no_status_file:  # a file it cannot write was warned about once a second, forever
+        _check_status_file(args.status_file)
     if args.metrics_port is not None:
         try:
             check_address(args.metrics_address, args.allow_remote)

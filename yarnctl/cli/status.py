@@ -201,12 +201,19 @@ def render(v: StatusView) -> RenderableType:
 
 def _unreadable(v: StatusView) -> str | None:
     """What keeps the serve status file from being shown, None when it can be (the RM part is shown either way)."""
+    from rich.errors import MarkupError
+
+    from yarnctl.cli.running import check_status
+    from yarnctl.errors import YarnctlError
+
     if v.serve is None:
         return None
     try:  # a missing field shows as "?"; one of the wrong type cannot be shown at all
+        check_status(v.serve, v.serve_file or "the serve status file", required=())
         list(_serve_lines(v.serve))
-        _waiting(v.serve.get("waiting") or {})
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:  # written by another version, or by hand
+    except YarnctlError as e:
+        return str(e)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, MarkupError) as e:  # another version's, or by hand
         return f"{v.serve_file}: not a status file this yarnctl reads ({type(e).__name__}: {e})"
     return None
 
@@ -254,14 +261,16 @@ def _policy(v: StatusView) -> Iterator[Text]:
 
 def _serve_lines(s: dict[str, Any]) -> Iterator[Text]:
     """The Policy, Tuning, Control and Swap lines of a serve status document."""
+    from rich.markup import escape
+
     state = "[green]serving[/green]" if s.get("running") else "[red]not running[/red] (status file is old)"
     p99 = s.get("p99_us_le")
-    yield _line("Policy", f"{s.get('policy', '?')} {state} · pid {s.get('pid', '?')} · up {_dur(s.get('uptime_s'))}"
+    yield _line("Policy", f"{escape(str(s.get('policy', '?')))} {state} · pid {s.get('pid', '?')} · up {_dur(s.get('uptime_s'))}"
                 f" · {s.get('decisions_per_s', 0):g} decisions/s · calls {s.get('calls', 0):,}"
                 f" · errors {s.get('errors', 0):,} · rejected {_rejected(s.get('rejected', 0), s.get('rejected_by'))}"
                 + (f" · p99 ≤ {p99} µs" if isinstance(p99, int) and p99 > 0 else ""))
     tuning = s.get("tuning") or {}
-    yield _line("Tuning", ", ".join(f"{k}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
+    yield _line("Tuning", ", ".join(f"{escape(str(k))}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
     yield _line("Control", _control(s.get("control_loop")))
     swap = _swap(s.get("swap"))
     if swap:
@@ -294,16 +303,18 @@ def _rejected(total: int, by_code: dict[str, int] | None) -> str:
 
 
 def _control(loop: dict[str, Any] | None) -> str:
+    from rich.markup import escape
+
     if not loop:
         return "[dim]off (serve without --rm)[/dim]"
     fresh = "[red]STALE[/red]" if loop.get("stale") else "[green]fresh[/green]"
     age = loop.get("age_s")
-    text = f"{fresh} · polls {loop.get('rm')} every {loop.get('interval_s', 0):g} s"
+    text = f"{fresh} · polls {escape(str(loop.get('rm')))} every {loop.get('interval_s', 0):g} s"
     text += f" · last good {age:g} s ago" if age is not None else " · no good poll yet"
     if loop.get("containers_measured") is not None:
         text += f" · {loop['containers_measured']} containers measured"
     if loop.get("stale") and loop.get("error"):
-        text += f" · {loop['error']}"
+        text += f" · {escape(str(loop['error']))}"
     return text
 
 

@@ -39,7 +39,7 @@ class Bounds:
             text = f"{'<' if self.hi_open else '<='} {self.hi:g}"
         else:
             text = f"in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
-        return " or ".join([*(f"{x:g}" for x in self.also), text])
+        return " or ".join([*(f"{x:g}" for x in self.also), text + (" (inf allowed)" if self.infinite else "")])
 
     def check(self, value: Any, where: str) -> None:
         """Raise a ConfigError naming `where` unless `value` (a number, a mapping of them, or Resources) is within."""
@@ -56,5 +56,8 @@ class Bounds:
 
 def bounded(default: Any, lo: float = -math.inf, hi: float = math.inf, *, lo_open: bool = False,
             hi_open: bool = False, also: tuple[float, ...] = (), infinite: bool = False) -> Any:
-    """A config field with `default` whose given values must lie within the bounds."""
-    return field(default=default, metadata={"bounds": Bounds(lo, hi, lo_open, hi_open, also, infinite)})
+    """A config field with `default` (a value, or a function making one) whose given values must lie within the bounds."""
+    bounds = {"bounds": Bounds(lo, hi, lo_open, hi_open, also, infinite)}
+    if callable(default):
+        return field(default_factory=default, metadata=bounds)
+    return field(default=default, metadata=bounds)

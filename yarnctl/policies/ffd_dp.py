@@ -28,11 +28,10 @@ class FfdDpConfig:
     vcores_weight: float = bounded(1.0, 0)
 
 
-def checked_weights(memory_weight: float, vcores_weight: float, policy: str) -> FfdDpConfig:
-    """The weights of Eq. 1 as a config, refusing two zeros (every request would score the same)."""
+def check_weights(memory_weight: float, vcores_weight: float, policy: str) -> None:
+    """Refuse two zero weights of Eq. 1: every request would score the same."""
     if memory_weight == vcores_weight == 0:
         raise ConfigError(f"policy {policy}: memory_weight and vcores_weight cannot both be 0")
-    return FfdDpConfig(memory_weight, vcores_weight)
 
 
 def fitness(request: Resources, residual: Resources, config: FfdDpConfig) -> float:
@@ -49,7 +48,8 @@ class FfdDp(PolicyBase):
     Config = FfdDpConfig
 
     def __init__(self, config: FfdDpConfig = FfdDpConfig()) -> None:
-        self.config = checked_weights(config.memory_weight, config.vcores_weight, self.name)
+        check_weights(config.memory_weight, config.vcores_weight, self.name)
+        self.config = config
         self.asks = AskLists()  # the open asks by size, kept from the store's journal
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:

@@ -30,16 +30,14 @@ On each heartbeat of node S_j:
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
-from yarnctl.errors import ConfigError
 from yarnctl.model import AM_PRIORITY, ANY, App, Assignment, ClusterSnapshot, Decision, Node, NodeId, Ask, Resources
-from yarnctl.policies.ffd_dp import FfdDpConfig, checked_weights, fitness
+from yarnctl.policies.ffd_dp import FfdDpConfig, check_weights, fitness
 from yarnctl.policies.ita import grid_work, initial_assignment
 from yarnctl.policies.urgency import JobProgress, Progress, weighted_size
 from yarnctl.policies.urgency_lists import Group, Iterations, Key, UrgencyLists
@@ -269,7 +267,8 @@ class Haste(PolicyBase):
 
     def __init__(self, config: HasteConfig = HasteConfig()) -> None:
         self.config = config
-        self.weights = checked_weights(config.memory_weight, config.vcores_weight, self.name)
+        check_weights(config.memory_weight, config.vcores_weight, self.name)
+        self.weights = FfdDpConfig(config.memory_weight, config.vcores_weight)
         self.progress = Progress(self.weights)  # the policy's only state: the T_i^m seen (urgency.py)
         self.lists = UrgencyLists(self.progress, self.iterations)  # what RTA scores, in its order (urgency_lists.py)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -32,7 +32,7 @@ from yarnctl.fairness.windows import Window
 from yarnctl.model import (App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, Node, NodeId, Observation, Queue,
                            Resources)
 from yarnctl.policies.base import fill_app
-from yarnctl.policies.bounds import Bounds, bounded
+from yarnctl.policies.bounds import bounded
 from yarnctl.policies.queue_limit import leaf_weights
 from yarnctl.policies.contract import PolicyBase
 from yarnctl.policies.waiting import Wait, WaitCode, head_ask, wait
@@ -45,10 +45,9 @@ class LongTermConfig:
     entity: str = QUEUE  # who is the paper's "user": queue (YARN fairness, MRYARN Sec. 6) or user
     # K_i: 1 by default; under a queue tree each leaf's absolute capacity in percent, and a weight given here
     # replaces its leaf's (give it on the same percent scale)
-    weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}),
-                                         metadata={"bounds": Bounds(0, lo_open=True)})
+    weights: Mapping[str, float] = bounded(lambda: MappingProxyType({}), 0)
     window: str = "tumbling"  # Sec. 6: tumbling or sliding
-    window_s: float = math.inf  # L_t / L_s: inf = pure long-term, 0 = memoryless
+    window_s: float = bounded(math.inf, 0, infinite=True)  # L_t / L_s: inf = pure long-term, 0 = memoryless
     timeout_s: float = -1.0  # Sec. 6.1 t_timeout; negative: the window length (the paper's default)
     borrow_cap_s: float = bounded(math.inf, 0, infinite=True)  # Sec. 6.1: borrowing allowed per window, in seconds of the own share
 

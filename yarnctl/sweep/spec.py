@@ -25,7 +25,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from yarnctl.errors import ConfigError
 from yarnctl.sim.workload import Reader, load_yaml
 
 MAX_CELLS = 1_000_000  # a typo like 0:1:1e-9 should fail fast, not allocate forever
+CHECKED_COMBINATIONS = 10_000  # a policy's parameter combinations built before the run (~50 µs each)
 _SPEC_KEYS = {"name", "workloads", "policies", "seeds", "baseline", "max_time_s", "sharing"}
 
 
@@ -237,10 +238,9 @@ def _check(spec: SweepSpec, src: str) -> None:
     n = 0
     for policy, grid in spec.grids:
         n += len(spec.workloads) * len(spec.seeds) * math.prod(len(values) for _, values in grid)
-        # the first and last value of each parameter: a bad name or an out-of-range end fails now
-        for pick in (0, -1):
+        for params in _to_check(grid):  # a bad name or value fails now, not cells into the run
             try:
-                make_policy(spec.policy_of(policy), {k: v[pick] for k, v in grid})
+                make_policy(spec.policy_of(policy), params)
             except ConfigError as e:
                 raise ConfigError(f"{src}: {e}") from None
     if n > MAX_CELLS:
@@ -248,6 +248,19 @@ def _check(spec: SweepSpec, src: str) -> None:
     if spec.baseline is not None and spec.baseline not in {p for p, _ in spec.grids}:
         raise ConfigError(f"{src}: baseline {spec.baseline!r} is not among the policies "
                           f"({', '.join(p for p, _ in spec.grids)})")
+
+
+def _to_check(grid: Sequence[tuple[str, Sequence[Any]]]) -> Iterator[dict[str, Any]]:
+    """Every combination of a policy's values when there are few; else each value beside the others' first."""
+    keys = [k for k, _ in grid]
+    if math.prod(len(values) for _, values in grid) <= CHECKED_COMBINATIONS:  # rules between two parameters too
+        for combo in itertools.product(*(values for _, values in grid)):
+            yield dict(zip(keys, combo))
+        return
+    first = {k: values[0] for k, values in grid}
+    for k, values in grid:
+        for v in values:
+            yield {**first, k: v}
 
 
 def workload_digest(name_or_path: str) -> str:
@@ -304,8 +317,10 @@ def _alias(name: str, grid: dict[str, Any], src: str) -> str:
 
 
 def _max_time(v: Any, src: str) -> float:
-    """`max_time_s:` of a sweep file: absent or null (no cap), else a finite number of seconds > 0, as `simulate --max-time`."""
-    return math.inf if v is None else Reader(src).number(v, "max_time_s", strict=True)
+    """`max_time_s:` of a sweep file: absent, null or .inf (no cap), else a number of seconds > 0, as `simulate --max-time`."""
+    if v is None or (isinstance(v, float) and v == math.inf):
+        return math.inf
+    return Reader(src).number(v, "max_time_s", strict=True)
 
 
 def _sharing(v: Any, src: str) -> float | None:

@@ -37,6 +37,8 @@ from pathlib import Path
 
 from yarnctl.errors import WorkloadError
 
+LARGEST = 1e15  # MB, vcores, seconds: the workload reader's bound too, far past any trace, far below overflow
+
 COLUMNS = ("container", "job", "user", "memory_mb", "vcores", "start_s", "end_s", "used_memory_mb", "used_vcores")
 SAMPLE_COLUMN = "t_s"
 AM_COLUMN = "is_am"
@@ -116,8 +118,8 @@ def _number(text: str, source: str, line: int, column: str) -> float:
         x = float(text)
     except ValueError:
         raise WorkloadError(source, f"line {line}, {column}", f"not a number: {text!r}") from None
-    if not math.isfinite(x):
-        raise WorkloadError(source, f"line {line}, {column}", f"not a finite number: {text!r}")
+    if not -LARGEST <= x <= LARGEST:  # a job's or user's sums of products stay far below a float's overflow
+        raise WorkloadError(source, f"line {line}, {column}", f"not a finite number of at most {LARGEST:.0e}: {text!r}")
     return x
 
 
@@ -128,10 +130,9 @@ def _check_measurable(text: dict[str, str], nums: dict[str, float], source: str,
         return  # no resource-seconds: E is undefined and the container counts for nothing
     for alloc, used in (("memory_mb", "used_memory_mb"), ("vcores", "used_vcores")):
         allocated = nums[alloc] * d
-        if not sys.float_info.min <= allocated < math.inf:  # E would divide by (near) zero, or by infinity
+        if allocated < sys.float_info.min:  # E would divide by (near) zero
             raise WorkloadError(source, f"line {line}, {alloc}",
-                                f"{text[alloc]} held for {d:g} s is too {'small' if allocated < 1 else 'large'} an "
-                                f"allocation to measure E = used / allocated")
+                                f"{text[alloc]} held for {d:g} s is too small an allocation to measure E = used / allocated")
         if not math.isfinite(nums[used] * d / allocated):
             raise WorkloadError(source, f"line {line}, {used}",
                                 f"{text[used]} of {text[alloc]} allocated for {d:g} s: E = used / allocated is "

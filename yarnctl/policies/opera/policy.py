@@ -69,9 +69,9 @@ class OperaConfig:
     rho: float = bounded(0.95, 0, 1, lo_open=True)  # CRes threshold (Sec. III-C)
     threshold_s: float = bounded(60.0, 0, lo_open=True)  # short/long task threshold (Sec. III-B: "e.g., 1 minute")
     alpha: float = bounded(2.0, 1, lo_open=True)  # PRESERVE's growth factor of BR_i, BT_i (Sec. III-C: "double")
-    block: Resources = bounded(Resources(1024, 2), 0, lo_open=True)  # initial and least BR_i (assumed; Fig. 12 starts at 2 vCores)
+    block: Resources = bounded(Resources(1024, 2), 0)  # initial and least BR_i (assumed; Fig. 12 starts at 2 vCores)
     block_time_s: float = bounded(30.0, 0, lo_open=True)  # initial and least BT_i (assumed)
-    max_block_time_s: float = bounded(480.0, 0, lo_open=True)  # largest BT_i (assumed)
+    max_block_time_s: float = bounded(480.0, 0, lo_open=True, infinite=True)  # largest BT_i (assumed)
     max_reserved: int = bounded(3, 0)  # ε_r (assumed)
     max_skips: int = bounded(3, 0)  # ε_s (assumed)
     max_overcommit: float = bounded(2.0, 1)  # a node never offers more than this times its configured capacity
@@ -113,6 +113,8 @@ class Opera(PolicyBase):
                               f"got {config.relief!r}") from None
         if config.reservation not in ("strict", "multi-chance"):
             raise ConfigError(f"policy opera: reservation must be strict or multi-chance, got {config.reservation!r}")
+        if config.block.is_zero():
+            raise ConfigError("policy opera: block: give it some memory or vcores (both are 0)")
         if config.max_block_time_s < config.block_time_s:
             raise ConfigError(f"policy opera: max_block_time_s ({config.max_block_time_s:g}) is below block_time_s "
                               f"({config.block_time_s:g})")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -310,7 +309,7 @@ class Parser:
         priority = r.integer(s.get("priority", default_priority), f"{path}.priority", minimum=0)
         names = [str((x[1] or {}).get("name") or x[0]) if isinstance(x[1], Mapping) else x[0] for x in siblings]
         name = names[index]
-        if name in names[:index]:  # `after` would bind the first of the two
+        if "name" in s and name in names[:index]:  # `after` would bind the first of the two
             raise r.fail(f"{path}.name", f"duplicate stage name {name!r} (stage {names.index(name)} has it too)")
         if "after" in s:
             if s["after"] is None:
@@ -320,6 +319,9 @@ class Parser:
                 if target not in names[:index]:
                     raise r.fail(f"{path}.after", f"no earlier stage named {target!r}; earlier: "
                                  f"{', '.join(names[:index]) or '(none)'}")
+                if names[:index].count(target) > 1:  # unnamed stages go by their kind: name the one meant
+                    raise r.fail(f"{path}.after", f"{names[:index].count(target)} earlier stages are named "
+                                 f"{target!r}; give them names")
                 after = names.index(target)
         else:
             after = index - 1 if index > 0 else None
