@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import builtins
+import io
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from rmfakes import FakeTransport, fixture, ok
 from yarnctl.errors import YarnctlError
@@ -154,18 +156,20 @@ class RecordingSession:
 
     def get(self, url: str, **kwargs: Any) -> Any:
         self.kwargs = kwargs
+        class Raw(io.BytesIO):
+            def read1(self, amt: int = -1, decode_content: bool = True) -> bytes:  # urllib3's signature
+                return super().read1(amt)
 
-        class R:
-            status_code, text, headers = 200, "{}", {"Location": ""}
-        R.url = url  # type: ignore[attr-defined]
-        return R()
+        r = requests.Response()
+        r.status_code, r.url, r.encoding, r.raw = 200, url, "utf-8", Raw(b"{}")
+        return r
 
 
 def test_transport_sends_timeouts_verify_and_never_follows_redirects() -> None:
     s = RecordingSession()
     t = HttpTransport(HttpSettings(connect_timeout_s=1.5, read_timeout_s=7, verify="/etc/ca.pem"), session=s)  # type: ignore[arg-type]
     t.get("http://rm:8088/ws/v1/cluster/apps", {"states": "RUNNING"})
-    assert s.kwargs == {"params": {"states": "RUNNING"}, "allow_redirects": False, "timeout": (1.5, 7)}
+    assert s.kwargs == {"params": {"states": "RUNNING"}, "allow_redirects": False, "stream": True, "timeout": (1.5, 7)}
     assert s.verify == "/etc/ca.pem" and s.headers["Accept"] == "application/json"
 
 

@@ -100,7 +100,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     start = build(state, tasks, history)
     if not start.workload.jobs:
         raise ConfigError(f"nothing to simulate: no running application ({len(start.waiting)} waiting for their AM, "
-                          f"{len(start.finishing)} finishing)")
+                          f"{len(start.finishing)} finishing)" + "".join(f"; {n}" for n in notes))  # why one was held
     from yarnctl.sim.runner import simulate
 
     t0 = time.perf_counter()

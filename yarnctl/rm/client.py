@@ -118,7 +118,7 @@ class ResourceManager(_Client):
         health and used/available resources."""
         params = {"states": ",".join(states)} if states else {}
         reply = self._get("/ws/v1/cluster/nodes", params)
-        return parse.each(parse.Fields(parse.load(reply.text, reply.url), reply.url).items("nodes", "node"),
+        return parse.each(parse.Fields(parse.load(reply.text, reply.url), reply.url).items("nodes", "node", required=True),
                           parse.node)
 
     def apps(self, *, state: str | None = None, states: Iterable[str] | None = None,
@@ -141,7 +141,7 @@ class ResourceManager(_Client):
             if values is not None:
                 params[key] = ",".join(values)
         reply = self._get("/ws/v1/cluster/apps", params)
-        return parse.each(parse.Fields(parse.load(reply.text, reply.url), reply.url).items("apps", "app"), parse.app)
+        return parse.each(parse.Fields(parse.load(reply.text, reply.url), reply.url).items("apps", "app", required=True), parse.app)
 
     def app(self, app_id: str) -> AppInfo:
         """/ws/v1/cluster/apps/{appid}: one application; AppNotFound when the RM does not know it."""
@@ -151,7 +151,7 @@ class ResourceManager(_Client):
     def app_attempts(self, app_id: str) -> tuple[AppAttempt, ...]:
         """/ws/v1/cluster/apps/{appid}/appattempts: the app's attempts (id, start time, AM container, node)."""
         reply = self._get_app(f"/ws/v1/cluster/apps/{app_id}/appattempts", app_id)
-        return parse.each(parse.Fields(parse.load(reply.text, reply.url), reply.url).items("appAttempts", "appAttempt"),
+        return parse.each(parse.Fields(parse.load(reply.text, reply.url), reply.url).items("appAttempts", "appAttempt", required=True),
                           parse.app_attempt)
 
     def jmx(self, query: str | None = "Hadoop:service=ResourceManager,name=*") -> tuple[JmxBean, ...]:
@@ -165,10 +165,10 @@ class ResourceManager(_Client):
 
     def shim_metrics(self) -> ShimMetrics | None:
         """The yarnctl shim's counters (the YarnctlShim bean); None when the RM does not run the shim."""
-        beans = self._jmx(SHIM_BEAN)
+        beans = [b for b in self._jmx(SHIM_BEAN) if b.name == SHIM_BEAN]  # a /jmx that ignored ?qry= sends them all
         if not beans:
             return None
-        return parse.shim_metrics(beans[0], self.active_url or "")
+        return parse.shim_metrics(beans[0], (self.active_url or "") + "/jmx")
 
     def _get_app(self, path: str, app_id: str) -> Reply:
         try:
@@ -210,7 +210,7 @@ class NodeManager(_Client):
         """/ws/v1/node/containers: containers on this node with state, exit code, user and size (no times)."""
         reply = self._get("/ws/v1/node/containers")
         doc = parse.Fields(parse.load(reply.text, reply.url), reply.url)
-        return parse.each(doc.items("containers", "container"), parse.nm_container)
+        return parse.each(doc.items("containers", "container", required=True), parse.nm_container)
 
     def jmx(self, query: str | None = "Hadoop:service=NodeManager,name=*") -> tuple[JmxBean, ...]:
         """/jmx[?qry=]: the NM's JMX beans matching an object-name pattern (None: all of them)."""
@@ -227,7 +227,7 @@ class NodeManager(_Client):
 
 def _tasks(reply: Reply) -> tuple[TaskReport, ...]:
     return tuple(parse.task_report(t) for t in parse.Fields(parse.load(reply.text, reply.url), reply.url)
-                 .items("tasks", "task"))
+                 .items("tasks", "task", required=True))
 
 
 class HistoryServer(_Client):
@@ -248,7 +248,7 @@ class HistoryServer(_Client):
         """/ws/v1/history/mapreduce/jobs: the finished jobs it keeps (no average task times: see `job`)."""
         reply = self._get("/ws/v1/history/mapreduce/jobs")
         return tuple(parse.history_job(j) for j in parse.Fields(parse.load(reply.text, reply.url), reply.url)
-                     .items("jobs", "job"))
+                     .items("jobs", "job", required=True))
 
     def job(self, app_or_job_id: str) -> HistoryJob:
         """/ws/v1/history/mapreduce/jobs/{job}: one finished job with its average map, shuffle and reduce times."""
@@ -271,9 +271,12 @@ class HistoryServer(_Client):
 def _remote_message(text: str) -> str:
     """Hadoop's RemoteException message from an error body, else the body's start."""
     try:
-        return str(parse.load(text, "")["RemoteException"]["message"])
+        message = parse.load(text, "")["RemoteException"]["message"]
+        if isinstance(message, str):
+            return message
     except (RMParseError, KeyError, TypeError):
-        return " ".join(text.split())[:120]
+        pass
+    return " ".join(text.split())[:120]
 
 
 def _hint(status: int) -> str:

@@ -46,7 +46,10 @@ def normalise_base(url: str) -> str:
         raise RMConfigError("empty ResourceManager/NodeManager address")
     if "://" not in url:
         url = "http://" + url
-    parts = urlsplit(url)  # before the slashes go: "http://" stripped to "http:" read as a host named http
+    try:
+        parts = urlsplit(url)  # before the slashes go: "http://" stripped to "http:" read as a host named http
+    except ValueError:  # e.g. an unclosed IPv6 bracket, "[::1"
+        raise RMConfigError(f"{url!r} is not an http(s)://host:port address") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RMConfigError(f"{url!r} is not an http(s)://host:port address")
     try:
@@ -57,8 +60,12 @@ def normalise_base(url: str) -> str:
 
 
 def _netloc(url: str) -> str:
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    """host:port of `url`, '' when it has none a configured address could match (a Location with a bad port)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return ""
     return f"{(parts.hostname or '').lower()}:{port}"
 
 
@@ -210,6 +217,6 @@ def _ha_state_of(text: str) -> str:
     try:
         doc = json.loads(text)
         state = doc["clusterInfo"]["haState"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return ""
     return state if isinstance(state, str) else ""

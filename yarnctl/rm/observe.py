@@ -72,6 +72,8 @@ class ClusterObserver:
                 except RMError as e:
                     failures += 1
                     log.debug("no container usage from %s: %s", node.id, e)
+            for address in self._nms.keys() - {n.http_address for n in nodes}:
+                self._nms.pop(address).close()  # a node gone, or back on another port: one client per live node
         obs = Observation.build(self.clock(), [_node_load(n) for n in nodes], [_app_usage(a) for a in apps],
                                 loads, usage_measured=self.usage and failures < len(nodes))
         return Reading(obs, shim, failures)
@@ -79,7 +81,8 @@ class ClusterObserver:
     def _node_usage(self, node: NodeReport) -> list[ContainerLoad]:
         nm = self._nms.get(node.http_address)
         if nm is None:
-            nm = self._nms[node.http_address] = self.node_manager("http://" + node.http_address)
+            address = node.http_address if "://" in node.http_address else "http://" + node.http_address
+            nm = self._nms[node.http_address] = self.node_manager(address)
         # beans outlive their container by yarn.nodemanager.container-metrics.unregister-delay-ms:
         # only RUNNING containers count, or a finished one would look busy for seconds
         running = {c.id for c in nm.containers() if c.state == RUNNING}
@@ -195,7 +198,7 @@ class ControlLoop:
         try:
             reading = self.observer.read()
         except Exception as e:  # RMError is the expected kind; anything else is a bug, still survivable
-            if not isinstance(e, RMError):
+            if not isinstance(e, RMError) and _one_line(e) != st.error:  # its traceback once, not every tick
                 log.exception("control loop: reading the cluster failed")
             self.state = replace(st, stale=True, error=_one_line(e), polls=st.polls + 1, failures=st.failures + 1,
                                  poll_s=time.monotonic() - t0)

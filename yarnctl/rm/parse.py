@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ from yarnctl.rm.models import (
 )
 
 T = TypeVar("T")
+JAVA_LONG = 2**63  # no number a Java RM writes is larger: past it is garbage, and a float of it stays finite
 
 
 class Fields:
@@ -66,16 +68,26 @@ class Fields:
         v = self._raw(key, _REQUIRED if default is None else default)
         # JSON numbers that are whole floats (some Hadoop gauges) are accepted; bools are not numbers here
         if isinstance(v, float) and v.is_integer():
-            return int(v)
+            v = int(v)
         if not isinstance(v, int) or isinstance(v, bool):
             raise RMParseError(self.url, self._at(key), f"expected an integer, got {_kind(v)}")
+        if not -JAVA_LONG <= v <= JAVA_LONG:
+            raise RMParseError(self.url, self._at(key), f"expected an integer a Java long holds, got {_kind(v)}")
         return v
 
     def number(self, key: str, default: float | None = None) -> float:
         v = self._raw(key, _REQUIRED if default is None else default)
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise RMParseError(self.url, self._at(key), f"expected a number, got {_kind(v)}")
-        return float(v)
+        try:
+            x = float(v)
+        except OverflowError:
+            raise RMParseError(self.url, self._at(key), f"expected a number a double holds, got {_kind(v)}") from None
+        # JMX writes a double's NaN and Infinity as bare literals, which json.loads takes; no field we read
+        # means them (a stat's unset minimum is Float.MAX_VALUE, finite)
+        if not math.isfinite(x):
+            raise RMParseError(self.url, self._at(key), f"expected a finite number, got {_kind(v)}")
+        return x
 
     def opt_number(self, key: str) -> float | None:
         return None if self.doc.get(key) is None else self.number(key)
@@ -92,12 +104,15 @@ class Fields:
     def obj(self, key: str) -> Fields:
         return Fields(self._raw(key, _REQUIRED), self.url, self._at(key))
 
-    def items(self, key: str, item: str) -> list[Fields]:
+    def items(self, key: str, item: str, required: bool = False) -> list[Fields]:
         """The list at doc[key][item]: Hadoop's wrapped lists ({"apps": {"app": [...]}}).
 
         Jersey sends `null` (or `{}`) for an empty list and, in some configurations, a bare object
-        for a one-element list; all three are accepted.
+        for a one-element list; all three are accepted. A `required` key must be there, if null: a
+        document's own list (`{"error": ...}` is not an empty cluster); a nested one may be left out.
         """
+        if required and key not in self.doc:
+            raise RMParseError(self.url, self._at(key), "missing")
         outer = self.doc.get(key)
         if outer is None:
             return []
@@ -137,7 +152,11 @@ def load(text: str, url: str) -> Any:
     """Parse a body as JSON; RMParseError saying what came instead (an HTML page, empty body...)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except RecursionError:
+        raise RMParseError(url, "", "response is JSON nested too deeply to read") from None
+    except ValueError as e:
+        if "integer string conversion" in str(e):  # valid JSON past Python's 4,300-digit limit
+            raise RMParseError(url, "", "response holds a number of more than 4,300 digits") from None
         head = " ".join(text.strip().split())[:80]
         raise RMParseError(url, "", f"response is not JSON (starts {head!r})" if head else "empty response") from None
 
@@ -304,7 +323,10 @@ def nm_container(f: Fields) -> NMContainer:
 
 
 def jmx_beans(text: str, url: str) -> tuple[JmxBean, ...]:
-    beans = Fields(load(text, url), url).list("beans")
+    doc = Fields(load(text, url), url)
+    if "beans" not in doc.doc:
+        raise RMParseError(url, "beans", "missing (is this a /jmx answer?)")
+    beans = doc.list("beans")
     return tuple(JmxBean(b.string("name"), MappingProxyType({k: v for k, v in b.doc.items() if k != "name"}))
                  for b in beans)
 

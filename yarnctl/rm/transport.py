@@ -8,15 +8,18 @@ only ever sent to addresses the user configured. Tests inject a fake `Transport`
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import requests
+import urllib3
 
 from yarnctl.errors import RMConfigError
 
 Auth = Literal["none", "kerberos"]
+MAX_BODY_BYTES = 256 << 20  # the nodes or apps of a large cluster are a few MB: more is garbage, or an attack
 
 
 class TransportFailure(Exception):
@@ -51,6 +54,7 @@ class HttpSettings:
 
     connect_timeout_s: float = 3.05
     read_timeout_s: float = 10.0
+    answer_timeout_s: float = 60.0  # a whole answer: a server trickling bytes never trips the read timeout
     retries: int = 2
     backoff_s: float = 0.5
     backoff_max_s: float = 8.0
@@ -85,11 +89,12 @@ class HttpTransport:
             self.session.auth = kerberos_auth()
 
     def get(self, url: str, params: Mapping[str, str]) -> Reply:
-        """GET without following redirects; TransportFailure when no HTTP answer came back."""
+        """GET without following redirects; TransportFailure when no whole HTTP answer came back."""
         s = self.settings
         try:
-            r = self.session.get(url, params=dict(params), allow_redirects=False,
-                                 timeout=(s.connect_timeout_s, s.read_timeout_s))
+            with self.session.get(url, params=dict(params), allow_redirects=False, stream=True,
+                                  timeout=(s.connect_timeout_s, s.read_timeout_s)) as r:
+                body = _body(r, time.monotonic() + s.answer_timeout_s, s.answer_timeout_s)
         except requests.exceptions.ConnectTimeout:
             raise TransportFailure(f"connect timed out after {s.connect_timeout_s:g} s") from None
         except requests.exceptions.ReadTimeout:
@@ -100,12 +105,40 @@ class HttpTransport:
             raise TransportFailure(f"connection failed ({_reason(e)})") from None
         except requests.exceptions.RequestException as e:
             raise TransportFailure(f"request failed ({_reason(e)})") from None
-        return Reply(url=r.url or url, status=r.status_code, text=r.text, location=r.headers.get("Location", ""),
-                     content_type=r.headers.get("Content-Type", ""))
+        except ValueError as e:  # requests reading a Location it cannot parse, e.g. http://[::1/x
+            raise TransportFailure(f"unreadable answer ({e})") from None
+        return Reply(url=r.url or url, status=r.status_code, text=_text(body, r.encoding),
+                     location=r.headers.get("Location", ""), content_type=r.headers.get("Content-Type", ""))
 
     def close(self) -> None:
         """Close pooled connections."""
         self.session.close()
+
+
+def _body(r: requests.Response, deadline: float, timeout_s: float) -> bytes:
+    """The answer's bytes, decompressed; TransportFailure past MAX_BODY_BYTES or the deadline."""
+    body = bytearray()
+    try:
+        # read1: what has arrived (read(n) waits for n bytes, so a trickle of bytes never met the deadline);
+        # urllib3 2 bounds each decompressed piece too, so a gzip bomb is cut off like an endless body
+        while chunk := r.raw.read1(1 << 16, decode_content=True):
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                raise TransportFailure(f"an answer of more than {MAX_BODY_BYTES >> 20} MiB: no RM or NM sends one")
+            if time.monotonic() > deadline:
+                raise TransportFailure(f"the answer was not complete within {timeout_s:g} s")
+    except urllib3.exceptions.ReadTimeoutError:
+        raise TransportFailure("the answer stopped for longer than the read timeout") from None
+    except urllib3.exceptions.HTTPError as e:  # a cut-off body, bad chunking or bad gzip
+        raise TransportFailure(f"a broken answer ({_reason(e)})") from None
+    return bytes(body)
+
+
+def _text(body: bytes, encoding: str | None) -> str:
+    try:
+        return body.decode(encoding or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", errors="replace")
 
 
 def _reason(e: BaseException) -> str:
