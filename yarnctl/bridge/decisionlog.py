@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from yarnctl.errors import YarnctlError
+from yarnctl.paths import file_in_the_way
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +33,7 @@ class DecisionLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._f: IO[str] | None = open(path, "a", encoding="utf-8", buffering=1 << 16)
         except OSError as e:
-            # mkdir meeting a file where a directory should be says only "File exists" or "Not a directory"
-            blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+            blocker = file_in_the_way(path.parent)
             why = f"{blocker} is a file, not a directory" if blocker is not None else e.strerror
             raise DecisionLogError(f"{path}: cannot open the decision log: {why}") from None
         self._lock = threading.Lock()

@@ -5,31 +5,28 @@ from __future__ import annotations
 import argparse
 import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 
-def seconds(text: str) -> float:
-    """A finite number of seconds > 0 (timeouts, intervals)."""
-    value = _number(text, "a number of seconds")
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text}")
-    return _at_most(value, text)
+def _amount(noun: str, *, zero: bool, longest: float = math.inf) -> Callable[[str], float]:
+    """A type for a finite `noun` ("number of seconds") > 0, or >= 0 with `zero`, and at most `longest`."""
+    def parse(text: str) -> float:
+        value = _number(text, f"a {noun}")
+        if not (0 <= value if zero else 0 < value) or not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite {noun} {'>=' if zero else '>'} 0, got {text}")
+        if value > longest:
+            raise argparse.ArgumentTypeError(f"expected at most {longest:.3g} {noun.split()[-1]}, got {text}")
+        return value
+
+    return parse
 
 
-def gap(text: str) -> float:
-    """A finite number of seconds >= 0 (a gap between submissions: 0 submits at once)."""
-    value = _number(text, "a number of seconds")
-    if not 0 <= value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, got {text}")
-    return _at_most(value, text)
-
-
-def milliseconds(text: str) -> float:
-    """A finite number of milliseconds > 0 (a latency limit)."""
-    value = _number(text, "a number of milliseconds")
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a finite number of milliseconds > 0, got {text}")
-    return value
+LONGEST_S = threading.TIMEOUT_MAX  # a wait past it overflows (status --watch 1e300 was a traceback)
+seconds = _amount("number of seconds", zero=False, longest=LONGEST_S)  # timeouts, intervals
+gap = _amount("number of seconds", zero=True, longest=LONGEST_S)  # between submissions: 0 submits at once
+milliseconds = _amount("number of milliseconds", zero=False)  # a latency limit
+percent = _amount("percentage", zero=True)  # an error bound
 
 
 def port(text: str) -> int:
@@ -45,23 +42,6 @@ def positive(text: str) -> int:
     value = _integer(text, "an integer")
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
-    return value
-
-
-def percent(text: str) -> float:
-    """A finite percentage >= 0 (an error bound)."""
-    value = _number(text, "a percentage")
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"expected a finite percentage >= 0, got {text}")
-    return value
-
-
-LONGEST_S = threading.TIMEOUT_MAX  # a wait past it overflows (status --watch 1e300 was a traceback)
-
-
-def _at_most(value: float, text: str) -> float:
-    if value > LONGEST_S:
-        raise argparse.ArgumentTypeError(f"expected at most {LONGEST_S:.3g} seconds, got {text}")
     return value
 
 

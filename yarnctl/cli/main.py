@@ -287,19 +287,15 @@ def _sls_flags_apply(args: argparse.Namespace) -> None:
 
 def _check_out(args: argparse.Namespace) -> None:
     """Any command's `--out DIR`: a directory, or a path where one can be made, checked before the work rather than after it."""
+    from yarnctl.paths import file_in_the_way
+
     out = getattr(args, "out", None)
     if not isinstance(out, Path) or getattr(args, "sweep_command", None) == "report":  # report's DIR is read, not written
         return
-    for p in (out, *out.parents):
-        try:
-            found = p.exists()
-        except OSError:  # a parent this user cannot search: making the directory will say so
-            return
-        if found:
-            if not p.is_dir():
-                raise ConfigError(f"--out {out}: " + ("exists and is not a directory" if p == out
-                                                      else f"{p} is a file, not a directory"))
-            return
+    blocker = file_in_the_way(out)
+    if blocker is not None:
+        raise ConfigError(f"--out {out}: " + ("exists and is not a directory" if blocker == out
+                                              else f"{blocker} is a file, not a directory"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

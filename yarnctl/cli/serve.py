@@ -150,13 +150,15 @@ def _make_policy(args: argparse.Namespace) -> Any:
 
 def _check_status_file(path: Path) -> None:
     """ConfigError unless the status file can be written at `path` (its directory is made if missing)."""
+    from yarnctl.paths import file_in_the_way
+
     path = path.expanduser()
     if path.is_dir():
         raise ConfigError(f"--status-file {path}: is a directory; give a file path")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        blocker = file_in_the_way(path.parent)
         raise ConfigError(f"--status-file {path}: " + (f"{blocker} is a file, not a directory" if blocker is not None
                                                        else f"cannot make its directory: {e.strerror}")) from None
     if not os.access(path.parent, os.W_OK):

@@ -192,15 +192,16 @@ def render(v: StatusView) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
-    parts = [*_header(v), Text(""), _nodes(v.nodes), Text(""), _queues(v.scheduler), Text(""), _apps(v)]
+    serve = _serve(v)
+    parts = [*_header(v, serve), Text(""), _nodes(v.nodes), Text(""), _queues(v.scheduler), Text(""), _apps(v)]
     waiting = (v.serve or {}).get("waiting") or {}
-    if waiting and not _unreadable(v):
+    if waiting and not isinstance(serve, str):
         parts += [Text(""), _waiting(waiting)]
     return Group(*parts)
 
 
-def _unreadable(v: StatusView) -> str | None:
-    """What keeps the serve status file from being shown, None when it can be (the RM part is shown either way)."""
+def _serve(v: StatusView) -> list[Text] | str | None:
+    """The serve status file's lines; what keeps it from being shown instead (the RM part is shown either way)."""
     from rich.errors import MarkupError
 
     from yarnctl.cli.running import check_status
@@ -210,15 +211,14 @@ def _unreadable(v: StatusView) -> str | None:
         return None
     try:  # a missing field shows as "?"; one of the wrong type cannot be shown at all
         check_status(v.serve, v.serve_file or "the serve status file", required=())
-        list(_serve_lines(v.serve))
+        return list(_serve_lines(v.serve))
     except YarnctlError as e:
         return str(e)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, MarkupError) as e:  # another version's, or by hand
         return f"{v.serve_file}: not a status file this yarnctl reads ({type(e).__name__}: {e})"
-    return None
 
 
-def _header(v: StatusView) -> Iterator[Text]:
+def _header(v: StatusView, serve: list[Text] | str | None) -> Iterator[Text]:
     m = v.metrics
     stamp = time.strftime("%H:%M:%S", time.localtime(v.at))
     yield _markup(f"[bold]yarnctl status[/bold]  {v.rm_url}  ResourceManager {v.info.ha_state}, "
@@ -230,20 +230,18 @@ def _header(v: StatusView) -> Iterator[Text]:
                 + f" · memory {_gib(m.allocated.memory_mb)}/{_gib(m.total.memory_mb)} GiB"
                 + f" ({_share(m.allocated.memory_mb, m.total.memory_mb)})"
                 + f" · vcores {m.allocated.vcores}/{m.total.vcores} ({_share(m.allocated.vcores, m.total.vcores)})")
-    yield from _policy(v)
+    yield from _policy(v, serve)
 
 
-def _policy(v: StatusView) -> Iterator[Text]:
+def _policy(v: StatusView, serve: list[Text] | str | None) -> Iterator[Text]:
     from rich.markup import escape
 
-    s = v.serve
-    wrong = _unreadable(v)
-    if s is None:
+    if serve is None:
         yield _line("Policy", f"[dim]no yarnctl serve status at {v.serve_file or '(none)'} (--serve-status)[/dim]")
-    elif wrong is not None:
-        yield _line("Policy", f"[red]{escape(wrong)}[/red]")
+    elif isinstance(serve, str):
+        yield _line("Policy", f"[red]{escape(serve)}[/red]")
     else:
-        yield from _serve_lines(s)
+        yield from serve
     if v.shim is not None:
         sh = v.shim
         reasons = ", ".join(f"{n} {why}" for why, n in (
