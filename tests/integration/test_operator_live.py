@@ -9,10 +9,11 @@ each, the second submitted once the first's AM answers; once the first has finis
 second waits behind it), `yarnctl whatif --policy dress --json` predicts both jobs' remaining
 completion times under fifo (the serving policy) and dress, from the policy server's state and the
 AMs' task reports. Asserted: both policies predicted for both jobs; fifo's prediction for each job
-within PREDICTION_ERROR of its actual remaining time (RM finish time minus the moment of the
-prediction), or, for a prediction that comes late, within the start-up the first job's maps carried
-(the median of its maps the job history says were done by the prediction, less their 8 s of sleep:
-the bias docs/whatif.md measures), the first job's map estimate being that median within ESTIMATE_S.
+within PREDICTION_ERROR of its actual remaining time (RM finish time minus the moment whatif read
+the cluster, its JSON's `at`) once its map estimate's own over-estimate is taken out (the estimate
+less the median run time of the maps not done at the prediction, from the job history: the JVM
+start-up bias docs/whatif.md measures), and the first job's map estimate within ESTIMATE_S of the
+median of the maps whatif saw done (the first so many to finish, timed by the job history).
 The errors are printed, and written up in docs/whatif.md.
 
 The hot swap: with two SleepJobs running (15 s maps), `yarnctl policy set dress --shadow 8s --wait
@@ -60,7 +61,7 @@ MAP_SLEEP_S = 8.0
 FIRST = [*MEMORY, "-m", "2", "-r", "1", "-mt", str(int(MAP_SLEEP_S * 1000)), "-rt", "5000"]
 JOB = [*MEMORY, "-m", "8", "-r", "1", "-mt", str(int(MAP_SLEEP_S * 1000)), "-rt", "5000"]
 PREDICTION_ERROR = 0.35  # |predicted - actual| / actual, per job
-ESTIMATE_S = 2.0  # the first job's map estimate against the median of its maps the history says were done by then
+ESTIMATE_S = 2.0  # the first job's map estimate against the median of the maps it saw done, as the history times them
 # long maps: few JVMs start during the swap. On these 2 vCPUs, running the whole cluster, a burst of JVM
 # starts delays the policy server past the shim's 10 ms deadline now and then whatever it does (with
 # 5 s maps: one native heartbeat before a swap, two during, one after, in one of four runs; with 15 s
@@ -136,12 +137,12 @@ def test_whatif_predicts_the_running_jobs_completion(cluster: LocalCluster) -> N
         assert time.monotonic() < deadline, "in 180 s: not two maps of the first job done and the second's AM up"
         time.sleep(0.5)
 
-    t_at = time.time()
     done = subprocess.run([sys.executable, "-m", "yarnctl.cli.main", "whatif", "--policy", "dress", "--json",
                            "--serve-status", str(cluster.active_status_file())],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
+    t_at = doc["at"]  # the moment of the prediction: when whatif read the cluster
     text = subprocess.run([sys.executable, "-m", "yarnctl.cli.main", "whatif", "--policy", "dress", "--jobs",
                            "--serve-status", str(cluster.active_status_file())],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -167,24 +168,33 @@ def test_whatif_predicts_the_running_jobs_completion(cluster: LocalCluster) -> N
         print(f"{a}: predicted {fifo[a]:.1f} s under fifo ({dress[a]:.1f} s under dress), actual {actual[a]:.2f} s, "
               f"error {abs(late[a]) / actual[a]:.0%} ({late[a]:+.1f} s)")
     # the estimate from finished tasks does not model JVM start-up contention: the first job's first maps start in
-    # one burst and run long, so the maps after them are over-estimated by part of that burst's start-up (runs 8-15
-    # in docs/whatif.md: 5.0-6.7 s late, 8.5-11.3 s of start-up in each map). The slack for a late prediction is
-    # that start-up, measured apart from the product: the job history's maps done by the prediction, less their sleep
+    # one burst and run long, so the maps after them are over-estimated by part of that burst's start-up (runs 8-20
+    # in docs/whatif.md: the first job 4.2-9.9 s late; in run 19 the maps seen took 13.4-15.0 s, the one after them
+    # 10.5 s, for 8 s of sleep). That over-estimate is measured apart from the product, from the job history after
+    # the fact, and taken out of how late the prediction came: what is left is the simulation's own error
     info = cluster.info()
     assert info.history is not None
+    # the maps whatif saw done are the first so many to finish: compared by the history's times, not by which were done
+    # at some moment of the test's (in one CI run 4 were done when the test asked, 7 when whatif read the AM)
     with closing(HistoryServer(info.history.url)) as jhs:
-        done = [t.elapsed_ms / 1000 for t in jhs.job_tasks(apps[0])
-                if t.type == "MAP" and t.state == "SUCCEEDED" and 0 < t.finish_time_ms <= t_at * 1000]
-    assert done, "the history has no map of the first job done by the prediction"
+        maps = {a: sorted((t for t in jhs.job_tasks(a) if t.type == "MAP" and t.state == "SUCCEEDED"),
+                          key=lambda t: (t.finish_time_ms, t.id)) for a in apps}
+    seen = plans[apps[0]]["maps"][0]
+    done = [t.elapsed_ms / 1000 for t in maps[apps[0]][:seen]]
+    assert len(done) == seen, f"the history has {len(maps[apps[0]])} maps of the first job, whatif saw {seen} done"
     estimate = plans[apps[0]]["map_s"]
     assert estimate["source"] == "finished tasks", estimate
     assert abs(estimate["seconds"] - statistics.median(done)) <= ESTIMATE_S, (estimate, done)
-    slack = statistics.median(done) - MAP_SLEEP_S
-    print(f"maps done by the prediction: {len(done)}, median {statistics.median(done):.1f} s (estimated "
-          f"{estimate['seconds']:.1f} s): slack {slack:.1f} s")
-    # a prediction too early (a reduce taken for nearly done, runs 1, 3 and 7) must stay within PREDICTION_ERROR
-    assert all(abs(late[a]) <= PREDICTION_ERROR * actual[a] or 0 <= late[a] <= slack for a in apps), \
-        (late, actual, slack)
+    over: dict[str, float] = {}  # how much each job's map estimate over-shot its maps not done at the prediction
+    for a in apps:
+        after = [t.elapsed_ms / 1000 for t in maps[a][plans[a]["maps"][0]:]]
+        over[a] = max(0.0, plans[a]["map_s"]["seconds"] - statistics.median(after)) if after else 0.0
+        print(f"{a}: maps estimated {plans[a]['map_s']['seconds']:.1f} s ({plans[a]['map_s']['source']}), the "
+              f"{len(after)} not done then took {statistics.median(after) if after else 0:.1f} s at the median: "
+              f"over-estimated by {over[a]:.1f} s")
+    # the rest within PREDICTION_ERROR, early or late (a prediction too early: a reduce taken for nearly done, runs 1,
+    # 3 and 7)
+    assert all(abs(late[a] - over[a]) <= PREDICTION_ERROR * actual[a] for a in apps), (late, over, actual)
 
 
 def _policy(lc: LocalCluster, *argv: str) -> subprocess.CompletedProcess[str]:

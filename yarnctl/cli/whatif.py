@@ -16,7 +16,7 @@ from yarnctl.errors import ConfigError, YarnctlError
 
 # measured by tests/integration/test_operator_live.py, written up in docs/whatif.md
 MEASURED = "docs/whatif.md: on the local cluster its remaining-time predictions for the serving policy were {err}"
-MEASURED_ERR = "5-52% off, 6.7 s at most (twelve runs of two SleepJobs, 2026-11-27/28)"
+MEASURED_ERR = "5-82% off, 10.4 s at most (seventeen runs of two SleepJobs, 2026-11-27/30)"
 
 EPILOG = """\
 examples:
@@ -88,7 +88,9 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     for name in alternatives:
         make_policy(name, params.get(name))  # an unknown policy or a bad parameter, before the cluster is read
     socket_path, token, status = control_target(args)
-    state = parse_state(request(socket_path, token, {"command": "state"}).get("state"), time.time())
+    reply = request(socket_path, token, {"command": "state"})
+    read_at = time.time()  # "now" of the completion times: the containers are aged to it
+    state = parse_state(reply.get("state"), read_at)
     if state.policy in params:
         raise ConfigError(f"--param for {state.policy}: the serving policy runs with its live parameters "
                           f"({_params(state.params) or 'its defaults'})")
@@ -111,7 +113,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         from yarnctl.sim.report import to_json
 
         doc = to_json("live", 0, results)
-        doc.update(serving=state.policy, horizon_s=horizon_s, at=time.time(), caveats=caveats,
+        doc.update(serving=state.policy, horizon_s=horizon_s, at=read_at, caveats=caveats,
                    plans=[_plan_doc(p) for p in start.plans], held=list(start.held), waiting=list(start.waiting),
                    finishing=list(start.finishing), measured=MEASURED.format(err=MEASURED_ERR))
         json.dump(doc, sys.stdout, indent=1)
