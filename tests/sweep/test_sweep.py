@@ -24,7 +24,7 @@ from yarnctl.errors import ConfigError, YarnctlError
 from yarnctl.sim.workload import load_workload
 from yarnctl.sweep.run import keyed_cells, run_sweep
 from yarnctl.sweep.spec import Cell, RunOptions, cell_key, load_spec, parse_seeds, parse_values
-from yarnctl.sweep.stats import baseline_label, cell_means, interval, paired_differences
+from yarnctl.sweep.stats import baseline_label, cell_means, interval, paired_differences, report_table
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = dict(workloads=["haste-mixed1"], params=["ffd-dp.memory_weight=0.5,1,2", "dress.initial_reserve=0.1:0.3:0.1"],
@@ -163,6 +163,22 @@ def test_paired_differences_use_the_same_seeds_and_mark_significance() -> None:
     assert means.loc["fifo", "mean"] == 20 and means.loc["fifo", "n"] == 3
     with pytest.raises(ConfigError, match="no such policy or cell"):
         baseline_label(df, "fair")
+
+
+def test_a_gap_the_seeds_never_vary_is_one_sample_not_a_significant_one() -> None:
+    """Two cells that each read the same on all three seeds (a workload the seed does not change): the gap
+    has no spread, its interval is the gap itself, and three seeds of it are still one run."""
+    df = pd.DataFrame({"workload": ["w"] * 9, "seed": [0, 1, 2] * 3,
+                       "policy": ["fifo"] * 3 + ["a"] * 3 + ["b"] * 3, "label": ["fifo"] * 3 + ["a"] * 3 + ["b"] * 3,
+                       "m": [10, 10, 10, 12, 12, 12, 11, 12, 11.5]})
+    d = paired_differences(df, "m", "fifo").set_index("label")
+    assert (d.loc["a", "lo"], d.loc["a", "hi"]) == (2.0, 2.0)
+    assert not bool(d.loc["a", "varied"]) and not bool(d.loc["a", "significant"])
+    # b varies over the seeds while fifo does not: a real sample, and its +1, +2, +1.5 is significant
+    assert bool(d.loc["b", "varied"]) and bool(d.loc["b", "significant"])
+    table = report_table(cell_means(df, "m"), paired_differences(df, "m", "fifo"), "m")
+    row = next(line for line in table.splitlines() if line.startswith("| a |"))
+    assert row.endswith("| no (the same on every seed) |"), row
     with pytest.raises(ConfigError, match="--metric 'nope': not in the results"):
         cell_means(df, "nope")
 

@@ -4,7 +4,8 @@ The interval of a mean is Student's t (default) or a bootstrap (scipy.stats.boot
 fixed random state); a difference is *significant* only when its interval excludes zero. A relative
 difference is the mean over seeds of (cell − baseline) / baseline, with its own interval; it is
 undefined when the baseline is zero on some seed. A cell with one seed has a mean and no interval,
-and is never significant.
+and is never significant; nor is a difference between two cells that each read the same on every
+seed (the seeds changed nothing they measure: one sample, however many seeds ran).
 """
 
 from __future__ import annotations
@@ -82,9 +83,12 @@ def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str
         defined = len(d) and bool(np.all(both[:, 1] != 0))
         rel = d / both[:, 1] if defined else np.array([])
         rel_lo, rel_hi = interval(rel, method, confidence)
+        # both the same on every seed: the seeds varied nothing measured, so the pairs are one sample repeated
+        varied = bool(len(d) and not (np.all(both[:, 0] == both[0, 0]) and np.all(both[:, 1] == both[0, 1])))
         rows.append({"workload": w, "label": label, "baseline": base_label, "pairs": len(d), "diff": mean_d,
                      "lo": lo, "hi": hi, "rel": float(np.mean(rel)) if defined else math.nan,
-                     "rel_lo": rel_lo, "rel_hi": rel_hi, "significant": bool(len(d) >= 2 and (lo > 0 or hi < 0))})
+                     "rel_lo": rel_lo, "rel_hi": rel_hi, "varied": varied,
+                     "significant": bool(len(d) >= 2 and varied and (lo > 0 or hi < 0))})
     return pd.DataFrame(rows)
 
 
@@ -107,7 +111,7 @@ def report_table(means: pd.DataFrame, diffs: pd.DataFrame | None, metric: str) -
                     x = d.iloc[0]
                     line += (f" {_num(x['diff'], signed=True)} {_ci(x['lo'], x['hi'], signed=True)} | "
                              f"{' '.join(filter(None, (_pct(x['rel']), _pct_ci(x['rel_lo'], x['rel_hi']))))} | "
-                             f"{'**yes**' if x['significant'] else 'no'} |")
+                             f"{_significance(x)} |")
                 else:
                     line += " baseline | | |"
             out.append(line)
@@ -128,6 +132,14 @@ def _num(v: Any, signed: bool = False) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return f"{v:+.4g}" if signed else f"{v:.4g}"
+
+
+def _significance(x: Any) -> str:
+    if x["significant"]:
+        return "**yes**"
+    if x["pairs"] >= 2 and not x["varied"] and x["diff"] != 0:
+        return "no (the same on every seed)"
+    return "no"
 
 
 def _ci(lo: float, hi: float, signed: bool = False) -> str:
