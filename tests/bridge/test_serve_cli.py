@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import signal
 import socket
@@ -174,3 +175,17 @@ def test_replay_bad_log_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path
         path.write_bytes(content)
     code, out, err = _run(capsys, "replay", str(path), "--policy", "fifo")
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_the_status_file_is_strict_json_with_null_for_numbers_not_made_yet(tmp_path: Path) -> None:
+    """A NaN or infinity in the status (an estimate not made yet) is written as null: jq refuses NaN."""
+    from yarnctl.bridge.server import write_status
+
+    path = tmp_path / "status.json"
+    write_status(path, {"control_loop": {"estimate": math.nan, "cap": math.inf, "per_node": [1.5, -math.inf]},
+                        "policy": "dress", "calls": 3})
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the status file"))
+    assert doc == {"control_loop": {"estimate": None, "cap": None, "per_node": [1.5, None]}, "policy": "dress",
+                   "calls": 3}

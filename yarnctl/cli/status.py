@@ -268,7 +268,7 @@ def _serve_lines(s: dict[str, Any]) -> Iterator[Text]:
                 f" · errors {s.get('errors', 0):,} · rejected {_rejected(s.get('rejected', 0), s.get('rejected_by'))}"
                 + (f" · p99 ≤ {p99} µs" if isinstance(p99, int) and p99 > 0 else ""))
     tuning = s.get("tuning") or {}
-    yield _line("Tuning", ", ".join(f"{escape(str(k))}={v:g}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
+    yield _line("Tuning", ", ".join(f"{escape(str(k))}={_g(v)}" for k, v in sorted(tuning.items())) or "[dim](none)[/dim]")
     yield _line("Control", _control(s.get("control_loop")))
     swap = _swap(s.get("swap"))
     if swap:
@@ -374,6 +374,11 @@ def _table(*columns: str) -> Table:
     for c in columns:
         t.add_column(c, no_wrap=True)
     return t
+
+
+def _g(v: Any) -> str:
+    """A tuning value: null in the status file (NaN or infinite when written) as -."""
+    return "-" if v is None else f"{v:g}"
 
 
 def _line(label: str, text: str) -> Text:
