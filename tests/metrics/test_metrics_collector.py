@@ -187,6 +187,12 @@ def test_a_stale_loop_says_so_and_keeps_the_last_values(service: PolicyService) 
     assert _value(reg, "yarnctl_shim_breaker_open") == 1  # the last good reading's
 
 
+def test_a_loop_whose_poll_is_overdue_is_stale_though_no_poll_failed(service: PolicyService) -> None:
+    reg, _ = _scrape(service, now=NOW + 8, loop=_loop())  # read 11 s ago, every 5 s: the poll after it hangs
+    assert _value(reg, "yarnctl_control_loop_stale") == 1
+    assert _value(reg, "yarnctl_control_loop_age_seconds") == pytest.approx(11.0)
+
+
 def test_a_loop_that_never_read_is_stale_with_empty_families(service: PolicyService) -> None:
     loop = SimpleNamespace(state=LoopState(interval_s=5.0))
     reg, _ = _scrape(service, loop=loop)

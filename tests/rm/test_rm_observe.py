@@ -14,7 +14,7 @@ from rmfakes import FakeTransport, fixture, ok
 
 from yarnctl.model import Observation, Resources
 from yarnctl.rm import HttpSettings, NodeManager, ResourceManager, RMUnreachable
-from yarnctl.rm.observe import ClusterObserver, ControlLoop, app_of
+from yarnctl.rm.observe import ClusterObserver, ControlLoop, LoopState, Reading, app_of
 
 RM = "http://rm:8088"
 NM = "http://localhost:45249"  # the node of nodes_running.json whose containers nm_containers/nm_jmx recorded
@@ -198,3 +198,40 @@ def test_an_rm_not_up_yet_is_waited_for_quietly_then_warned_about(caplog: pytest
     levels = [(r.levelno, r.getMessage().split(":")[1].strip()) for r in mine]
     assert levels == [(logging.INFO, "waiting for the cluster"), (logging.WARNING, "cannot read the cluster")]
     assert "no observation yet" in mine[-1].getMessage()
+
+
+def test_a_poll_that_hangs_makes_the_state_stale_once_it_is_overdue() -> None:
+    """A slow RM: the poll is still running (a stand-in source that blocks until released), so it has not failed,
+    but the last good reading ages past two intervals and the state says stale; the metrics and status read this."""
+    release, reading_started = threading.Event(), threading.Event()
+    now = [1000.0]
+    calls = [0]
+
+    class Slow:
+        where = "a slow RM"
+
+        def read(self) -> Reading:
+            calls[0] += 1
+            if calls[0] > 1:
+                reading_started.set()
+                release.wait(10)
+            return Reading(Observation.build(now[0], [], [], []), None)
+
+        def close(self) -> None:
+            pass
+
+    loop = ControlLoop(Slow(), lambda obs: None, 5.0, clock=lambda: now[0])
+    st = LoopState(interval_s=5.0)
+    assert st.stale_at(now[0])  # nothing read yet
+    first = loop.poll()
+    assert not first.stale_at(now[0] + 9.9)
+    t = threading.Thread(target=loop.poll)
+    t.start()
+    try:
+        assert reading_started.wait(5)
+        now[0] += 10.5  # two intervals and a half: the next poll is overdue, and has not failed
+        assert not loop.state.stale and loop.state.stale_at(now[0])
+    finally:
+        release.set()
+        t.join(5)
+    assert not loop.state.stale_at(now[0])  # it answered: fresh again

@@ -146,7 +146,7 @@ def loop_status(loop: Any, now: float) -> dict[str, Any]:
     age = st.age_s(now)
     return {
         "rm": _polled(loop.observer), "interval_s": st.interval_s,
-        "stale": st.stale, "error": st.error, "age_s": None if age is None else round(age, 1),
+        "stale": st.stale_at(now), "error": st.error, "age_s": None if age is None else round(age, 1),
         "polls": st.polls, "failures": st.failures, "feed_errors": st.feed_errors, "poll_s": round(st.poll_s, 3),
         "nodes": len(obs.nodes) if obs else None, "apps": len(obs.apps) if obs else None,
         "containers_measured": len(obs.containers) if obs and obs.usage_measured else None,

@@ -313,6 +313,8 @@ def _control(loop: dict[str, Any] | None) -> str:
         text += f" · {loop['containers_measured']} containers measured"
     if loop.get("stale") and loop.get("error"):
         text += f" · {escape(str(loop['error']))}"
+    elif loop.get("stale") and age is not None:
+        text += " · a poll is overdue (the RM answers slowly)"
     return text
 
 

@@ -131,8 +131,9 @@ class ServeCollector(Collector):
     def _control_loop(self, loop: ControlLoop) -> Iterator[Metric]:
         st = loop.state  # replaced whole by the loop: one consistent read
         yield GaugeMetricFamily("yarnctl_control_loop_stale",
-                                "1 if the last control-loop poll failed and the policy works from older data.",
-                                value=1 if st.stale or st.ok_at is None else 0)
+                                "1 if the policy works from old data: the last control-loop poll failed, none has "
+                                "succeeded yet, or one is overdue.",
+                                value=1 if st.stale_at(self.clock()) else 0)
         age = GaugeMetricFamily("yarnctl_control_loop_age_seconds",
                                 "Seconds since the control loop last read the cluster (absent before it has).")
         now_age = st.age_s(self.clock())

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 LIVE_APP_STATES = ("ACCEPTED", "RUNNING")
 RUNNING = "RUNNING"
 STALE_REPEAT_S = 60.0  # while the RM stays unreadable, repeat the warning this often
+OVERDUE_INTERVALS = 2.0  # a reading older than this many intervals is stale even while its next poll still runs
 # a tick must not hang on a dead NodeManager: usage is best-effort, the RM's view is not
 NM_SETTINGS = HttpSettings(connect_timeout_s=1.0, read_timeout_s=3.0, retries=0)
 
@@ -137,6 +138,12 @@ class LoopState:
     def age_s(self, now: float) -> float | None:
         """Seconds since the last good poll (None before one)."""
         return None if self.ok_at is None else max(0.0, now - self.ok_at)
+
+    def stale_at(self, now: float) -> bool:
+        """Whether the policy works from old data at `now`: the last poll failed, none has succeeded, or one is
+        overdue (a poll hanging on a slow RM is not a failure until it gives up, up to a minute later)."""
+        age = self.age_s(now)
+        return self.stale or age is None or age > OVERDUE_INTERVALS * self.interval_s
 
 
 class Source(Protocol):
