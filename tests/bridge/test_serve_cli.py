@@ -177,8 +177,8 @@ def test_replay_bad_log_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err
 
 
-def test_the_status_file_is_strict_json_with_null_for_numbers_not_made_yet(tmp_path: Path) -> None:
-    """A NaN or infinity in the status (an estimate not made yet) is written as null: jq refuses NaN."""
+def test_the_status_file_is_strict_json(tmp_path: Path) -> None:
+    """A NaN in the status (an estimate not made yet) is written as null, an infinity as "inf": jq refuses both bare."""
     from yarnctl.bridge.server import write_status
 
     path = tmp_path / "status.json"
@@ -187,5 +187,5 @@ def test_the_status_file_is_strict_json_with_null_for_numbers_not_made_yet(tmp_p
     text = path.read_text()
     assert "NaN" not in text and "Infinity" not in text
     doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the status file"))
-    assert doc == {"control_loop": {"estimate": None, "cap": None, "per_node": [1.5, None]}, "policy": "dress",
+    assert doc == {"control_loop": {"estimate": None, "cap": "inf", "per_node": [1.5, "-inf"]}, "policy": "dress",
                    "calls": 3}

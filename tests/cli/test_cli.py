@@ -329,6 +329,18 @@ def test_policies_json_lists_policies_and_parameters(capsys: pytest.CaptureFixtu
     assert (rows["fifo"]["paper"], rows["dress"]["paper"], rows["hmrf"]["paper"]) == (None, "[DRESS]", "[H-MRF]")
 
 
+def test_json_output_is_strict_and_writes_an_infinite_default_as_inf(capsys: pytest.CaptureFixture[str]) -> None:
+    """hmrf's window_s defaults to inf: `policies --json` wrote a bare Infinity, which jq refuses."""
+    code, out, err = _run(capsys, "policies", "--json")
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in --json output"))}
+    assert rows["hmrf"]["parameters"]["window_s"] == "inf"
+    # the value as written is one `--param` takes back
+    code, out, err = _run(capsys, "simulate", "--workload", "haste-fig1", "--policy", "hmrf", "--param",
+                          f"hmrf.window_s={rows['hmrf']['parameters']['window_s']}", "--json")
+    assert code == 0, err
+
+
 # ---------------------------------------------------------------- console script
 
 def _console_script() -> Path:

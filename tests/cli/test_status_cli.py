@@ -58,13 +58,15 @@ def test_status_shows_nodes_queue_apps_shim_and_serve(capsys: pytest.CaptureFixt
     assert "breaker closed" in out and "heartbeats 11 by policy" in out
 
 
-def test_a_tuning_value_written_as_null_shows_as_a_dash(capsys: pytest.CaptureFixture[str], rm: FixtureRM,
-                                                        tmp_path: Path) -> None:
-    """serve writes a NaN or infinite tuning value as null (strict JSON); status took the file for one it cannot read."""
-    serve = _write(tmp_path / "s.json", {**SERVE, "tuning": {"hmrf_beta{queue=\"a\"}": None, "z": 0.5}})
+def test_tuning_values_not_finite_show_as_dash_and_inf(capsys: pytest.CaptureFixture[str], rm: FixtureRM,
+                                                       tmp_path: Path) -> None:
+    """serve writes a NaN tuning value as null and an infinite one as "inf" (strict JSON); status took the file for
+    one it cannot read."""
+    serve = _write(tmp_path / "s.json", {**SERVE, "tuning": {"hmrf_beta{queue=\"a\"}": None, "hmrf_beta{queue=\"b\"}": "inf",
+                                                            "z": 0.5}})
     code, out, err = _status(capsys, "--rm", rm.url, "--serve-status", str(serve))
     assert code == 0 and err == ""
-    assert 'hmrf_beta{queue="a"}=-, z=0.5' in out, out
+    assert 'hmrf_beta{queue="a"}=-, hmrf_beta{queue="b"}=inf, z=0.5' in out, out
 
 
 def test_an_old_or_stopped_status_file_is_not_running(capsys: pytest.CaptureFixture[str], rm: FixtureRM,

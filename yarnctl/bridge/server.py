@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
-import math
 import os
 import secrets
 import socket
@@ -20,6 +18,7 @@ from py4j.java_gateway import (  # type: ignore[import-untyped]
 )
 from py4j.protocol import Py4JNetworkError  # type: ignore[import-untyped]
 
+from yarnctl import jsonout
 from yarnctl.bridge.service import PolicyService
 from yarnctl.errors import ConfigError
 
@@ -205,19 +204,8 @@ def write_status(path: Path, doc: dict[str, object]) -> None:
     path = path.expanduser()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        # strict JSON: a NaN or infinity (an estimate not made yet) is null, which jq and the like read
-        tmp.write_text(json.dumps(_finite(doc), separators=(",", ":"), allow_nan=False) + "\n", encoding="utf-8")
+        tmp.write_text(jsonout.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")  # jq reads it
         os.replace(tmp, path)
     except OSError as e:  # the status file is for tooling; the server keeps serving
         log.warning("cannot write status file %s: %s", path, e.strerror)
 
-
-def _finite(v: object) -> object:
-    """`v` with every NaN or infinite float in it (in dicts, lists and tuples) as None."""
-    if isinstance(v, float):
-        return v if math.isfinite(v) else None
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    return v

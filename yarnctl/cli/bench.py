@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
@@ -361,9 +362,7 @@ def _report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> int:
 
     results = results_of(runs)
     if args.json:
-        json.dump({"runs": runs, "results": {r.policy: r.to_json() for r in results}}, sys.stdout, indent=1,
-                  default=str)
-        sys.stdout.write("\n")
+        jsonout.dump({"runs": runs, "results": {r.policy: r.to_json() for r in results}}, default=str)
     else:
         output.print_summary(results, 0.0, measured=True)
         if len({tuple(j.id for j in r.jobs) for r in results}) == 1:  # the per-job table lines runs up by position

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.cli import argtypes
 from yarnctl.errors import ClusterError, ConfigError
 
@@ -238,8 +238,7 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
 
 def _status(cluster: Any, args: argparse.Namespace) -> int:
     if args.json:
-        json.dump(cluster.status(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        jsonout.dump(cluster.status())
         return 0
     from contextlib import closing
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yarnctl import jsonout
 from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
@@ -144,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
             doc["rounds"] = across
         if crossval is not None:
             doc["cross_validation"] = crossval
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        jsonout.dump(doc)
     else:
         _print(result)
         if across is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import json
 import logging
 import math
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 
+from yarnctl import jsonout
 from yarnctl import __version__
 from yarnctl.cli import argtypes
 from yarnctl.cli import bench as bench_cli
@@ -247,8 +247,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
 
 
 def _print_json(doc: Any) -> None:
-    json.dump(doc, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    jsonout.dump(doc)
 
 
 def _plain(v: Any) -> Any:

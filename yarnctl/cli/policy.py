@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -11,6 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.bridge.swap import check_text, event_text
 from yarnctl.cli import argtypes
 from yarnctl.cli.running import control_target
@@ -196,5 +196,4 @@ def _print(args: argparse.Namespace, answer: Mapping[str, Any], text: Callable[[
 
 
 def _dump(doc: Mapping[str, Any]) -> None:
-    json.dump(doc, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    jsonout.dump(doc)

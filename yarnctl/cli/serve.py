@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -11,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE, DEFAULT_TOKEN_FILE
 from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
@@ -303,8 +303,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     policy = _make_policy(args)
     report = replay(args.log, policy)
     if args.json:
-        json.dump(report.as_dict(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        jsonout.dump(report.as_dict())
         return 0
     d = report.as_dict()
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
@@ -132,9 +132,7 @@ def _cmd_sls(args: argparse.Namespace) -> int:
         docs.append(rep.run_doc(info, r))
     ratio = rep.overhead(results)
     if args.json:
-        json.dump({"trace": str(trace), "results": {r.policy: r.to_json() for r in results}, "overhead": ratio},
-                  sys.stdout, indent=1, default=str)
-        sys.stdout.write("\n")
+        jsonout.dump({"trace": str(trace), "results": {r.policy: r.to_json() for r in results}, "overhead": ratio}, default=str)
     else:
         print_comparison(results, ratio)
         show_jobs = args.jobs if args.jobs is not None else len(jobs) <= 25

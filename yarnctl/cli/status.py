@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yarnctl import jsonout
 from yarnctl.bridge.defaults import DEFAULT_STATUS_FILE
 from yarnctl.cli import argtypes
 from yarnctl.cli.running import local_cluster, read_status, running_server
@@ -109,8 +110,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     waiting = doc.get("waiting") or {}
     reasons = waiting.get(args.app)
     if args.json:
-        json.dump({"app": args.app, "policy": doc.get("policy"), "waiting": reasons or []}, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        jsonout.dump({"app": args.app, "policy": doc.get("policy"), "waiting": reasons or []})
         return 0 if reasons else 1
     if not reasons:
         others = ", ".join(sorted(waiting)[:5]) or "none"
@@ -143,8 +143,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     rm, serve_file = _resolve(args)
     try:
         if args.json:
-            json.dump(as_json(gather(rm, serve_file)), sys.stdout, indent=1, default=str)
-            sys.stdout.write("\n")
+            jsonout.dump(as_json(gather(rm, serve_file)), default=str)
             return 0
         if args.watch is None:
             out.print(render(gather(rm, serve_file)))
@@ -379,8 +378,8 @@ def _table(*columns: str) -> Table:
 
 
 def _g(v: Any) -> str:
-    """A tuning value: null in the status file (NaN or infinite when written) as -."""
-    return "-" if v is None else f"{v:g}"
+    """A tuning value as the status file has it: a number, null (not defined) as -, "inf" or "-inf" as is."""
+    return "-" if v is None else v if isinstance(v, str) and v in ("inf", "-inf") else f"{v:g}"
 
 
 def _line(label: str, text: str) -> Text:

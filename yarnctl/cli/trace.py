@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
 
@@ -97,8 +97,7 @@ def _cmd_efficiency(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"trace": str(args.trace), "containers": len(trace), "zero_duration": skipped,
                "distributions": [_dist_json(d) for d in dists]}
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        jsonout.dump(doc)
     else:
         _print_table(dists, args.trace, len(trace), skipped)
     if args.out is not None:

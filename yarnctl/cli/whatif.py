@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import sys
 import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError, YarnctlError
 
@@ -116,8 +115,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         doc.update(serving=state.policy, horizon_s=horizon_s, at=read_at, caveats=caveats,
                    plans=[_plan_doc(p) for p in start.plans], held=list(start.held), waiting=list(start.waiting),
                    finishing=list(start.finishing), measured=MEASURED.format(err=MEASURED_ERR))
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        jsonout.dump(doc)
         return 0
     from yarnctl.cli import output
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import platform
 import random
@@ -38,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from yarnctl import jsonout
 from yarnctl.engine import Engine, Validation
 from yarnctl.model import App, ClusterSnapshot, Container, Node, NodeId, Ask, Resources
 from yarnctl.state import snapshot_of
@@ -317,8 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             report["plot"] = str(backlog_throughput(report, args.plot))
     else:
         report = policy_cost(policies) if args.policy_cost else bench(args.repeat, policies)
-    json.dump(report, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    jsonout.dump(report)
     return 0
 
 
