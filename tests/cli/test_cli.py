@@ -326,6 +326,9 @@ def test_policies_json_lists_policies_and_parameters(capsys: pytest.CaptureFixtu
     assert {"queues", "max_am_resource_percent"} <= set(rows["capacity"]["parameters"])
     assert rows["ffd-dp"]["parameters"] == {"memory_weight": 1.0, "vcores_weight": 1.0}
     assert rows["fair"]["parameters"]["assign_multiple"] is False
+    # the ranges of nested parameters too: each queue's, under queues.* (a queue name is the key)
+    assert rows["capacity"]["ranges"]["queues.*.capacity"] == "in [0, 100]"
+    assert rows["fair"]["ranges"]["queues.*.weight"] == ">= 0" and rows["fair"]["ranges"]["max_assign"] == ">= -1"
     assert (rows["fifo"]["paper"], rows["dress"]["paper"], rows["hmrf"]["paper"]) == (None, "[DRESS]", "[H-MRF]")
 
 

@@ -228,6 +228,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
 
     from yarnctl.cli import output
     from yarnctl.policies import REGISTRY
+    from yarnctl.policies.base import param_ranges
 
     rows = []
     for name, cls in REGISTRY.items():
@@ -236,7 +237,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
                   for f in dataclasses.fields(cls.Config)}
         summary = doc.split("\n")[0]
         cited = re.search(r"\[(DRESS|HaSTE|OPERA|FEEDBACK|H-MRF)\]", summary)  # keys of docs/papers.md
-        ranges = {f.name: str(f.metadata["bounds"]) for f in dataclasses.fields(cls.Config) if "bounds" in f.metadata}
+        ranges = param_ranges(cls.Config)
         rows.append({"name": name, "summary": summary, "paper": cited.group(0) if cited else None,
                      "parameters": params, "ranges": ranges})
     if args.json:

@@ -71,6 +71,25 @@ def _values(cls: type, raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     return values
 
 
+def param_ranges(cls: type, where: str = "") -> dict[str, str]:
+    """Each bounded parameter of the config dataclass `cls`, nested ones too ("queues.*.weight"), and its range."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, str] = {}
+    for f in dataclasses.fields(cls):
+        if "bounds" in f.metadata:
+            out[f"{where}{f.name}"] = str(f.metadata["bounds"])
+            continue
+        hint = hints[f.name]
+        origin = typing.get_origin(hint)
+        if origin is not None and isinstance(origin, type) and issubclass(origin, Mapping):
+            hint, key = typing.get_args(hint)[1], f"{where}{f.name}.*."  # a mapping's values: each queue, say
+        else:
+            key = f"{where}{f.name}."
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint) and hint is not Resources:
+            out.update(param_ranges(hint, key))
+    return out
+
+
 def _shown(raw: Any) -> str:
     text = repr(raw)
     return text if len(text) <= 40 else text[:37] + "..."  # a 400-digit number is not worth echoing whole
