@@ -381,3 +381,16 @@ def test_max_am_share_overrides_every_policys_own(tmp_path: Path, capsys: pytest
     code, out, err = _run(capsys, "simulate", "-w", str(path), "-p", "dress", "--json", "--max-am-share", "1")
     assert code == 0, err
     assert json.loads(out)["results"]["dress"]["unfinished"] == 8
+
+
+def test_cluster_up_prints_the_metrics_port_the_os_chose(tmp_path: Path) -> None:
+    """`cluster up --metrics-port 0` printed http://127.0.0.1:0/metrics; the policy server's status file names the port."""
+    from yarnctl.cli.cluster import _metrics_port
+
+    status = tmp_path / "serve-status.json"
+    assert _metrics_port(9464, status) == 9464  # given: as given, the file not read
+    assert _metrics_port(0, status) == f"PORT (the OS chose it: metrics_port in {status})"  # no file yet
+    status.write_text('{"policy": "fifo", "metrics_port": 41234}')
+    assert _metrics_port(0, status) == 41234
+    status.write_text('{"policy": "fifo", "metrics_port": null}')
+    assert str(_metrics_port(0, status)).startswith("PORT")

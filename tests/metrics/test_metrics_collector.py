@@ -188,9 +188,11 @@ def test_a_stale_loop_says_so_and_keeps_the_last_values(service: PolicyService) 
 
 
 def test_a_loop_whose_poll_is_overdue_is_stale_though_no_poll_failed(service: PolicyService) -> None:
-    reg, _ = _scrape(service, now=NOW + 8, loop=_loop())  # read 11 s ago, every 5 s: the poll after it hangs
+    reg, _ = _scrape(service, now=NOW + 12, loop=_loop())  # read 15 s ago, every 5 s: the poll after it still runs
+    assert _value(reg, "yarnctl_control_loop_stale") == 0
+    reg, _ = _scrape(service, now=NOW + 13, loop=_loop())  # 16 s: past an interval and OVERDUE_S
     assert _value(reg, "yarnctl_control_loop_stale") == 1
-    assert _value(reg, "yarnctl_control_loop_age_seconds") == pytest.approx(11.0)
+    assert _value(reg, "yarnctl_control_loop_age_seconds") == pytest.approx(16.0)
 
 
 def test_a_loop_that_never_read_is_stale_with_empty_families(service: PolicyService) -> None:

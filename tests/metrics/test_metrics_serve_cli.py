@@ -129,6 +129,7 @@ def test_control_loop_survives_an_rm_outage(token: Path, tmp_path: Path) -> None
         _wait("a first good poll", lambda: (status().get("control_loop") or {}).get("polls", 0) >= 2)
         loop = status()["control_loop"]
         assert loop["stale"] is False and loop["nodes"] == 2 and loop["apps"] == 1
+        assert status()["metrics_port"] == mport  # --metrics-port 0: the port the OS chose, for `cluster up` to print
         assert loop["shim"]["delegated"] > 0
         m = _metrics(mport)
         assert m[("yarnctl_control_loop_stale", ())] == 0

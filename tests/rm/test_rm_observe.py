@@ -202,7 +202,7 @@ def test_an_rm_not_up_yet_is_waited_for_quietly_then_warned_about(caplog: pytest
 
 def test_a_poll_that_hangs_makes_the_state_stale_once_it_is_overdue() -> None:
     """A slow RM: the poll is still running (a stand-in source that blocks until released), so it has not failed,
-    but the last good reading ages past two intervals and the state says stale; the metrics and status read this."""
+    but the last good reading ages past an interval and OVERDUE_S and the state says stale; the metrics and status read this."""
     release, reading_started = threading.Event(), threading.Event()
     now = [1000.0]
     calls = [0]
@@ -224,12 +224,12 @@ def test_a_poll_that_hangs_makes_the_state_stale_once_it_is_overdue() -> None:
     st = LoopState(interval_s=5.0)
     assert st.stale_at(now[0])  # nothing read yet
     first = loop.poll()
-    assert not first.stale_at(now[0] + 9.9)
+    assert not first.stale_at(now[0] + 14.9)  # an interval and OVERDUE_S
     t = threading.Thread(target=loop.poll)
     t.start()
     try:
         assert reading_started.wait(5)
-        now[0] += 10.5  # two intervals and a half: the next poll is overdue, and has not failed
+        now[0] += 15.5  # past an interval and OVERDUE_S: the next poll is overdue, and has not failed
         assert not loop.state.stale and loop.state.stale_at(now[0])
     finally:
         release.set()

@@ -56,6 +56,7 @@ class Serving:
     status_file: Path | None
     metrics: Stoppable | None
     control: ControlServer | None = None  # `yarnctl policy` commands (bridge/control.py)
+    metrics_port: int | None = None  # where the exporter listens (the OS's choice for --metrics-port 0)
 
     def run(self) -> None:
         """Serve until SIGTERM or SIGINT: status file every second, state every SAVE_EVERY_S, stats lines."""
@@ -129,6 +130,7 @@ class Serving:
                 "control_loop": loop_status(self.loop, time.time()) if self.loop else None,
                 "waiting": self.service.waits.as_status(),
                 "token_file": str(self.token_path), "control": str(self.control.path) if self.control else None,
+                "metrics_port": self.metrics_port,
                 "swap": self.service.swap_status(),
                 **self.service.stats.as_dict()}
 

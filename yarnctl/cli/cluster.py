@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from yarnctl import jsonout
@@ -223,11 +225,13 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
     if info.serve:
         print(f"  policy server    127.0.0.1:{info.serve.ports['py4j']}  decisions {info.decision_log}")
         if args.metrics_port is not None:
-            print(f"  metrics          http://127.0.0.1:{args.metrics_port}/metrics  (Prometheus format)")
+            port = _metrics_port(args.metrics_port, info.dir / "serve-status.json")
+            print(f"  metrics          http://127.0.0.1:{port}/metrics  (Prometheus format)")
     if info.serve2:
         print(f"  rm2's server     127.0.0.1:{info.serve2.ports['py4j']}  decisions {info.dir / 'decisions-rm2.jsonl'}")
         if args.metrics_port is not None:
-            print(f"  rm2's metrics    http://127.0.0.1:{args.metrics_port + 1}/metrics")
+            port = _metrics_port(args.metrics_port and args.metrics_port + 1, info.dir / "serve-status-rm2.json")
+            print(f"  rm2's metrics    http://127.0.0.1:{port}/metrics")
     print(f"  logs             {info.dir / 'logs'}")
     print("next:")
     print(f"  yarnctl cluster run{flag} -- pi 2 10")
@@ -302,3 +306,14 @@ def _env(cluster: Any, args: argparse.Namespace) -> int:
     print('# e.g.: hadoop jar "$YARNCTL_EXAMPLES_JAR" pi 2 10, or plain java: '
           '"$JAVA_HOME/bin/java" $YARNCTL_JAVA_OPTS org.apache.hadoop.examples.ExampleDriver pi 2 10')
     return 0
+
+
+def _metrics_port(given: int, status_file: Path) -> int | str:
+    """The metrics port a policy server listens on: the one given, or for 0 the OS's choice its status file names."""
+    if given:
+        return given
+    try:
+        port = json.loads(status_file.read_text()).get("metrics_port")
+    except (OSError, ValueError, AttributeError):
+        port = None
+    return port if isinstance(port, int) and port > 0 else f"PORT (the OS chose it: metrics_port in {status_file})"

@@ -219,6 +219,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         log.warning("policy %s takes control-loop observations but no --rm/--yarn-site was given: it ticks on "
                     "the shim's reports only (no container usage, no accumulated memorySeconds)", policy.name)
     metrics = control = None
+    mport: int | None = None
     try:
         port = server.start()
         if not args.no_control:
@@ -251,7 +252,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         loop_text = (f"control loop polling {loop.observer.where} every {args.tune_interval:g} s "
                      f"(container usage {'off' if args.no_usage or observer is None else 'on'})")
     Serving(service, server, port, args.address, token_path, dlog, loop, loop_text, state_file, status_file,
-            metrics, control).run()
+            metrics, control, mport).run()
     return 0
 
 

@@ -28,7 +28,9 @@ log = logging.getLogger(__name__)
 LIVE_APP_STATES = ("ACCEPTED", "RUNNING")
 RUNNING = "RUNNING"
 STALE_REPEAT_S = 60.0  # while the RM stays unreadable, repeat the warning this often
-OVERDUE_INTERVALS = 2.0  # a reading older than this many intervals is stale even while its next poll still runs
+# a reading older than one interval and this is stale even while its next poll still runs: a poll's reads
+# take seconds on a busy cluster (each NodeManager up to 4 s), and a hung one gives up only after a minute
+OVERDUE_S = 10.0
 # a tick must not hang on a dead NodeManager: usage is best-effort, the RM's view is not
 NM_SETTINGS = HttpSettings(connect_timeout_s=1.0, read_timeout_s=3.0, retries=0)
 
@@ -143,7 +145,7 @@ class LoopState:
         """Whether the policy works from old data at `now`: the last poll failed, none has succeeded, or one is
         overdue (a poll hanging on a slow RM is not a failure until it gives up, up to a minute later)."""
         age = self.age_s(now)
-        return self.stale or age is None or age > OVERDUE_INTERVALS * self.interval_s
+        return self.stale or age is None or age > self.interval_s + OVERDUE_S
 
 
 class Source(Protocol):
