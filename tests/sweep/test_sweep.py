@@ -179,6 +179,13 @@ def test_a_gap_the_seeds_never_vary_is_one_sample_not_a_significant_one() -> Non
     table = report_table(cell_means(df, "m"), paired_differences(df, "m", "fifo"), "m")
     row = next(line for line in table.splitlines() if line.startswith("| a |"))
     assert row.endswith("| no (the same on every seed) |"), row
+    # a metric constant in cells whose other metrics move with the seed (failures 1 against 0 on every seed): the seeds
+    # did vary the runs, so that gap is a real sample, significant
+    df["failed"] = [0, 0, 0, 1, 1, 1, 0, 0, 0]
+    df["m"] = [10, 11, 12, 12, 12.5, 13, 11, 12, 11.5]
+    d = paired_differences(df, "failed", "fifo").set_index("label")
+    assert bool(d.loc["a", "varied"]) and bool(d.loc["a", "significant"])
+    assert not bool(d.loc["b", "significant"])  # no gap at all
     with pytest.raises(ConfigError, match="--metric 'nope': not in the results"):
         cell_means(df, "nope")
 

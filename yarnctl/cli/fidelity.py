@@ -132,12 +132,12 @@ def run(args: argparse.Namespace) -> int:
     if others:
         across = fid.across_rounds([runs, *others], result.startup, args.phases)
         across["dirs"] = [str(out), *(str(d) for d in args.rounds)]
-        (out / "rounds.json").write_text(json.dumps(across, indent=1) + "\n")
+        (out / "rounds.json").write_text(jsonout.dumps(across, indent=1) + "\n")
         written.append(out / "rounds.json")
     crossval = None
     if args.cross_validate:
         crossval = fid.cross_validate(runs, _say, fid.model_grid(args.model))
-        (out / "crossval.json").write_text(json.dumps(crossval, indent=1) + "\n")
+        (out / "crossval.json").write_text(jsonout.dumps(crossval, indent=1) + "\n")
         written.append(out / "crossval.json")
     if args.json:
         doc = json.loads(written[0].read_text())

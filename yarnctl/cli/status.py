@@ -313,7 +313,7 @@ def _control(loop: dict[str, Any] | None) -> str:
     if loop.get("stale") and loop.get("error"):
         text += f" · {escape(str(loop['error']))}"
     elif loop.get("stale") and age is not None:
-        text += " · a poll is overdue (the RM answers slowly)"
+        text += " · a poll is overdue (a read of the cluster is slow)"
     return text
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from yarnctl import jsonout
 from yarnctl.bench import fidelity as fid
 from yarnctl.bench.replay import REPLAY_VERSION, replay_jobs, sls_trace, to_workload, workload_doc
 from yarnctl.bench.spec import load_spec
@@ -156,8 +157,8 @@ def write(out: Path, result: SuiteResult, plots: bool = True) -> list[Path]:
     """fidelity.json, fidelity.csv (one row per job and scheduler) and fidelity.png into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     j = out / "fidelity.json"
-    j.write_text(json.dumps(fid.to_json(result.startup, result.fit_score, result.errors, result.mixes, result.fit_near),
-                            indent=1) + "\n")
+    j.write_text(jsonout.dumps(fid.to_json(result.startup, result.fit_score, result.errors, result.mixes,
+                                           result.fit_near), indent=1) + "\n")
     c = out / "fidelity.csv"
     with c.open("w", newline="") as f:
         w = csv.writer(f)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.bench.collect import AppRecord, result
 from yarnctl.errors import ClusterError, WorkloadError
 from yarnctl.sim.report import PolicyResult
@@ -186,5 +186,5 @@ def run_doc(info: SlsRunInfo, r: PolicyResult) -> dict[str, Any]:
 
 def write_json(path: Path, trace: str, docs: Sequence[dict[str, Any]], ratio: dict[str, dict[str, float]]) -> Path:
     """sls.json: every run's result and the overhead ratios."""
-    path.write_text(json.dumps({"trace": trace, "runs": list(docs), "overhead": ratio}, indent=1, default=str) + "\n")
+    path.write_text(jsonout.dumps({"trace": trace, "runs": list(docs), "overhead": ratio}, indent=1, default=str) + "\n")
     return path

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from yarnctl import jsonout
 from yarnctl.sweep.cell import METRICS
 from yarnctl.sweep.executors import run_dask, run_local
 from yarnctl.sweep.spec import Cell, SweepSpec, cell_key, workload_digest
@@ -59,7 +59,7 @@ def run_sweep(spec: SweepSpec, out: Path, *, executor: str = "local", workers: i
             progress(finished, len(todo), cell.label)
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "sweep.json").write_text(json.dumps(_spec_doc(spec), indent=1) + "\n")
+    (out / "sweep.json").write_text(jsonout.dumps(_spec_doc(spec), indent=1) + "\n")
     if todo:
         if executor == "dask":
             run_dask(todo, spec.options, done, scheduler=scheduler, workers=workers)

@@ -4,8 +4,9 @@ The interval of a mean is Student's t (default) or a bootstrap (scipy.stats.boot
 fixed random state); a difference is *significant* only when its interval excludes zero. A relative
 difference is the mean over seeds of (cell − baseline) / baseline, with its own interval; it is
 undefined when the baseline is zero on some seed. A cell with one seed has a mean and no interval,
-and is never significant; nor is a difference between two cells that each read the same on every
-seed (the seeds changed nothing they measure: one sample, however many seeds ran).
+and is never significant; nor is a difference between two cells neither of which changed in any
+metric from seed to seed (`varied` false: the seeds changed nothing, so however many ran, it is one
+sample).
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str
     need_metric(df, metric)
     base_label = baseline_label(df, baseline)
     base = df.loc[df["label"] == base_label, ["workload", "seed", metric]].rename(columns={metric: "_base"})
+    metrics = metric_columns(df)
+    moving = {label for label, g in df.groupby("label", sort=False)
+              if any(g[m].nunique(dropna=True) > 1 for m in metrics)}
     rows = []
     for (w, label), g in df.groupby(["workload", "label"], sort=False):
         if label == base_label:
@@ -83,8 +87,10 @@ def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str
         defined = len(d) and bool(np.all(both[:, 1] != 0))
         rel = d / both[:, 1] if defined else np.array([])
         rel_lo, rel_hi = interval(rel, method, confidence)
-        # both the same on every seed: the seeds varied nothing measured, so the pairs are one sample repeated
-        varied = bool(len(d) and not (np.all(both[:, 0] == both[0, 0]) and np.all(both[:, 1] == both[0, 1])))
+        # neither cell changed in any metric from seed to seed: the seeds varied nothing (a workload with nothing
+        # random in it), so the pairs are one sample repeated; a metric constant in a cell whose other metrics move
+        # (a count of failures, say) is a real sample
+        varied = len(d) >= 2 and (base_label in moving or label in moving)
         rows.append({"workload": w, "label": label, "baseline": base_label, "pairs": len(d), "diff": mean_d,
                      "lo": lo, "hi": hi, "rel": float(np.mean(rel)) if defined else math.nan,
                      "rel_lo": rel_lo, "rel_hi": rel_hi, "varied": varied,
@@ -119,10 +125,14 @@ def report_table(means: pd.DataFrame, diffs: pd.DataFrame | None, metric: str) -
     return "\n".join(out)
 
 
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    """The columns of `df` that are metrics (not the cell's workload, policy, label, seed, key or parameters)."""
+    return [c for c in df.columns if c not in ("workload", "policy", "label", "seed", "key") and not c.startswith("param.")]
+
+
 def need_metric(df: pd.DataFrame, metric: str) -> None:
     """ConfigError listing the metrics when `metric` is not a metric column of `df` (a cell's column is not one)."""
-    metrics = [c for c in df.columns if c not in ("workload", "policy", "label", "seed", "key")
-               and not c.startswith("param.")]
+    metrics = metric_columns(df)
     if metric not in metrics:
         what = "names the cells, it is not a metric" if metric in df.columns else "not in the results"
         raise ConfigError(f"--metric {metric!r}: {what}; metrics: {', '.join(metrics)}")
