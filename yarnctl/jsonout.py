@@ -14,7 +14,7 @@ from typing import IO, Any
 
 
 def plain(v: Any) -> Any:
-    """`v` with every float that is not finite replaced (NaN by None, ±inf by "inf"/"-inf"), in dicts, lists and tuples."""
+    """`v` with each float that is not finite replaced (NaN by None, ±inf by "inf"/"-inf"), in dicts, lists, tuples."""
     if isinstance(v, float):
         if math.isfinite(v):
             return v

@@ -202,7 +202,8 @@ def test_an_rm_not_up_yet_is_waited_for_quietly_then_warned_about(caplog: pytest
 
 def test_a_poll_that_hangs_makes_the_state_stale_once_it_is_overdue() -> None:
     """A slow RM: the poll is still running (a stand-in source that blocks until released), so it has not failed,
-    but the last good reading ages past an interval and OVERDUE_S and the state says stale; the metrics and status read this."""
+    but the last good reading ages past an interval and OVERDUE_S and the state says stale (metrics and status
+    read it)."""
     release, reading_started = threading.Event(), threading.Event()
     now = [1000.0]
     calls = [0]

@@ -132,7 +132,8 @@ def _cmd_sls(args: argparse.Namespace) -> int:
         docs.append(rep.run_doc(info, r))
     ratio = rep.overhead(results)
     if args.json:
-        jsonout.dump({"trace": str(trace), "results": {r.policy: r.to_json() for r in results}, "overhead": ratio}, default=str)
+        jsonout.dump({"trace": str(trace), "results": {r.policy: r.to_json() for r in results}, "overhead": ratio},
+                     default=str)
     else:
         print_comparison(results, ratio)
         show_jobs = args.jobs if args.jobs is not None else len(jobs) <= 25

@@ -186,5 +186,6 @@ def run_doc(info: SlsRunInfo, r: PolicyResult) -> dict[str, Any]:
 
 def write_json(path: Path, trace: str, docs: Sequence[dict[str, Any]], ratio: dict[str, dict[str, float]]) -> Path:
     """sls.json: every run's result and the overhead ratios."""
-    path.write_text(jsonout.dumps({"trace": trace, "runs": list(docs), "overhead": ratio}, indent=1, default=str) + "\n")
+    doc = {"trace": trace, "runs": list(docs), "overhead": ratio}
+    path.write_text(jsonout.dumps(doc, indent=1, default=str) + "\n")
     return path

@@ -127,7 +127,8 @@ def report_table(means: pd.DataFrame, diffs: pd.DataFrame | None, metric: str) -
 
 def metric_columns(df: pd.DataFrame) -> list[str]:
     """The columns of `df` that are metrics (not the cell's workload, policy, label, seed, key or parameters)."""
-    return [c for c in df.columns if c not in ("workload", "policy", "label", "seed", "key") and not c.startswith("param.")]
+    cell = ("workload", "policy", "label", "seed", "key")
+    return [c for c in df.columns if c not in cell and not c.startswith("param.")]
 
 
 def need_metric(df: pd.DataFrame, metric: str) -> None:
