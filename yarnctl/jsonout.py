@@ -1,4 +1,4 @@
-"""JSON for people's tools: strict, with no NaN or Infinity token (jq and most parsers refuse them).
+"""JSON for people's tools: strict, with no NaN or Infinity token (JSON.parse refuses them, jq 1.6 misreads one).
 
 A number not defined (NaN: a mean of nothing, an estimate not made yet) is written as null; an
 infinite one as the string "inf" or "-inf", which is how a parameter is given on the command line

@@ -178,7 +178,8 @@ def test_replay_bad_log_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 def test_the_status_file_is_strict_json(tmp_path: Path) -> None:
-    """A NaN in the status (an estimate not made yet) is written as null, an infinity as "inf": jq refuses both bare."""
+    """A NaN in the status (an estimate not made yet) is written as null, an infinity as "inf" (strict parsers
+    refuse both bare)."""
     from yarnctl.bridge.server import write_status
 
     path = tmp_path / "status.json"

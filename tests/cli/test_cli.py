@@ -333,7 +333,8 @@ def test_policies_json_lists_policies_and_parameters(capsys: pytest.CaptureFixtu
 
 
 def test_json_output_is_strict_and_writes_an_infinite_default_as_inf(capsys: pytest.CaptureFixture[str]) -> None:
-    """hmrf's window_s defaults to inf: `policies --json` wrote a bare Infinity, which jq refuses."""
+    """hmrf's window_s defaults to inf: `policies --json` wrote a bare Infinity (JSON.parse refuses it, jq 1.6 reads
+    1.8e308)."""
     code, out, err = _run(capsys, "policies", "--json")
     assert code == 0, err
     rows = {r["name"]: r for r in json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in --json output"))}
