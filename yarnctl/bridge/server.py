@@ -204,7 +204,7 @@ def write_status(path: Path, doc: dict[str, object]) -> None:
     path = path.expanduser()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(jsonout.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")  # strict: other tools read it
+        tmp.write_text(jsonout.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")  # strict: tools read it
         os.replace(tmp, path)
     except OSError as e:  # the status file is for tooling; the server keeps serving
         log.warning("cannot write status file %s: %s", path, e.strerror)
