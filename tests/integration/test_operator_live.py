@@ -168,7 +168,7 @@ def test_whatif_predicts_the_running_jobs_completion(cluster: LocalCluster) -> N
         print(f"{a}: predicted {fifo[a]:.1f} s under fifo ({dress[a]:.1f} s under dress), actual {actual[a]:.2f} s, "
               f"error {abs(late[a]) / actual[a]:.0%} ({late[a]:+.1f} s)")
     # the estimate from finished tasks does not model JVM start-up contention: the first job's first maps start in
-    # one burst and run long, so the maps after them are over-estimated by part of that burst's start-up (runs 8-20
+    # one burst and run long, so the maps after them are over-estimated by part of that burst's start-up (runs 8-21
     # in docs/whatif.md: the first job 4.2-9.9 s late; in run 19 the maps seen took 13.4-15.0 s, the one after them
     # 10.5 s, for 8 s of sleep). That over-estimate is measured apart from the product, from the job history after
     # the fact, and taken out of how late the prediction came: what is left is the simulation's own error

@@ -15,7 +15,7 @@ from yarnctl.errors import ConfigError, YarnctlError
 
 # measured by tests/integration/test_operator_live.py, written up in docs/whatif.md
 MEASURED = "docs/whatif.md: on the local cluster its remaining-time predictions for the serving policy were {err}"
-MEASURED_ERR = "5-82% off, 10.4 s at most (seventeen runs of two SleepJobs, 2026-11-27/30)"
+MEASURED_ERR = "5-82% off, 10.4 s at most (eighteen runs of two SleepJobs, 2026-11-27/30)"
 
 EPILOG = """\
 examples:
