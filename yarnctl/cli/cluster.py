@@ -188,6 +188,8 @@ def _restart_serve(cluster: Any, args: argparse.Namespace) -> int:
 
 
 def _up(cluster: Any, args: argparse.Namespace) -> int:
+    from yarnctl.cluster.start import serve_files
+
     if args.policy is not None and not args.policy.strip():
         raise ConfigError("--policy '': give a policy (yarnctl policies lists them), or leave --policy out for fifo")
     policy = None if args.native else (args.policy or "fifo")
@@ -225,12 +227,13 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
     if info.serve:
         print(f"  policy server    127.0.0.1:{info.serve.ports['py4j']}  decisions {info.decision_log}")
         if args.metrics_port is not None:
-            port = _metrics_port(args.metrics_port, info.dir / "serve-status.json")
+            port = _metrics_port(args.metrics_port, serve_files(info.dir, "rm1")["status"])
             print(f"  metrics          http://127.0.0.1:{port}/metrics  (Prometheus format)")
     if info.serve2:
         print(f"  rm2's server     127.0.0.1:{info.serve2.ports['py4j']}  decisions {info.dir / 'decisions-rm2.jsonl'}")
         if args.metrics_port is not None:
-            port = _metrics_port(args.metrics_port and args.metrics_port + 1, info.dir / "serve-status-rm2.json")
+            given = args.metrics_port + 1 if args.metrics_port else 0  # rm2's server takes the next port
+            port = _metrics_port(given, serve_files(info.dir, "rm2")["status"])
             print(f"  rm2's metrics    http://127.0.0.1:{port}/metrics")
     print(f"  logs             {info.dir / 'logs'}")
     print("next:")
