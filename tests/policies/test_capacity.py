@@ -68,7 +68,7 @@ def test_unlisted_queues_share_the_rest():
 def test_with_reservations_the_first_app_in_fifo_order_that_does_not_fit_reserves_the_node():
     """LeafQueue.assignContainer / CapacityScheduler.allocateContainersToNode: a (first in submit order)
     asks 3 GB of a node with 2 GB free: it reserves the node and b's 1 GB ask, which would fit, waits;
-    once room frees the node serves a's request, the reservation ends and b is served again."""
+    once room frees the node serves a's request, the reservation ends and b is served in the same heartbeat."""
     apps = [App("a", submit_s=0), App("b", submit_s=1), App("c", submit_s=2)]
     node = [("n1", GB(4, 8)), ("n2", GB(8, 8))]  # n2 keeps the queue below its maximum capacity
     asks = [Ask("a", 20, GB(3), 1), Ask("b", 20, GB(1), 1)]
@@ -78,7 +78,9 @@ def test_with_reservations_the_first_app_in_fifo_order_that_does_not_fit_reserve
     assert cap.reserved == {"n1": ("a", 20)}
     assert cap.decide(busy, "n1").assignments == ()  # still reserved: b is not served beside it
     freed = snapshot(node, apps, asks)
-    assert cap.decide(freed, "n1").assignments == (Assignment("a", 20, "n1", 1),)
+    # fulfilled, the reservation ends and the rest of the node is scheduled in the same heartbeat
+    # (CapacityScheduler.allocateContainersToNode: `if (node.getReservedContainer() == null)` after it)
+    assert cap.decide(freed, "n1").assignments == (Assignment("a", 20, "n1", 1), Assignment("b", 20, "n1", 1))
     assert cap.reserved == {}
     # without reservations (yarnctl's default) b takes the free room at once
     assert make_policy("capacity").decide(busy, "n1").assignments == (Assignment("b", 20, "n1", 1),)

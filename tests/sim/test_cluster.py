@@ -248,11 +248,17 @@ jobs:
     assert r.stuck and r.jobs[0].finish_s is None
 
 
-@pytest.mark.parametrize("policy", ["fifo", "fair", "drf", "capacity", "ffd-dp"])
-def test_skipping_idle_heartbeats_changes_nothing(policy):
+RESERVING = {"reservations": True}
+
+
+@pytest.mark.parametrize("policy, params", [("fifo", {}), ("fair", {}), ("drf", {}), ("capacity", {}), ("ffd-dp", {}),
+                                            ("fair", RESERVING), ("drf", RESERVING), ("capacity", RESERVING)])
+def test_skipping_idle_heartbeats_changes_nothing(policy, params):
+    """With reservations, FairScheduler reserves a full node at its heartbeat (so fair and drf are asked about
+    full nodes: `reserves_full_nodes`); CapacityScheduler schedules only nodes with room for the minimum allocation."""
     w = load_workload("haste-mixed1")
-    _, fast = run(w, policy)
-    _, slow = run(w, policy, skip_idle=False)
+    fast = SimCluster(w, Engine(make_policy(policy, params))).run()
+    slow = SimCluster(w, Engine(make_policy(policy, params)), skip_idle=False).run()
     assert [(j.id, j.start_s, j.finish_s) for j in fast.jobs] == [(j.id, j.start_s, j.finish_s) for j in slow.jobs]
     assert fast.stats["heartbeats"] < slow.stats["heartbeats"]
 

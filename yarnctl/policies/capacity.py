@@ -105,10 +105,14 @@ class Capacity(PolicyBase):
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """Serve the least-used queues first, FIFO inside each, within capacity limits."""
+        fulfilled: list[Assignment] = []
         if self.config.reservations and node_id in self.reserved:
             held = fulfil(snap, node_id, self.reserved)
+            if held is not None and not held.assignments:
+                return held  # CapacityScheduler.allocateContainersToNode: a node still reserved serves nothing else
             if held is not None:
-                return held  # CapacityScheduler.allocateContainersToNode: a reserved node serves its reservation
+                # fulfilled, the node has no reservation left, and CapacityScheduler schedules the rest of it
+                fulfilled = list(held.assignments)
         node = snap.nodes[node_id]
         confs = self._queue_confs(snap)
         q_used = dict(snap.queue_allocated)
@@ -122,15 +126,17 @@ class Capacity(PolicyBase):
             self.missed = {k: v for k, v in self.missed.items() if k[0] in snap.apps}
         ended = False
         stale: set[str] = set()  # queues that served this heartbeat: their apps without asks left go
-        while snap.min_allocation.fits_in(available) and not ended:
-            # filtered only when the loop goes on: after an off-switch container (the default) it ends
-            for q in stale:
-                active[q] = [x for x in active[q] if _remaining(snap, x, taken)]
-            stale.clear()
-            got, off_switch = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
+        got = fulfilled
+        while got or (snap.min_allocation.fits_in(available) and not ended):
             if not got:
-                break
-            ended = off_switch and not self.config.multiple_off_switch
+                # filtered only when the loop goes on: after an off-switch container (the default) it ends
+                for q in stale:
+                    active[q] = [x for x in active[q] if _remaining(snap, x, taken)]
+                stale.clear()
+                got, off_switch = self._assign_once(snap, node, confs, active, q_used, user_used, available, taken)
+                if not got:
+                    break
+                ended = off_switch and not self.config.multiple_off_switch
             for a in got:
                 taken[(a.app_id, a.priority)] = taken.get((a.app_id, a.priority), 0) + a.count
                 cap = _capability(snap, a)
@@ -141,6 +147,7 @@ class Capacity(PolicyBase):
                 user_used[key] = user_used.get(key, ZERO) + cap * a.count
                 stale.add(app.queue)
             out.extend(got)
+            got = []
         return Decision(tuple(_merge(out))) if out else Decision()
 
     def _assign_once(

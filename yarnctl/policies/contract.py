@@ -13,7 +13,10 @@ It declares its capabilities as class (or instance) attributes, defaults in `Pol
   0.5 as FairScheduler's maxAMShare unless the policy follows a scheduler with another default;
 - `observes`: a `Tunable` policy's `tune` reads the Observation it is given; False for one that is
   tunable only to report its values (H-MRF's accounting learns from `decide`), whose simulated
-  control-loop ticks then build none.
+  control-loop ticks then build none;
+- `reserves_full_nodes`: it may reserve a node with no room left, as FairScheduler does (its
+  `attemptScheduling` runs on every heartbeat), so the simulator asks it about full nodes too (live,
+  the shim's `yarnctl.shim.call-when-full`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class Policy(Protocol):
     resizes_nodes: bool
     max_am_share: float
     observes: bool
+    reserves_full_nodes: bool
 
     def decide(self, snap: ClusterSnapshot, node_id: NodeId) -> Decision:
         """The decision for the heartbeat of `node_id`."""
@@ -52,6 +56,7 @@ class PolicyBase:
     resizes_nodes: bool = False
     max_am_share: float = 0.5
     observes: bool = True
+    reserves_full_nodes: bool = False
 
     def why_waiting(self, snap: ClusterSnapshot, node_id: NodeId, app_id: AppId, decision: Decision) -> Wait:
         """The apps ahead in this policy's order took the node, or it held the room back (`waiting.behind`)."""

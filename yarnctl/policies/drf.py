@@ -28,6 +28,8 @@ class Drf(PolicyBase):
 
     def __init__(self, config: FairConfig = FairConfig()) -> None:
         self.config = config
+        # FairScheduler reserves a full node for the app first in order (FSAppAttempt.assignContainer)
+        self.reserves_full_nodes = config.reservations
         self.weights = TreeWeights(config)  # under a queue tree, its leaves' capacities are the queue weights
         self.reserved: Reservations = {}  # the nodes reserved for an app's request (config.reservations)
         self.keys = AppKeys()

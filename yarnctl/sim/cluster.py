@@ -54,6 +54,9 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         # is live: skipping idle ones would change what it knows, so it is asked at every one
         self.time_dependent = engine.policy.time_dependent
         self.skip_idle = skip_idle and not self.time_dependent
+        # FairScheduler asks its policy at every heartbeat, a full node's too, which it may reserve; the
+        # schedulers that do not (CapacityScheduler, FifoScheduler) need room for the minimum allocation
+        self.full_nodes_asked = engine.policy.reserves_full_nodes
         self.max_time_s = max_time_s
         self.progress = progress
         # a seed draws the order of simultaneous events (sim/noise.py)
@@ -170,7 +173,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
 
     def _wake_all(self) -> None:
         for node in sorted(self.idle, key=lambda n: n.index):
-            if self._has_room(node):
+            if self.full_nodes_asked or self._has_room(node):
                 self._wake(node)
 
     def _has_room(self, node: _Node) -> bool:
@@ -187,7 +190,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             for c in node.finished:
                 self._report(c)
             node.finished.clear()
-        if not (self._has_room(node) and self.pending_total > 0) and self.skip_idle:
+        if not ((self.full_nodes_asked or self._has_room(node)) and self.pending_total > 0) and self.skip_idle:
             if self.explain and self.pending_total > 0:  # not asked (as the shim does not): it has no room
                 self._explain(self.snapshot(), node.id, EMPTY_DECISION)
             self.idle.add(node)  # sleeps until a container ends here or new demand arrives
