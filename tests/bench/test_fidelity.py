@@ -68,6 +68,20 @@ def test_a_program_that_does_real_work_takes_its_task_times_from_the_history_les
     assert job.reduces is not None and job.reduces.durations == pytest.approx(((red.finish_ms - maps_done) / 1000,))
 
 
+def test_a_job_whose_maps_ran_data_local_asks_for_every_node() -> None:
+    """Its splits name the NodeManagers' host (`localhost`, every node of the local cluster), as the example
+    programs' file:// splits do: its maps name every node (StageSpec.hosts); a SleepJob's name none."""
+    h = read_jhist(FIXTURE)
+    spec = load_spec("fid-examples")
+    recs = ({"job_id": "e2", "app_id": "application_" + h.job_id.removeprefix("job_"), "final_status": "SUCCEEDED",
+             "submit_ms": h.submit_ms},)
+    local = dataclasses.replace(h, job_counters={"DATA_LOCAL_MAPS": 12})
+    for history, hosts in ((h, ()), (local, ("n0001", "n0002"))):
+        (job,) = replay_jobs(spec, recs, {h.job_id: history}, launch_s=2.0)
+        w = to_workload(workload_doc("t", spec, [job], Startup(4.0, 3.0, 0.5)), "t")
+        assert [s.hosts for s in w.jobs[0].stages] == [hosts, ()]
+
+
 def _attempt(n: int, start_s: float, finish_s: float, kind: str = "MAP") -> TaskAttempt:
     t = "m" if kind == "MAP" else "r"
     return TaskAttempt(f"attempt_1_0001_{t}_{n:06d}_0", f"task_1_0001_{t}_{n:06d}", kind, int(start_s * 1000),

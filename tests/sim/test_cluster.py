@@ -671,3 +671,27 @@ jobs:
 """)
     r = SimCluster(w, Engine(RefusingJobB()), max_time_s=5000).run()
     assert r.stuck and [j.finish_s for j in r.jobs] == [30.0, None]
+
+
+LOCAL = """
+cluster: {nodes: 2, node: {memory_mb: 8192, vcores: 16}, min_allocation: {memory_mb: 128, vcores: 1}}
+jobs:
+  - id: j1
+    submit_s: 0
+    type: mapreduce
+    am: {memory_mb: 512, vcores: 1}
+    maps: {tasks: 8, resource: {memory_mb: 1024, vcores: 1}, duration: 20%s}
+"""
+
+
+@pytest.mark.parametrize("policy, hosts, starts", [
+    ("capacity", "", [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0]),  # off-switch: one container per heartbeat
+    ("capacity", ", hosts: all", [0.5] * 8),  # node-local: the node filled in one heartbeat
+    ("capacity", ", hosts: [n0001]", [0.5] * 8),  # rack-local on n0002 (node-locality-delay -1): at once too
+    ("fair", ", hosts: all", [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0]),  # FairScheduler: one per heartbeat
+])
+def test_maps_that_name_their_hosts_are_placed_node_local(policy, hosts, starts):
+    """A stage's `hosts` (a map's split): CapacityScheduler goes on after a node-local or rack-local container
+    (ParentQueue.assignContainers stops after an off-switch one only), FairScheduler gives one per heartbeat."""
+    _, r = run(wl(LOCAL % hosts), policy)
+    assert sorted(c.start_s for c in r.containers if not c.is_am) == starts

@@ -220,6 +220,10 @@ MALFORMED = [
      _generic(f"{{tasks: 1, resource: {RES}, duration: 1}}", f"{{tasks: 1, resource: {RES}, duration: 1}}",
               f"{{tasks: 1, resource: {RES}, duration: 1, after: task}}"),
      "jobs[0].stages[2].after", "2 earlier stages are named 'task'; give them names"),
+    ("hosts-unknown-node", _jobs(f"{{id: a, maps: {{tasks: 1, resource: {RES}, duration: 1, hosts: [n0003]}}}}"),
+     "jobs[0].maps.hosts", "no node 'n0003' in the cluster (its nodes: n0001 ... n0002)"),
+    ("hosts-not-a-list", _jobs(f"{{id: a, maps: {{tasks: 1, resource: {RES}, duration: 1, hosts: n0001}}}}"),
+     "jobs[0].maps.hosts", "expected `all` or a list of node ids, got 'n0001'"),
     ("null-user-in-generator",  # it became the user "None"
      _gen(f"{{prefix: g, count: 2, users: [alice, ~], job: {{maps: {MAPS}}}}}"),
      "generate[0].users[1]", "expected a non-empty string, got None"),

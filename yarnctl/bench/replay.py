@@ -47,6 +47,9 @@ class ReplayJob:
     maps: Stage
     reduces: Stage | None
     queue: str = ""  # the queue it was submitted to ("": the cluster's default)
+    # its maps ran data-local (the job history's DATA_LOCAL_MAPS): their splits name the NodeManagers' host, which
+    # on the local cluster is every node's (`localhost`), so each map asks for every node (StageSpec.hosts)
+    local: bool = False
 
 
 @cache
@@ -163,12 +166,12 @@ def replay_jobs(spec: BenchSpec, records: Sequence[Mapping[str, Any]], jobs_hist
         if job is None:
             raise ClusterError(f"{spec.name}: the run has job {r['job_id']!r}, which the spec does not")
         conf = job_conf(job.args)
+        history = jobs_history.get(job_id_of(str(r.get("app_id", ""))))
         out.append(ReplayJob(job.id, (int(r["submit_ms"]) - t0) / 1000.0,
                              int(conf["yarn.app.mapreduce.am.resource.mb"]),
                              float(conf["mapreduce.job.reduce.slowstart.completedmaps"]),
-                             *_stages(job, conf, jobs_history.get(job_id_of(str(r.get("app_id", "")))), launch_s,
-                                      costs),
-                             job.queue))
+                             *_stages(job, conf, history, launch_s, costs),
+                             job.queue, history is not None and history.locality[0] > 0))
     return out
 
 
@@ -216,6 +219,8 @@ def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup:
         d: dict[str, Any] = {"id": j.id, "submit_s": round(j.submit_s, 3), "type": "mapreduce",
                              "am": {"memory_mb": j.am_mb, "vcores": 1}, "slowstart": j.slowstart,
                              "maps": stage(j.maps)}
+        if j.local:
+            d["maps"]["hosts"] = "all"
         if j.reduces is not None:
             d["reduces"] = stage(j.reduces)
         if j.queue:

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from yarnctl.model import AM_PRIORITY, App, Ask, Resources
+from yarnctl.model import AM_PRIORITY, App, Ask, Locality, Resources
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.sim.kernel import AM, AM_BEAT, TICK_DIGITS
 from yarnctl.sim.mr_am import JobState, reduces_to_preempt, schedule_reduces, slowstart_reached
@@ -62,7 +62,7 @@ class _Stage:
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
-                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal")
+                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal", "located")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources, ordinal: int) -> None:
         self.spec = spec
@@ -97,6 +97,8 @@ class _Job:
         self.am_seen = (-1, 0.0)  # the cluster's version at a heartbeat, and since when it has not changed
         # a Spark job with stages: its driver, which runs the stages' tasks in executors (spark_drivers.py)
         self.driver = None if spec.spark is None else Driver(spec.spark, tuple(s.durations for s in spec.stages))
+        # priority -> the hosts and racks its asks name, with their level (StageSpec.hosts)
+        self.located: dict[int, tuple[tuple[str, Locality], ...]] = {}
 
 
 def _app(spec: JobSpec, iteration: int = 1) -> App:
@@ -122,6 +124,11 @@ class AppMasters(SparkDrivers, SimParts):
         self.future -= 1
         self.progress_at = self.k.now
         job = _Job(spec, self.min_alloc, len(self.jobs))  # jobs are never dropped: each has its own ordinal
+        for st in spec.stages:
+            if st.hosts:
+                racks = sorted({self.by_id[h].rack for h in st.hosts})
+                job.located[st.priority] = (tuple((h, Locality.NODE) for h in st.hosts)
+                                            + tuple((rack, Locality.RACK) for rack in racks))
         self.jobs[spec.id] = job
         self.state.add_app(job.app)
         self.version += 1
@@ -224,8 +231,14 @@ class AppMasters(SparkDrivers, SimParts):
 
     def _refresh_asks(self, job: _Job) -> None:
         app_id = job.spec.id
-        self.state.set_any_asks(app_id, tuple([Ask(app_id, p, job.capability[p], len(q))
-                                               for p, q in sorted(job.pending.items()) if q]))
+        rows = tuple([Ask(app_id, p, job.capability[p], len(q)) for p, q in sorted(job.pending.items()) if q])
+        if job.located:
+            # every pending task of a located stage names the same hosts: each host and rack asks for all of them
+            named = [Ask(app_id, r.priority, r.capability, r.count, name, level)
+                     for r in rows for name, level in job.located.get(r.priority, ())]
+            self.state.set_app_asks(app_id, rows + tuple(named))
+        else:
+            self.state.set_any_asks(app_id, rows)
         self.version += 1
 
     def _report(self, c: _Container) -> None:

@@ -18,7 +18,8 @@ from yarnctl.sim.workload.types import (
 
 _JOB_FIELDS = {"id", "submit_s", "user", "queue", "type", "name", "tags", "am", "iterations",
                "maps", "reduces", "executors", "stages", "slowstart", "mapreduce", "spark"}
-_STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "after", "slowstart", "shuffle_s"}
+_STAGE_FIELDS = {"name", "tasks", "resource", "duration", "usage", "priority", "after", "slowstart", "shuffle_s",
+                 "hosts"}
 _DEFAULT_FIELDS = {"user", "queue", "am", "slowstart", "type", "iterations", "mapreduce", "spark"}
 
 
@@ -270,7 +271,7 @@ class Parser:
                 durations = s.durations if it == 0 else tuple(self.redraw(raw_stages[si], s, rng))
                 stages.append(StageSpec(name, s.kind, s.priority, s.resource, durations, s.usage,
                                         after, s.slowstart if (s.after is not None or it == 0) else 1.0,
-                                        s.shuffle_s if s.after is not None else 0.0))
+                                        s.shuffle_s if s.after is not None else 0.0, hosts=s.hosts))
         tags = merged.get("tags") or []
         if not isinstance(tags, list):
             raise r.fail(f"{path}.tags", f"expected a list of strings, got {_show(tags)}")
@@ -332,7 +333,22 @@ class Parser:
         shuffle = r.number(s.get("shuffle_s", 0.0), f"{path}.shuffle_s")
         if shuffle and after is None:
             raise r.fail(f"{path}.shuffle_s", "only a stage that follows another fetches its output")
-        return StageSpec(name, kind, priority, resource, tuple(durations), usage, after, slowstart, shuffle)
+        hosts = self.hosts(s["hosts"], f"{path}.hosts") if "hosts" in s else ()
+        return StageSpec(name, kind, priority, resource, tuple(durations), usage, after, slowstart, shuffle,
+                         hosts=hosts)
+
+    def hosts(self, raw: Any, path: str) -> tuple[str, ...]:
+        """A stage's `hosts`: node ids of the cluster, or `all` (the local cluster's NodeManagers share one host)."""
+        r = self.r
+        ids = [n.id for n in self.nodes]
+        if raw == "all":
+            return tuple(ids)
+        if not isinstance(raw, list) or not raw or not all(isinstance(h, str) for h in raw):
+            raise r.fail(path, f"expected `all` or a list of node ids, got {_show(raw)}")
+        unknown = [h for h in raw if h not in ids]
+        if unknown:
+            raise r.fail(path, f"no node {unknown[0]!r} in the cluster (its nodes: {ids[0]} ... {ids[-1]})")
+        return tuple(dict.fromkeys(raw))
 
     def durations(self, raw: Any, path: str, tasks: int, rng: random.Random) -> list[float]:
         r = self.r

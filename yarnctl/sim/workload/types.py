@@ -94,6 +94,9 @@ class StageSpec:
     # tasks of this stage that finished before the simulation started (a live job's, `yarnctl whatif`): the MR
     # AM counts them in its slow start and reduce ramp-up
     done_before: int = 0
+    # the nodes holding its input (a map's split): each task asks for them and their racks besides ANY, as the
+    # MR AM asks for a split's hosts, so a scheduler can place it node-local; none: any node (a SleepJob's)
+    hosts: tuple[str, ...] = ()
 
     @property
     def tasks(self) -> int:
