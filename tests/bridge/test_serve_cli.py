@@ -190,3 +190,22 @@ def test_the_status_file_is_strict_json(tmp_path: Path) -> None:
     doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the status file"))
     assert doc == {"control_loop": {"estimate": None, "cap": "inf", "per_node": [1.5, "-inf"]}, "policy": "dress",
                    "calls": 3}
+
+
+def test_a_policy_that_reserves_full_nodes_warns_unless_the_shim_calls_for_them(
+        caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    """FairScheduler reserves full nodes (`reserves_full_nodes`); the shim asks about them only with call-when-full."""
+    import argparse
+
+    from yarnctl.cli.serve import _warn_full_nodes
+
+    site = tmp_path / "yarn-site.xml"
+    site.write_text("<configuration><property><name>yarnctl.shim.call-when-full</name><value>true</value>"
+                    "</property></configuration>")
+    cases = [("fair", {"reservations": True}, None, 1), ("fair", {"reservations": True}, site, 0),
+             ("drf", {"reservations": True}, tmp_path / "missing.xml", 1), ("fair", {}, None, 0), ("fifo", {}, None, 0)]
+    for name, params, yarn_site, warnings in cases:
+        caplog.clear()
+        _warn_full_nodes(argparse.Namespace(yarn_site=yarn_site), make_policy(name, params))
+        said = [r.getMessage() for r in caplog.records if "call-when-full=true" in r.getMessage()]
+        assert len(said) == warnings, (name, params, yarn_site, said)

@@ -224,6 +224,10 @@ MALFORMED = [
      "jobs[0].maps.hosts", "no node 'n0003' in the cluster (its nodes: n0001 ... n0002)"),
     ("hosts-not-a-list", _jobs(f"{{id: a, maps: {{tasks: 1, resource: {RES}, duration: 1, hosts: n0001}}}}"),
      "jobs[0].maps.hosts", "expected `all` or a list of node ids, got 'n0001'"),
+    ("hosts-differ-at-one-priority",  # the second stage's tasks asked for the first one's hosts
+     _generic(f"{{name: s1, tasks: 1, resource: {RES}, duration: 1, hosts: [n0001]}}",
+              f"{{name: s2, tasks: 1, resource: {RES}, duration: 1}}"),
+     "jobs[0].stages[1].hosts", "priority 20 is used by stages naming different hosts"),
     ("null-user-in-generator",  # it became the user "None"
      _gen(f"{{prefix: g, count: 2, users: [alice, ~], job: {{maps: {MAPS}}}}}"),
      "generate[0].users[1]", "expected a non-empty string, got None"),

@@ -138,6 +138,26 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     return {"serve": _cmd_serve, "replay": _cmd_replay}
 
 
+CALL_WHEN_FULL = "yarnctl.shim.call-when-full"
+
+
+def _warn_full_nodes(args: argparse.Namespace, policy: Any) -> None:
+    """Say so when the policy reserves full nodes (FairScheduler's) but the shim may not ask about them."""
+    if not getattr(policy, "reserves_full_nodes", False):
+        return
+    if args.yarn_site is not None:
+        from yarnctl.errors import RMConfigError
+        from yarnctl.rm.yarnsite import read_properties
+
+        try:
+            if read_properties(args.yarn_site).get(CALL_WHEN_FULL, "").lower() == "true":
+                return
+        except RMConfigError:
+            pass  # the control loop's reading of it reports the problem
+    log.warning("policy %s reserves full nodes as FairScheduler does, but the shim asks about a node only when the "
+                "smallest container fits unless yarn-site.xml sets %s=true", policy.name, CALL_WHEN_FULL)
+
+
 def _make_policy(args: argparse.Namespace) -> Any:
     from yarnctl.cli.params import policy_params
     from yarnctl.policies import make_policy
@@ -218,6 +238,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         loop = ControlLoop(MirrorSource(service), service.tune, args.tune_interval)
         log.warning("policy %s takes control-loop observations but no --rm/--yarn-site was given: it ticks on "
                     "the shim's reports only (no container usage, no accumulated memorySeconds)", policy.name)
+    _warn_full_nodes(args, policy)
     metrics = control = None
     mport: int | None = None
     try:

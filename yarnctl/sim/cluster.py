@@ -54,8 +54,9 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         # is live: skipping idle ones would change what it knows, so it is asked at every one
         self.time_dependent = engine.policy.time_dependent
         self.skip_idle = skip_idle and not self.time_dependent
-        # FairScheduler asks its policy at every heartbeat, a full node's too, which it may reserve; the
-        # schedulers that do not (CapacityScheduler, FifoScheduler) need room for the minimum allocation
+        # FairScheduler asks its policy at every heartbeat, a full node's too, which it may reserve; the others
+        # place new containers only where the minimum allocation fits (CapacityScheduler also retries a node's
+        # reservation at every heartbeat, so one whose app stopped asking lapses there, here at its next decision)
         self.full_nodes_asked = engine.policy.reserves_full_nodes
         self.max_time_s = max_time_s
         self.progress = progress

@@ -253,10 +253,14 @@ class Parser:
         one = [self.stage(kind, raw_s, p, i, slowstart, rng, raw_stages)
                for i, (kind, raw_s, p) in enumerate(raw_stages)]
         by_priority: dict[int, Resources] = {}
+        hosts_at: dict[int, tuple[str, ...]] = {}
         for s, (_, _, p) in zip(one, raw_stages):
             if by_priority.setdefault(s.priority, s.resource) != s.resource:
                 raise r.fail(f"{p}.priority", f"priority {s.priority} is used by stages with different "
                              "resources; YARN keeps one request per priority")
+            if hosts_at.setdefault(s.priority, s.hosts) != s.hosts:
+                raise r.fail(f"{p}.hosts", f"priority {s.priority} is used by stages naming different hosts; "
+                             "YARN keeps one request per priority")
         if am is not None and 0 in by_priority:
             raise r.fail(path, "priority 0 is the AM's; give the stages another priority")
         stages: list[StageSpec] = list(in_executors)
