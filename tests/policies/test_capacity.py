@@ -172,3 +172,35 @@ def test_strict_locality_skips_the_node_without_counting_an_opportunity():
                                         Ask("a", 20, GB(1), 1, "r9", Locality.RACK, relax_locality=False)])
     policy = make_policy("capacity")
     assert policy.decide(snap, "n1").is_empty() and policy.missed == {}
+
+
+def test_a_reservation_is_charged_to_its_queue_and_holds_back_what_would_pass_the_limit():
+    """LeafQueue.assignContainer charges a reservation to its queue in advance, and canAssignToThisQueue counts
+    it as used: a reserves n1 for 3 GB, so on n2 b's 2 GB would take the queue past its maximum (4 GB used +
+    3 GB reserved + 2 GB > 8 GB) and waits; without reservations b takes n2 at once."""
+    apps = [App("a", submit_s=0), App("b", submit_s=1), App("c", submit_s=2)]
+    nodes = [("n1", GB(4, 8)), ("n2", GB(4, 8))]
+    snap = snapshot(nodes, apps, [Ask("a", 20, GB(3), 1), Ask("b", 20, GB(2), 1)],
+                    [running("c0", "c", "n1", GB(2)), running("c1", "c", "n2", GB(2))])
+    cap = make_policy("capacity", {"reservations": True})
+    assert cap.decide(snap, "n1").assignments == () and cap.reserved == {"n1": ("a", 20)}
+    blocked = cap.decide(snap, "n2")
+    assert blocked.assignments == ()
+    why = cap.why_waiting(snap, "n2", "b", blocked)
+    assert why.code is WaitCode.QUEUE_MAX and "its reserved nodes counted as used" in why.text
+    assert make_policy("capacity").decide(snap, "n2").assignments == (Assignment("b", 20, "n2", 1),)
+
+
+def test_an_app_over_the_limit_but_for_its_reservations_goes_on_and_gives_one_up():
+    """reservations-continue-look-all-nodes (AbstractCSQueue.canAssignToThisQueue, findNodeToUnreserve): a holds
+    n1 for one of its two 3 GB containers; n2 has 3 GB free, and a's second container there would pass the queue's
+    maximum only with the reservation counted (3 GB used + 3 GB reserved + 3 GB > 8 GB): it is placed, and the
+    reservation on n1 is released."""
+    apps = [App("a", submit_s=0), App("c", submit_s=2)]
+    nodes = [("n1", GB(4, 8)), ("n2", GB(4, 8))]
+    snap = snapshot(nodes, apps, [Ask("a", 20, GB(3), 2)],
+                    [running("c0", "c", "n1", GB(2)), running("c1", "c", "n2", GB(1))])
+    cap = make_policy("capacity", {"reservations": True})
+    assert cap.decide(snap, "n1").assignments == () and cap.reserved == {"n1": ("a", 20)}
+    assert cap.decide(snap, "n2").assignments == (Assignment("a", 20, "n2", 1),)
+    assert cap.reserved == {}

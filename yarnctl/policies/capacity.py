@@ -78,6 +78,7 @@ class Capacity(PolicyBase):
         # (app, priority) -> node heartbeats it was offered and took nothing local at (apps that name hosts)
         self.missed: dict[tuple[AppId, int], int] = {}
         self._local_taken: dict[tuple[AppId, int], int] = {}  # node-local containers given in this heartbeat
+        self._app_reserved: dict[AppId, Resources] = {}  # each reserving app's reserved total, this heartbeat
         # the queue shares of the last (apps, queue tree) read: the store replaces either mapping when it changes
         self._confs: tuple[object, object, dict[str, CapacityQueue]] | None = None
         self._active = KeptActivation()
@@ -117,6 +118,7 @@ class Capacity(PolicyBase):
         confs = self._queue_confs(snap)
         q_used = dict(snap.queue_allocated)
         user_used = dict(snap.user_allocated)
+        self._app_reserved = self._charge_reservations(snap, q_used, user_used)
         active = self._active_apps(snap, confs)
         available = node.available
         out: list[Assignment] = []
@@ -177,9 +179,15 @@ class Capacity(PolicyBase):
                             if r.count > taken.get((app.id, r.priority), 0)), None)
                 if req is None:
                     continue
-                new_q = self._amount(q_used.get(q, ZERO) + req.capability, cluster)
-                if new_q > conf.maximum_capacity / 100.0 + 1e-9:
-                    break  # the queue would pass its maximum capacity
+                new_total = q_used.get(q, ZERO) + req.capability
+                limit = conf.maximum_capacity / 100.0
+                over = self._amount(new_total, cluster) > limit + 1e-9
+                if over:
+                    held = self._app_reserved.get(app.id)
+                    # AbstractCSQueue.canAssignToThisQueue with reservations-continue-look-all-nodes: an app
+                    # holding reservations may go on if the queue is under its limit without them
+                    if held is None or not self._amount(new_total - held, cluster) < limit:
+                        break  # the queue would pass its maximum capacity
                 user_limit = self._user_limit(conf, q_used.get(q, ZERO), req.capability, len(users), cluster)
                 # LeafQueue.canAssignToUser: "a > check, not a >= check", without the current
                 # request, so a user may pass the limit by one container
@@ -204,10 +212,12 @@ class Capacity(PolicyBase):
                         del self.missed[key]  # resetSchedulingOpportunities: not after an off-switch one
                         if where.level is Locality.NODE:
                             self._local_taken[key] = self._local_taken.get(key, 0) + 1
+                    self._unreserve_elsewhere(snap, app, req.priority, node.id, over, q_used, user_used, taken)
                     return [Assignment(app.id, req.priority, node.id, 1)], where.level is Locality.ANY
                 got, _ = fill_app(snap, app, node, available,
                                   limit=None if self.config.multiple_off_switch else 1, taken=taken)
                 if got:
+                    self._unreserve_elsewhere(snap, app, got[0].priority, node.id, over, q_used, user_used, taken)
                     return got, True
                 if self.config.reservations and self._reserve(snap, node, app, available, taken):
                     return [], False  # a reservation ends the heartbeat, as nothing to assign does
@@ -246,15 +256,20 @@ class Capacity(PolicyBase):
             return wait(WaitCode.AM_LIMIT, f"queue {q} has not activated it: its AMs would pass "
                         f"{self.config.max_am_resource_percent:.0%} of the queue (maximum-am-resource-percent)",
                         queue=q, max_am_resource_percent=self.config.max_am_resource_percent)
-        q_used = snap.queue_allocated.get(q, ZERO)
+        used_by_queue = dict(snap.queue_allocated)
+        reserved_by = self._charge_reservations(snap, used_by_queue, {})  # reservations count as used (decide)
+        q_used = used_by_queue.get(q, ZERO)
+        held_note = " (its reserved nodes counted as used)" if q_used != snap.queue_allocated.get(q, ZERO) else ""
         for x in active[:active.index(app) + 1]:  # _assign_once stops the queue at the first ask past its maximum
             head = head_ask(snap, x.id)
             after = self._amount(q_used + head.capability, cluster) if head is not None else 0.0
-            if after > conf.maximum_capacity / 100.0 + 1e-9:
+            limit = conf.maximum_capacity / 100.0
+            if after > limit + 1e-9 and not (
+                    head is not None and x.id in reserved_by
+                    and self._amount(q_used + head.capability - reserved_by[x.id], cluster) < limit):
                 first = "its ask" if x is app else f"the ask of {x.id}, ahead of it in the queue,"
-                return wait(WaitCode.QUEUE_MAX, f"queue {q} would pass its maximum capacity: {after:.1%} of the "
-                            f"cluster with {first} maximum {conf.maximum_capacity / 100.0:.1%}", queue=q, after=after,
-                            maximum=conf.maximum_capacity / 100.0)
+                return wait(WaitCode.QUEUE_MAX, f"queue {q} would pass its maximum capacity{held_note}: {after:.1%} of "
+                            f"the cluster with {first} maximum {limit:.1%}", queue=q, after=after, maximum=limit)
         users = {a.user for a in active}
         limit = self._user_limit(conf, q_used, ask.capability, len(users), cluster)
         mine = self._amount(snap.user_allocated.get((q, app.user), ZERO), cluster)
@@ -275,6 +290,45 @@ class Capacity(PolicyBase):
                         f"{where.anywhere} x {factor:.2f} for an off-switch one", node=node_id, missed=missed,
                         delay=self.config.node_locality_delay)
         return super().why_waiting(snap, node_id, app_id, decision)
+
+    def _charge_reservations(self, snap: ClusterSnapshot, q_used: dict[str, Resources],
+                             user_used: dict[tuple[str, str], Resources]) -> dict[str, Resources]:
+        """Count held reservations as used by their queue and user, as LeafQueue charges them in advance.
+
+        Returns each reserving app's reserved total (the continue-looking exemption reads it).
+        """
+        mine: dict[str, Resources] = {}
+        for app_id, priority in self.reserved.values():
+            app = snap.apps.get(app_id)
+            ask = next((r for r in snap.any_asks(app_id) if r.priority == priority), None)
+            if app is None or ask is None:
+                continue  # void: fulfil drops it at the node's next heartbeat
+            cap = ask.capability
+            q_used[app.queue] = q_used.get(app.queue, ZERO) + cap
+            user_used[(app.queue, app.user)] = user_used.get((app.queue, app.user), ZERO) + cap
+            mine[app_id] = mine.get(app_id, ZERO) + cap
+        return mine
+
+    def _unreserve_elsewhere(self, snap: ClusterSnapshot, app: App, priority: int, node_id: NodeId, forced: bool,
+                             q_used: dict[str, Resources], user_used: dict[tuple[str, str], Resources],
+                             taken: dict[tuple[str, int], int]) -> None:
+        """A container placed on another node frees one of the app's reservations at `priority` when it must.
+
+        LeafQueue.assignContainer with reservations-continue-look-all-nodes: when the queue was over its limit
+        but for the app's reservations (`forced`), or when they already cover every container it still
+        needs there (shouldAllocOrReserveNewContainer false), findNodeToUnreserve releases one.
+        """
+        held = sorted(n for n, h in self.reserved.items() if h == (app.id, priority) and n != node_id)
+        if not held:
+            return
+        ask = next(r for r in snap.any_asks(app.id) if r.priority == priority)
+        if not forced and ask.count - taken.get((app.id, priority), 0) > len(held):
+            return
+        del self.reserved[held[0]]
+        cap = ask.capability
+        q_used[app.queue] = q_used.get(app.queue, ZERO) - cap
+        user_used[(app.queue, app.user)] = user_used.get((app.queue, app.user), ZERO) - cap
+        self._app_reserved[app.id] = self._app_reserved.get(app.id, ZERO) - cap
 
     def _reserve(self, snap: ClusterSnapshot, node: Node, app: App, available: Resources,
                  taken: dict[tuple[str, int], int]) -> bool:
