@@ -204,3 +204,36 @@ def test_an_app_over_the_limit_but_for_its_reservations_goes_on_and_gives_one_up
     assert cap.decide(snap, "n1").assignments == () and cap.reserved == {"n1": ("a", 20)}
     assert cap.decide(snap, "n2").assignments == (Assignment("a", 20, "n2", 1),)
     assert cap.reserved == {}
+
+
+def test_an_app_past_the_limit_but_for_its_reservations_reserves_no_more_and_gives_up_only_what_it_holds():
+    """LeafQueue.assignContainer with needToUnreserve: an app let past the queue's maximum by its reservations
+    reserves no other node where its request does not fit (it holds n1; n2's 2 GB free stays unreserved), and a
+    container at a priority it holds no reservation at cannot free one (findNodeToUnreserve fails): nothing."""
+    apps = [App("a", submit_s=0), App("c", submit_s=1)]
+    busy = [running("c0", "c", "n1", GB(6)), running("c1", "c", "n2", GB(6))]
+    snap = snapshot([("n1", GB(8, 16)), ("n2", GB(8, 16))], apps, [Ask("a", 20, GB(3), 2)], busy)
+    cap = make_policy("capacity", {"reservations": True})
+    assert cap.decide(snap, "n1").assignments == () and cap.reserved == {"n1": ("a", 20)}
+    assert cap.decide(snap, "n2").assignments == () and cap.reserved == {"n1": ("a", 20)}
+    # 5 GB used + 3 GB reserved + a's 1 GB at priority 10 passes 8 GB; its reservation is at priority 20
+    two = snapshot([("n1", GB(4, 8)), ("n2", GB(4, 8))], apps, [Ask("a", 10, GB(1), 1), Ask("a", 20, GB(3), 1)],
+                   [running("c0", "c", "n1", GB(2)), running("c1", "c", "n2", GB(3))])
+    cap = make_policy("capacity", {"reservations": True})
+    cap.reserved = {"n1": ("a", 20)}
+    assert cap.decide(two, "n2").assignments == () and cap.reserved == {"n1": ("a", 20)}
+
+
+def test_a_user_past_its_limit_but_for_the_apps_reservations_is_placed_and_gives_one_up():
+    """LeafQueue.assignToUser with reservations-continue-look-all-nodes: queue A's one user may hold 6 GB of 12;
+    a holds 4 GB and n1 reserved for 3 GB (7 GB charged), so it passes the user limit only by its reservation:
+    on n2 it gets its 3 GB and n1 is released."""
+    apps = [App("a", queue="A", submit_s=0), App("c", queue="B", submit_s=1)]
+    nodes = [("n1", GB(4, 8)), ("n2", GB(4, 8)), ("n3", GB(4, 8))]
+    busy = [running("a0", "a", "n3", GB(4)), running("c0", "c", "n1", GB(2))]
+    queues = {"queues": {"A": {"capacity": 50, "maximum_capacity": 100}, "B": {"capacity": 50}}, "reservations": True}
+    snap = snapshot(nodes, apps, [Ask("a", 20, GB(3), 2)], busy)
+    cap = make_policy("capacity", queues)
+    assert cap.decide(snap, "n1").assignments == () and cap.reserved == {"n1": ("a", 20)}
+    assert cap.decide(snap, "n2").assignments == (Assignment("a", 20, "n2", 1),)
+    assert cap.reserved == {}

@@ -18,7 +18,9 @@ not rounded to the minimum allocation. Reservations (`reservations`, off by defa
 reproductions are re-measured with them; stock 2.7 always reserves): the first app in order whose
 next request does not fit the node's free room reserves the node while it needs more containers at
 that priority than it holds reservations (LeafQueue.shouldAllocOrReserveNewContainer, without the
-re-reservation starvation term), and the node serves only that request until it fits.
+re-reservation starvation term), and the node serves only that request until it fits, then the rest
+of the node is scheduled. A reservation counts as used by its queue and user until then; an app past
+a limit only by its own reservations may go on if it gives one up (reservations-continue-look-all-nodes).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from yarnctl.model import (ANY, ZERO, App, AppId, Assignment, ClusterSnapshot, Decision, JournalCursor, Locality, Node, NodeId,
-                           Resources)
+from yarnctl.model import (ANY, ZERO, App, AppId, Ask, Assignment, ClusterSnapshot, Decision, JournalCursor, Locality,
+                           Node, NodeId, Resources)
 from yarnctl.policies.am_limit import NO_LIMIT
 from yarnctl.policies.base import fill_app
 from yarnctl.policies.bounds import bounded
@@ -181,19 +183,27 @@ class Capacity(PolicyBase):
                     continue
                 new_total = q_used.get(q, ZERO) + req.capability
                 limit = conf.maximum_capacity / 100.0
-                over = self._amount(new_total, cluster) > limit + 1e-9
-                if over:
-                    held = self._app_reserved.get(app.id)
-                    # AbstractCSQueue.canAssignToThisQueue with reservations-continue-look-all-nodes: an app
-                    # holding reservations may go on if the queue is under its limit without them
+                held = self._app_reserved.get(app.id)
+                # how much of the app's reservations must go for it to be placed here (0.0: none); with
+                # reservations-continue-look-all-nodes an app may pass a limit only by what it holds reserved
+                need = 0.0
+                if self._amount(new_total, cluster) > limit + 1e-9:
+                    # AbstractCSQueue.canAssignToThisQueue: under the queue's maximum without its reservations
                     if held is None or not self._amount(new_total - held, cluster) < limit:
                         break  # the queue would pass its maximum capacity
+                    need = self._amount(new_total, cluster) - limit
                 user_limit = self._user_limit(conf, q_used.get(q, ZERO), req.capability, len(users), cluster)
                 # LeafQueue.canAssignToUser: "a > check, not a >= check", without the current
                 # request, so a user may pass the limit by one container
-                mine = self._amount(user_used.get((q, app.user), ZERO), cluster)
-                if mine > user_limit + 1e-9:
-                    continue
+                user_now = user_used.get((q, app.user), ZERO)
+                if self._amount(user_now, cluster) > user_limit + 1e-9:
+                    # LeafQueue.assignToUser: at most the limit without the app's reservations
+                    if held is None or self._amount(user_now - held, cluster) > user_limit + 1e-9:
+                        continue
+                    need = self._amount(user_now, cluster) - user_limit  # amountNeededUnreserve, set last
+                give_up = self._to_unreserve(snap, app, req, node.id, need, taken)
+                if give_up == "":
+                    continue  # it would have to give up a reservation it does not hold (findNodeToUnreserve)
                 # most apps ask ANY only (every simulated one): keep the locality work off their path
                 located = any(r.resource_name != ANY for r in snap.asks.get(app.id, ()))
                 where = self._place(snap, app.id, req.priority, node.id, taken) if located else None
@@ -205,21 +215,22 @@ class Capacity(PolicyBase):
                     if not may_assign(where, self.missed[key], self.config.node_locality_delay, len(snap.nodes)):
                         continue  # not here yet: the next app (no out-of-order priorities within this one)
                     if not req.capability.fits_in(available):
-                        if self.config.reservations and self._reserve(snap, node, app, available, taken):
+                        # an app past a limit but for its reservations reserves no more ("needToUnreserve")
+                        if self.config.reservations and not need and self._reserve(snap, node, app, available, taken):
                             return [], False
                         continue
                     if where.level is not Locality.ANY:
                         del self.missed[key]  # resetSchedulingOpportunities: not after an off-switch one
                         if where.level is Locality.NODE:
                             self._local_taken[key] = self._local_taken.get(key, 0) + 1
-                    self._unreserve_elsewhere(snap, app, req.priority, node.id, over, q_used, user_used, taken)
+                    self._unreserve(snap, app, give_up, q_used, user_used)
                     return [Assignment(app.id, req.priority, node.id, 1)], where.level is Locality.ANY
                 got, _ = fill_app(snap, app, node, available,
                                   limit=None if self.config.multiple_off_switch else 1, taken=taken)
                 if got:
-                    self._unreserve_elsewhere(snap, app, got[0].priority, node.id, over, q_used, user_used, taken)
+                    self._unreserve(snap, app, give_up, q_used, user_used)
                     return got, True
-                if self.config.reservations and self._reserve(snap, node, app, available, taken):
+                if self.config.reservations and not need and self._reserve(snap, node, app, available, taken):
                     return [], False  # a reservation ends the heartbeat, as nothing to assign does
         return [], False
 
@@ -256,10 +267,9 @@ class Capacity(PolicyBase):
             return wait(WaitCode.AM_LIMIT, f"queue {q} has not activated it: its AMs would pass "
                         f"{self.config.max_am_resource_percent:.0%} of the queue (maximum-am-resource-percent)",
                         queue=q, max_am_resource_percent=self.config.max_am_resource_percent)
-        used_by_queue = dict(snap.queue_allocated)
-        reserved_by = self._charge_reservations(snap, used_by_queue, {})  # reservations count as used (decide)
-        q_used = used_by_queue.get(q, ZERO)
-        held_note = " (its reserved nodes counted as used)" if q_used != snap.queue_allocated.get(q, ZERO) else ""
+        used_by_queue, used_by_user = dict(snap.queue_allocated), dict(snap.user_allocated)
+        reserved_by = self._charge_reservations(snap, used_by_queue, used_by_user)  # counted as used, as decide does
+        q_used, q_allocated = used_by_queue.get(q, ZERO), snap.queue_allocated.get(q, ZERO)
         for x in active[:active.index(app) + 1]:  # _assign_once stops the queue at the first ask past its maximum
             head = head_ask(snap, x.id)
             after = self._amount(q_used + head.capability, cluster) if head is not None else 0.0
@@ -268,12 +278,16 @@ class Capacity(PolicyBase):
                     head is not None and x.id in reserved_by
                     and self._amount(q_used + head.capability - reserved_by[x.id], cluster) < limit):
                 first = "its ask" if x is app else f"the ask of {x.id}, ahead of it in the queue,"
+                without = self._amount(q_allocated + head.capability, cluster) if head is not None else 0.0
+                held_note = " (its reserved nodes counted as used)" if without <= limit + 1e-9 else ""
                 return wait(WaitCode.QUEUE_MAX, f"queue {q} would pass its maximum capacity{held_note}: {after:.1%} of "
                             f"the cluster with {first} maximum {limit:.1%}", queue=q, after=after, maximum=limit)
         users = {a.user for a in active}
         limit = self._user_limit(conf, q_used, ask.capability, len(users), cluster)
-        mine = self._amount(snap.user_allocated.get((q, app.user), ZERO), cluster)
-        if mine > limit + 1e-9:
+        user_now = used_by_user.get((q, app.user), ZERO)
+        mine = self._amount(user_now, cluster)
+        exempt = app_id in reserved_by and self._amount(user_now - reserved_by[app_id], cluster) <= limit + 1e-9
+        if mine > limit + 1e-9 and not exempt:
             return wait(WaitCode.USER_LIMIT, f"user {app.user} holds {mine:.1%} of the cluster in queue {q}, over its "
                         f"user limit {limit:.1%} ({len(users)} user{'s' if len(users) != 1 else ''} asking)",
                         user=app.user, queue=q, used=mine, limit=limit)
@@ -309,23 +323,30 @@ class Capacity(PolicyBase):
             mine[app_id] = mine.get(app_id, ZERO) + cap
         return mine
 
-    def _unreserve_elsewhere(self, snap: ClusterSnapshot, app: App, priority: int, node_id: NodeId, forced: bool,
-                             q_used: dict[str, Resources], user_used: dict[tuple[str, str], Resources],
-                             taken: dict[tuple[str, int], int]) -> None:
-        """A container placed on another node frees one of the app's reservations at `priority` when it must.
+    def _to_unreserve(self, snap: ClusterSnapshot, app: App, req: Ask, node_id: NodeId, need: float,
+                      taken: dict[tuple[str, int], int]) -> str | None:
+        """The node whose reservation a container for `req` here must free: None if none must, "" if none can.
 
-        LeafQueue.assignContainer with reservations-continue-look-all-nodes: when the queue was over its limit
-        but for the app's reservations (`forced`), or when they already cover every container it still
-        needs there (shouldAllocOrReserveNewContainer false), findNodeToUnreserve releases one.
+        LeafQueue.assignContainer with reservations-continue-look-all-nodes: past a limit but for its
+        reservations (`need` > 0, the share it must give back), or with reservations at that priority already
+        covering every container it still needs (shouldAllocOrReserveNewContainer false), the app must
+        release one of them at that priority at least as large (findNodeToUnreserve), or get nothing here.
         """
-        held = sorted(n for n, h in self.reserved.items() if h == (app.id, priority) and n != node_id)
-        if not held:
+        held = sorted(n for n, h in self.reserved.items() if h == (app.id, req.priority) and n != node_id)
+        covered = bool(held) and req.count - taken.get((app.id, req.priority), 0) <= len(held)
+        if need <= 0 and not covered:
+            return None
+        if not held or self._amount(req.capability, snap.capacity) < need - 1e-12:
+            return ""
+        return held[0]
+
+    def _unreserve(self, snap: ClusterSnapshot, app: App, node_id: str | None,
+                   q_used: dict[str, Resources], user_used: dict[tuple[str, str], Resources]) -> None:
+        """Release the app's reservation of `node_id` (if any) and take its charge off the queue and user."""
+        if node_id is None:
             return
-        ask = next(r for r in snap.any_asks(app.id) if r.priority == priority)
-        if not forced and ask.count - taken.get((app.id, priority), 0) > len(held):
-            return
-        del self.reserved[held[0]]
-        cap = ask.capability
+        _, priority = self.reserved.pop(node_id)
+        cap = next(r.capability for r in snap.any_asks(app.id) if r.priority == priority)
         q_used[app.queue] = q_used.get(app.queue, ZERO) - cap
         user_used[(app.queue, app.user)] = user_used.get((app.queue, app.user), ZERO) - cap
         self._app_reserved[app.id] = self._app_reserved.get(app.id, ZERO) - cap
