@@ -143,7 +143,7 @@ CALL_WHEN_FULL = "yarnctl.shim.call-when-full"
 
 def _warn_full_nodes(args: argparse.Namespace, policy: Any) -> None:
     """Say so when the policy reserves full nodes (FairScheduler's) but the shim may not ask about them."""
-    if not getattr(policy, "reserves_full_nodes", False):
+    if not policy.reserves_full_nodes:
         return
     if args.yarn_site is not None:
         from yarnctl.errors import RMConfigError

@@ -201,7 +201,8 @@ class Capacity(PolicyBase):
                     if held is None or self._amount(user_now - held, cluster) > user_limit + 1e-9:
                         continue
                     need = self._amount(user_now, cluster) - user_limit  # amountNeededUnreserve, set last
-                give_up = self._to_unreserve(snap, app, req, node.id, need, taken)
+                # most runs hold no reservation: keep the unreserve search off their per-app path
+                give_up = self._to_unreserve(snap, app, req, node.id, need, taken) if self.reserved else None
                 if give_up == "":
                     continue  # it would have to give up a reservation it does not hold (findNodeToUnreserve)
                 # most apps ask ANY only (every simulated one): keep the locality work off their path
