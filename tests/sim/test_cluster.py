@@ -695,3 +695,54 @@ def test_maps_that_name_their_hosts_are_placed_node_local(policy, hosts, starts)
     (ParentQueue.assignContainers stops after an off-switch one only), FairScheduler gives one per heartbeat."""
     _, r = run(wl(LOCAL % hosts), policy)
     assert sorted(c.start_s for c in r.containers if not c.is_am) == starts
+
+
+TAKE_UP = """
+cluster: {nodes: 2, node: {memory_mb: 8192, vcores: 16}, min_allocation: {memory_mb: 128, vcores: 1},
+          startup: {take_up: %s}}
+jobs:
+  - id: j1
+    submit_s: 0
+    type: mapreduce
+    am: {memory_mb: 512, vcores: 1}
+    maps: {tasks: %d, resource: {memory_mb: 1024, vcores: 1}, duration: 20}
+    mapreduce: {yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms: %d}
+"""
+
+
+@pytest.mark.parametrize("take_up, heartbeat_ms, first, finish", [
+    ("false", 1000, 0.5, 24.0),  # each map starts at its allocation: n0002 at 0.5, then one per heartbeat to 4.0
+    ("true", 1000, 1.0, 25.0),  # at the AM's next allocate: 0.5 -> 1, 1.0 (after the AM's beat) -> 2, ..., 4.0 -> 5
+    ("true", 3000, 3.0, 26.0),  # every 3 s: the last two (3.5, 4.0) at 6
+])
+def test_an_am_takes_up_its_containers_at_its_next_allocate_heartbeat(take_up, heartbeat_ms, first, finish):
+    """Startup.take_up: RMContainerAllocator.heartbeat's getResources hands the AM what the RM allocated since."""
+    _, r = run(wl(TAKE_UP % (take_up, 8, heartbeat_ms)), "capacity")
+    assert sorted(c.start_s for c in r.containers if not c.is_am) == [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0]
+    assert (r.jobs[0].start_s, r.jobs[0].finish_s) == (first, finish)
+
+
+class KillFirstTask(PolicyBase):
+    """A test policy that behaves as `capacity` but kills the first task container it sees, once."""
+
+    name = "kill-first-task"
+
+    def __init__(self):
+        self.inner = make_policy("capacity")
+        self.done = False
+
+    def decide(self, snap, node_id):
+        tasks = sorted(cid for cid, c in snap.containers.items() if not c.is_am)
+        if not self.done and tasks:
+            self.done = True
+            return Decision(kills=(Kill(tasks[0], "test"),))
+        return self.inner.decide(snap, node_id)
+
+
+def test_a_container_killed_before_its_am_takes_it_up_never_starts():
+    """Allocated at 0.5, killed at 1.0, before the AM's allocate at 3: its map is asked again and taken up at 3."""
+    w = wl(TAKE_UP % ("true", 2, 3000))
+    r = SimCluster(w, Engine(KillFirstTask())).run()
+    tasks = sorted((c.start_s, c.end_s, c.outcome) for c in r.containers if not c.is_am)
+    assert tasks == [(0.5, 1.0, "killed"), (1.5, 23.0, "done"), (2.0, 23.0, "done")]
+    assert (r.jobs[0].start_s, r.jobs[0].finish_s, r.jobs[0].kills) == (3.0, 23.0, 1)

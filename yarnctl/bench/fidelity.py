@@ -186,7 +186,11 @@ def model_grid(model: str = "linear") -> list[Startup]:
     if model == "linear":
         return [Startup(*p) for p in itertools.product(GRID_AM_S, GRID_LAUNCH_S, GRID_PER_CONCURRENT_S)]
     if model == "cpu":
-        return [Startup(**dict(zip(GRID_CPU, p)), launch_shared=True) for p in itertools.product(*GRID_CPU.values())]
+        grid = []
+        for p in itertools.product(*GRID_CPU.values()):
+            values: dict[str, Any] = dict(zip(GRID_CPU, p))  # costs only (no flag such as take_up among them)
+            grid.append(Startup(**values, launch_shared=True))
+        return grid
     raise ValueError(f"{model}: no such start-up model; known: {', '.join(MODELS)}")
 
 

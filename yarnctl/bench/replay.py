@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -229,7 +229,7 @@ def workload_doc(name: str, spec: BenchSpec, jobs: Sequence[ReplayJob], startup:
     min_mb = 128  # yarn.scheduler.minimum-allocation-mb of the local cluster (hadoop-conf/yarn-site.xml)
     cluster: dict[str, Any] = {"nodes": spec.nodes, "node": {"memory_mb": spec.nm_memory_mb, "vcores": spec.nm_vcores},
                                "heartbeat_s": 1.0, "min_allocation": {"memory_mb": min_mb, "vcores": 1},
-                               "startup": startup_doc(startup)}
+                               "startup": startup_doc(replace(startup, take_up=True))}
     if phases:
         cluster["heartbeat_phases"] = list(phases)
     if spec.queues:
@@ -250,6 +250,8 @@ def startup_doc(startup: Startup) -> dict[str, Any]:
         doc.update(client_cpu_s=startup.client_cpu_s)
     if startup.launch_shared:
         doc.update(launch_shared=True)
+    if startup.take_up:
+        doc.update(take_up=True)
     return doc
 
 

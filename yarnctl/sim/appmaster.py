@@ -62,7 +62,8 @@ class _Stage:
 class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
-                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal", "located")
+                 "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal", "located",
+                 "untaken")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources, ordinal: int) -> None:
         self.spec = spec
@@ -99,6 +100,7 @@ class _Job:
         self.driver = None if spec.spark is None else Driver(spec.spark, tuple(s.durations for s in spec.stages))
         # priority -> the hosts and racks its asks name, with their level (StageSpec.hosts)
         self.located: dict[int, tuple[tuple[str, Locality], ...]] = {}
+        self.untaken: list[_Container] = []  # allocated, not yet taken up by the AM (Startup.take_up)
 
 
 def _app(spec: JobSpec, iteration: int = 1) -> App:
@@ -321,6 +323,10 @@ class AppMasters(SparkDrivers, SimParts):
             self.ticking = True
             self.k.schedule(self.k.now + self.interval, AM, self._am_tick)
 
+    def _takes_up(self, job: _Job) -> bool:
+        """Whether the job's AM takes up its containers on its allocate heartbeat (Startup.take_up; not Spark's)."""
+        return self.startup.take_up and job.driver is None and job.spec.am is not None
+
     def _mr_wake(self, job: _Job) -> None:
         """Make sure the job's MR AM heartbeats next on its grid (every heartbeat interval from its start)."""
         if job.am_beat or job.state != "running":
@@ -342,6 +348,8 @@ class AppMasters(SparkDrivers, SimParts):
         self.am_beating -= 1
         if job.state != "running":
             return
+        if job.untaken:
+            self._take_up(job)  # the allocate call's answer is taken up before the reduces are scheduled
         busy = False
         for up, down in job.mr_pairs:
             busy = self._mr_allocate(job, up, down) or busy

@@ -310,9 +310,27 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
                 else:
                     self._am_jvm_started(job, c)
             return
+        task.stage.running += 1
+        if not placed and self._takes_up(job):
+            # allocated now, launched when its AM takes it up at its next allocate call (its heartbeat)
+            job.untaken.append(c)
+            self._mr_wake(job)
+            return
+        self._start_task(c, placed)
+
+    def _take_up(self, job: _Job) -> None:
+        """The AM's allocate call: it launches the task containers the RM allocated it since its last one."""
+        untaken, job.untaken = job.untaken, []
+        for c in untaken:
+            if c.node.running.get(c.id) is c and job.state == "running":  # not killed meanwhile
+                self._start_task(c, False)
+
+    def _start_task(self, c: _Container, placed: bool) -> None:
+        """Launch a task's container: its JVM starts, or it holds its container until the stage it follows ends."""
+        job, task, node, now = c.job, c.task, c.node, self.k.now
+        assert task is not None  # an AM's container starts in _launch
         if job.first_start is None:
             job.first_start = now
-        task.stage.running += 1
         after = task.stage.spec.after
         if task.stage.spec.slowstart < 1 and after is not None and job.stages[after].done_at is None:
             c.waiting = True  # holds its container until the stage it follows has finished
@@ -323,7 +341,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
                 self.ticking = True
                 self.k.schedule(now + self.interval, AM, self._am_tick)
         u = c.usage.steps[0] if c.usage else (0.0, 1.0, 1.0)
-        self._set_usage(c, cap.vcores * u[1], cap.memory_mb * u[2])
+        self._set_usage(c, c.resource.vcores * u[1], c.resource.memory_mb * u[2])
         if c.id not in node.running:
             return  # it did not fit in physical memory and was killed at once
         if not c.waiting and placed:

@@ -172,10 +172,11 @@ class Parser:
         s = r.mapping(raw, "cluster.startup")
         fields = ("am_s", "launch_s", "launch_per_concurrent_s", "launch_cpu_s", "launch_cores", "am_cpu_s",
                   "client_cpu_s")
-        r.keys(s, "cluster.startup", {*fields, "launch_shared"})
-        shared = s.get("launch_shared", False)
-        if not isinstance(shared, bool):
-            raise r.fail("cluster.startup.launch_shared", f"expected true or false, got {shared!r}")
+        r.keys(s, "cluster.startup", {*fields, "launch_shared", "take_up"})
+        shared, take_up = s.get("launch_shared", False), s.get("take_up", False)
+        for key, flag in (("launch_shared", shared), ("take_up", take_up)):
+            if not isinstance(flag, bool):
+                raise r.fail(f"cluster.startup.{key}", f"expected true or false, got {flag!r}")
         values = {f: r.number(s.get(f, 0.0), f"cluster.startup.{f}") for f in fields}
         for f in ("launch_cpu_s", "am_cpu_s", "client_cpu_s"):
             if values[f] > 0 and values["launch_cores"] <= 0:
@@ -183,7 +184,7 @@ class Parser:
         if values["client_cpu_s"] > 0 and not shared:
             raise r.fail("cluster.startup.client_cpu_s",
                          "a job's client runs on the machine, not a node: it needs launch_shared: true")
-        return Startup(**values, launch_shared=shared)
+        return Startup(**values, launch_shared=shared, take_up=take_up)
 
     def job(self, raw: Any, path: str, defaults: Mapping[str, Any], job_id: str | None,
             submit_s: float | None, extra: Mapping[str, Any] | None = None) -> JobSpec:

@@ -43,6 +43,9 @@ class Startup:
     # (MRAppMaster init, job set-up; `am_s` follows it), and its client's submission on the machine
     am_cpu_s: float = 0.0
     client_cpu_s: float = 0.0
+    # an AM takes up the task containers the RM allocates it at its next allocate call, as Hadoop 2.7's MR AM
+    # does on its heartbeat (`yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms`): only then do they launch
+    take_up: bool = False
 
 
 @dataclass(frozen=True, slots=True)
