@@ -210,6 +210,7 @@ def test_bench_fidelity_startup_as_key_value_pairs_and_its_bad_input(tmp_path: P
                      ("nan,1,1", "cluster.startup.am_s: expected a number, got nan"),
                      ("-1,2,3", "cluster.startup.am_s: expected a number >= 0"),
                      ("launch_shared=yes", "cluster.startup.launch_shared: expected true or false, got 'yes'"),
+                     ("am_s=1,take_up=false", "take_up is always on in a replay"),
                      ("1,2,3,4", "expected three numbers AM_S,LAUNCH_S,PER_S")):
         assert main([*args, f"--startup={bad}"]) == 2
         err = capsys.readouterr().err

@@ -710,10 +710,11 @@ jobs:
 """
 
 
+# the AM starts at 0 (n0001's heartbeat) and beats from AM_PHASE x 1 s / 2 nodes = 0.190983 s after it
 @pytest.mark.parametrize("take_up, heartbeat_ms, first, finish", [
     ("false", 1000, 0.5, 24.0),  # each map starts at its allocation: n0002 at 0.5, then one per heartbeat to 4.0
-    ("true", 1000, 1.0, 25.0),  # at the AM's next allocate: 0.5 -> 1, 1.0 (after the AM's beat) -> 2, ..., 4.0 -> 5
-    ("true", 3000, 3.0, 26.0),  # every 3 s: the last two (3.5, 4.0) at 6
+    ("true", 1000, 1.190983, 24.190983),  # at the AM's next allocate: 0.5 and 1.0 -> 1.19, ..., 3.5 and 4.0 -> 4.19
+    ("true", 3000, 3.190983, 26.190983),  # every 3 s: 0.5-3.0 at 3.19, the last two (3.5, 4.0) at 6.19
 ])
 def test_an_am_takes_up_its_containers_at_its_next_allocate_heartbeat(take_up, heartbeat_ms, first, finish):
     """Startup.take_up: RMContainerAllocator.heartbeat's getResources hands the AM what the RM allocated since."""
@@ -740,9 +741,31 @@ class KillFirstTask(PolicyBase):
 
 
 def test_a_container_killed_before_its_am_takes_it_up_never_starts():
-    """Allocated at 0.5, killed at 1.0, before the AM's allocate at 3: its map is asked again and taken up at 3."""
+    """Allocated at 0.5, killed at 1.0, before the AM's allocate at 3.19: its map is asked again and taken up then."""
     w = wl(TAKE_UP % ("true", 2, 3000))
     r = SimCluster(w, Engine(KillFirstTask())).run()
     tasks = sorted((c.start_s, c.end_s, c.outcome) for c in r.containers if not c.is_am)
-    assert tasks == [(0.5, 1.0, "killed"), (1.5, 23.0, "done"), (2.0, 23.0, "done")]
-    assert (r.jobs[0].start_s, r.jobs[0].finish_s, r.jobs[0].kills) == (3.0, 23.0, 1)
+    assert tasks == [(0.5, 1.0, "killed"), (1.5, 23.190983, "done"), (2.0, 23.190983, "done")]
+    assert (r.jobs[0].start_s, r.jobs[0].finish_s, r.jobs[0].kills) == (3.190983, 23.190983, 1)
+
+
+def test_an_am_that_dies_takes_its_untaken_containers_with_it_and_the_next_takes_up_the_rest():
+    """The RM kills a failed attempt's containers: one the AM had not taken up goes, and its map is asked again;
+    containers allocated while no AM runs wait for the next attempt's first allocate."""
+    w = wl("""
+cluster: {nodes: 2, node: {memory_mb: 2560, vcores: 16}, min_allocation: {memory_mb: 128, vcores: 1},
+          startup: {take_up: true, am_s: 5}}
+jobs:
+  - id: j1
+    submit_s: 0
+    type: mapreduce
+    am: {memory_mb: 512, vcores: 1}
+    maps: {tasks: 6, resource: {memory_mb: 1024, vcores: 1}, duration: 20}
+    mapreduce: {yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms: 3000}
+""")
+    r = SimCluster(w, Engine(KillAnAmOnce(6.0)), max_time_s=500).run()
+    tasks = [(c.start_s, c.end_s, c.outcome) for c in sorted(r.containers, key=lambda c: c.start_s) if not c.is_am]
+    assert tasks[:6] == [(5.0, 25.190983, "done")] * 2 + [  # taken up at 5.19, before the AM died at 6.5
+        (5.5, 6.5, "killed")] * 2 + [  # not taken up: killed with their AM, their maps asked again
+        (7.5, 32.190983, "done")] * 2  # allocated while no AM ran; the next started at 7 + 5 s, took them up at 12.19
+    assert r.jobs[0].state == "succeeded" and r.jobs[0].kills == 3

@@ -200,6 +200,11 @@ def costs(st: Startup) -> dict[str, float]:
     return {k: float(getattr(st, k)) for k in keys}
 
 
+def cost_fields(st: Startup) -> dict[str, Any]:
+    """`st` as JSON, without `take_up`: not a cost, and every replay has it on (replay.workload_doc)."""
+    return {k: v for k, v in asdict(st).items() if k != "take_up"}
+
+
 def describe(values: Mapping[str, Any]) -> str:
     """Start-up costs (`costs`, or `near_best`'s [low, high] ranges) as one line: 'AM 8 s, launch 6 s, 0.5 s per start'."""
     def one(key: str) -> str:
@@ -270,7 +275,7 @@ def cross_validate(runs: Sequence[RealRun], say: Callable[[str], None] = lambda 
         st, score = fit_startup(calib, say, grid)
         errs = [e for r in runs if r.mix == mix for e in completion_errors(r, sim_times(simulate_run(r, st)))]
         held += errs
-        out[mix] = {"startup": asdict(st), "fit_mean_error": score, "jobs": len(errs),
+        out[mix] = {"startup": cost_fields(st), "fit_mean_error": score, "jobs": len(errs),
                     "completion_median": percentile(errs, 0.5), "completion_p90": percentile(errs, 0.9)}
     return {"mixes": out, "jobs": len(held), "completion_median": percentile(held, 0.5),
             "completion_p90": percentile(held, 0.9)}
@@ -445,7 +450,7 @@ def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup, phase_s
 def to_json(fit: Startup, fit_score: float, errors: Sequence[JobError], mixes: Mapping[str, Any],
             fit_near: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The fidelity.json document: the fit (and how well the runs pin it), every job's times, and per mix the rankings."""
-    return {"startup": asdict(fit), "fit_mean_error": fit_score, "fit_near": fit_near, "calibration": CALIBRATION,
+    return {"startup": cost_fields(fit), "fit_mean_error": fit_score, "fit_near": fit_near, "calibration": CALIBRATION,
             "jobs": [{"mix": e.mix, "scheduler": e.scheduler, "job": e.job, "real": asdict(e.real),
                       "sim": asdict(e.sim), "sls": None if e.sls is None else asdict(e.sls)} for e in errors],
             "mixes": mixes}

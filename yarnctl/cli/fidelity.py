@@ -243,6 +243,9 @@ def _startup(text: str) -> Startup:
             raise ConfigError(f"--startup {text}: expected KEY=VALUE, got {item!r}")
         if key in raw:
             raise ConfigError(f"--startup {text}: {key} given twice")
+        if key == "take_up":  # the parser would take it, and the replay would override it
+            raise ConfigError(f"--startup {text}: take_up is always on in a replay: the real MR AMs took up "
+                              "their containers on their heartbeat")
         if key == "launch_shared" or value.lower() in ("true", "false"):
             raw[key] = {"true": True, "false": False}.get(value.lower(), value)  # the parser names anything else
             continue

@@ -33,6 +33,12 @@ if TYPE_CHECKING:  # runtime: the cluster wires the parts together
 _AM = None  # marker for the AM in an app's pending queue
 MAX_TASK_FAILURES = 4  # mapreduce.map.maxattempts / mapreduce.reduce.maxattempts
 MAX_AM_FAILURES = 2  # yarn.resourcemanager.am.max-attempts
+# Under Startup.take_up an MR AM's heartbeats start this fraction of the spacing between node heartbeats after
+# its start: real AMs beat at phases of their own, and an AM that started at a node heartbeat (its costs are whole
+# seconds) would otherwise beat at that node's instants, where every tie costs a container a full interval. The
+# golden section keeps it off the lattice the costs and phases make; over the nodes a container waits half an
+# interval on average, as at a random phase.
+AM_PHASE = 0.381966
 
 
 class _Stage:
@@ -63,7 +69,7 @@ class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
                  "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal", "located",
-                 "untaken")
+                 "untaken", "am_up")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources, ordinal: int) -> None:
         self.spec = spec
@@ -101,6 +107,7 @@ class _Job:
         # priority -> the hosts and racks its asks name, with their level (StageSpec.hosts)
         self.located: dict[int, tuple[tuple[str, Locality], ...]] = {}
         self.untaken: list[_Container] = []  # allocated, not yet taken up by the AM (Startup.take_up)
+        self.am_up = False  # its AM has started (initialised) and not died since
 
 
 def _app(spec: JobSpec, iteration: int = 1) -> App:
@@ -171,6 +178,11 @@ class AppMasters(SparkDrivers, SimParts):
 
     def _start_job(self, job: _Job) -> None:
         job.am_phase = self.k.now  # the AM heartbeats from its start
+        job.am_up = True
+        if self._takes_up(job):
+            job.am_phase += AM_PHASE * self.interval / len(self.nodes)
+            if job.untaken:  # allocated while no AM ran: the new one takes them up at its first call
+                self._mr_wake(job)
         if job.driver is not None:
             self._spark_start(job)
             return
@@ -324,8 +336,8 @@ class AppMasters(SparkDrivers, SimParts):
             self.k.schedule(self.k.now + self.interval, AM, self._am_tick)
 
     def _takes_up(self, job: _Job) -> bool:
-        """Whether the job's AM takes up its containers on its allocate heartbeat (Startup.take_up; not Spark's)."""
-        return self.startup.take_up and job.driver is None and job.spec.am is not None
+        """Whether the job's AM takes up its containers on its allocate heartbeat (Startup.take_up: MR AMs)."""
+        return self.startup.take_up and job.spec.type == "MAPREDUCE" and job.spec.am is not None
 
     def _mr_wake(self, job: _Job) -> None:
         """Make sure the job's MR AM heartbeats next on its grid (every heartbeat interval from its start)."""
@@ -348,7 +360,7 @@ class AppMasters(SparkDrivers, SimParts):
         self.am_beating -= 1
         if job.state != "running":
             return
-        if job.untaken:
+        if job.untaken and job.am_up:
             self._take_up(job)  # the allocate call's answer is taken up before the reduces are scheduled
         busy = False
         for up, down in job.mr_pairs:

@@ -313,6 +313,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         task.stage.running += 1
         if not placed and self._takes_up(job):
             # allocated now, launched when its AM takes it up at its next allocate call (its heartbeat)
+            c.taken = False
             job.untaken.append(c)
             self._mr_wake(job)
             return
@@ -329,6 +330,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         """Launch a task's container: its JVM starts, or it holds its container until the stage it follows ends."""
         job, task, node, now = c.job, c.task, c.node, self.k.now
         assert task is not None  # an AM's container starts in _launch
+        c.taken = True
         if job.first_start is None:
             job.first_start = now
         after = task.stage.spec.after
@@ -424,18 +426,24 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         if job.state != "running":
             return  # the job is being torn down
         if c.task is None:
+            job.am_up = False
             job.am_failures += outcome == "oom"
             if job.am_failures >= MAX_AM_FAILURES:
                 self._fail(job)
-            else:
-                self._request(job, AM_PRIORITY, [_AM], front=True)
+                return
+            self._request(job, AM_PRIORITY, [_AM], front=True)
+            # the containers the attempt had not taken up go with it (the RM kills a failed attempt's), and their
+            # tasks are asked for again; its running tasks live on (not modelled)
+            untaken, job.untaken = job.untaken, []
+            for u in untaken:
+                self._kill(u, "killed")
             return
         if c.waiting:
             after = c.task.stage.spec.after
             assert after is not None  # a task waits only for the stage it follows
             job.stages[after].waiting.remove(c)
             c.waiting = False
-        c.task.attempts += 1
+        c.task.attempts += c.taken  # an attempt exists once its AM has assigned the container
         # an OOM kill is a failed attempt; a kill or preemption is not (MR re-runs those freely)
         c.task.failures += outcome == "oom"
         if c.task.failures >= MAX_TASK_FAILURES:
