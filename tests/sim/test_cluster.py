@@ -183,20 +183,21 @@ jobs:
 
 
 class KillFirstRunning(PolicyBase):
-    """A test policy that behaves as FIFO but kills the first container it ever sees once."""
+    """A test policy that behaves as `inner` but kills the first container it ever sees (a task if `tasks_only`), once."""
 
     name = "kill-once"
 
-    def __init__(self):
-        self.fifo = make_policy("fifo")
+    def __init__(self, inner="fifo", tasks_only=False):
+        self.inner = make_policy(inner)
+        self.tasks_only = tasks_only
         self.done = False
 
     def decide(self, snap, node_id):
-        if not self.done and snap.containers:
+        seen = sorted(cid for cid, c in snap.containers.items() if not (self.tasks_only and c.is_am))
+        if not self.done and seen:
             self.done = True
-            victim = min(snap.containers)
-            return Decision(kills=(Kill(victim, "test"),))
-        return self.fifo.decide(snap, node_id)
+            return Decision(kills=(Kill(seen[0], "test"),))
+        return self.inner.decide(snap, node_id)
 
 
 def test_policy_kills_rerun_the_task():
@@ -710,11 +711,11 @@ jobs:
 """
 
 
-# the AM starts at 0 (n0001's heartbeat) and beats from AM_PHASE x 1 s / 2 nodes = 0.190983 s after it
+# the AM starts at 0 (n0001's heartbeat) and calls at .75, midway between the nodes' heartbeats (at .0 and .5)
 @pytest.mark.parametrize("take_up, heartbeat_ms, first, finish", [
     ("false", 1000, 0.5, 24.0),  # each map starts at its allocation: n0002 at 0.5, then one per heartbeat to 4.0
-    ("true", 1000, 1.190983, 24.190983),  # at the AM's next allocate: 0.5 and 1.0 -> 1.19, ..., 3.5 and 4.0 -> 4.19
-    ("true", 3000, 3.190983, 26.190983),  # every 3 s: 0.5-3.0 at 3.19, the last two (3.5, 4.0) at 6.19
+    ("true", 1000, 0.75, 24.75),  # at the AM's next allocate: 0.5 -> 0.75, 1.0 and 1.5 -> 1.75, ..., 4.0 -> 4.75
+    ("true", 3000, 2.75, 25.75),  # every 3 s: 0.5-2.5 at 2.75, the last three (3.0-4.0) at 5.75
 ])
 def test_an_am_takes_up_its_containers_at_its_next_allocate_heartbeat(take_up, heartbeat_ms, first, finish):
     """Startup.take_up: RMContainerAllocator.heartbeat's getResources hands the AM what the RM allocated since."""
@@ -723,35 +724,20 @@ def test_an_am_takes_up_its_containers_at_its_next_allocate_heartbeat(take_up, h
     assert (r.jobs[0].start_s, r.jobs[0].finish_s) == (first, finish)
 
 
-class KillFirstTask(PolicyBase):
-    """A test policy that behaves as `capacity` but kills the first task container it sees, once."""
-
-    name = "kill-first-task"
-
-    def __init__(self):
-        self.inner = make_policy("capacity")
-        self.done = False
-
-    def decide(self, snap, node_id):
-        tasks = sorted(cid for cid, c in snap.containers.items() if not c.is_am)
-        if not self.done and tasks:
-            self.done = True
-            return Decision(kills=(Kill(tasks[0], "test"),))
-        return self.inner.decide(snap, node_id)
-
-
 def test_a_container_killed_before_its_am_takes_it_up_never_starts():
-    """Allocated at 0.5, killed at 1.0, before the AM's allocate at 3.19: its map is asked again and taken up then."""
+    """Allocated at 0.5, killed at 1.0, before the AM's allocate at 2.75: its map is asked again and taken up then."""
     w = wl(TAKE_UP % ("true", 2, 3000))
-    r = SimCluster(w, Engine(KillFirstTask())).run()
+    r = SimCluster(w, Engine(KillFirstRunning("capacity", tasks_only=True))).run()
     tasks = sorted((c.start_s, c.end_s, c.outcome) for c in r.containers if not c.is_am)
-    assert tasks == [(0.5, 1.0, "killed"), (1.5, 23.190983, "done"), (2.0, 23.190983, "done")]
-    assert (r.jobs[0].start_s, r.jobs[0].finish_s, r.jobs[0].kills) == (3.190983, 23.190983, 1)
+    assert tasks == [(0.5, 1.0, "killed"), (1.5, 22.75, "done"), (2.0, 22.75, "done")]
+    assert (r.jobs[0].start_s, r.jobs[0].finish_s, r.jobs[0].kills) == (2.75, 22.75, 1)
 
 
-def test_an_am_that_dies_takes_its_untaken_containers_with_it_and_the_next_takes_up_the_rest():
-    """The RM kills a failed attempt's containers: one the AM had not taken up goes, and its map is asked again;
-    containers allocated while no AM runs wait for the next attempt's first allocate."""
+@pytest.mark.parametrize("heartbeat_ms, taken_up", [(3000, 14.75), (10000, 21.75)])
+def test_an_am_that_dies_takes_its_untaken_containers_with_it_and_the_next_takes_up_the_rest(heartbeat_ms, taken_up):
+    """The RM kills a failed attempt's containers: those the AM had not taken up go, and their maps are asked again.
+    Containers allocated while no AM runs wait for the next attempt's first allocate, on its own grid: it starts at
+    12 (7 + am_s 5) and calls from 11.75 one interval on, not at the dead attempt's 14.75 (4.75 + 10 s)."""
     w = wl("""
 cluster: {nodes: 2, node: {memory_mb: 2560, vcores: 16}, min_allocation: {memory_mb: 128, vcores: 1},
           startup: {take_up: true, am_s: 5}}
@@ -761,11 +747,10 @@ jobs:
     type: mapreduce
     am: {memory_mb: 512, vcores: 1}
     maps: {tasks: 6, resource: {memory_mb: 1024, vcores: 1}, duration: 20}
-    mapreduce: {yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms: 3000}
-""")
+    mapreduce: {yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms: %d}
+""" % heartbeat_ms)
     r = SimCluster(w, Engine(KillAnAmOnce(6.0)), max_time_s=500).run()
     tasks = [(c.start_s, c.end_s, c.outcome) for c in sorted(r.containers, key=lambda c: c.start_s) if not c.is_am]
-    assert tasks[:6] == [(5.0, 25.190983, "done")] * 2 + [  # taken up at 5.19, before the AM died at 6.5
-        (5.5, 6.5, "killed")] * 2 + [  # not taken up: killed with their AM, their maps asked again
-        (7.5, 32.190983, "done")] * 2  # allocated while no AM ran; the next started at 7 + 5 s, took them up at 12.19
-    assert r.jobs[0].state == "succeeded" and r.jobs[0].kills == 3
+    assert tasks[:8] == [(5.0, 6.5, "killed")] * 2 + [(5.5, 6.5, "killed")] * 2 + [  # the first AM called at 7.75
+        (7.0, taken_up + 20, "done")] * 2 + [(7.5, taken_up + 20, "done")] * 2  # allocated with no AM running
+    assert r.jobs[0].state == "succeeded" and r.jobs[0].kills == 5

@@ -33,12 +33,6 @@ if TYPE_CHECKING:  # runtime: the cluster wires the parts together
 _AM = None  # marker for the AM in an app's pending queue
 MAX_TASK_FAILURES = 4  # mapreduce.map.maxattempts / mapreduce.reduce.maxattempts
 MAX_AM_FAILURES = 2  # yarn.resourcemanager.am.max-attempts
-# Under Startup.take_up an MR AM's heartbeats start this fraction of the spacing between node heartbeats after
-# its start: real AMs beat at phases of their own, and an AM that started at a node heartbeat (its costs are whole
-# seconds) would otherwise beat at that node's instants, where every tie costs a container a full interval. The
-# golden section keeps it off the lattice the costs and phases make; over the nodes a container waits half an
-# interval on average, as at a random phase.
-AM_PHASE = 0.381966
 
 
 class _Stage:
@@ -180,7 +174,10 @@ class AppMasters(SparkDrivers, SimParts):
         job.am_phase = self.k.now  # the AM heartbeats from its start
         job.am_up = True
         if self._takes_up(job):
-            job.am_phase += AM_PHASE * self.interval / len(self.nodes)
+            # its calls fall midway between node heartbeats (SimCluster.am_midway): real AMs beat at phases of
+            # their own, and one that started at a node's heartbeat (its costs are whole seconds) would beat at that
+            # node's instants, where a tie costs a container a full interval. Its first call is within an interval
+            job.am_phase = self.k.now - (self.k.now - self.am_midway) % self.interval
             if job.untaken:  # allocated while no AM ran: the new one takes them up at its first call
                 self._mr_wake(job)
         if job.driver is not None:
@@ -339,6 +336,12 @@ class AppMasters(SparkDrivers, SimParts):
         """Whether the job's AM takes up its containers on its allocate heartbeat (Startup.take_up: MR AMs)."""
         return self.startup.take_up and job.spec.type == "MAPREDUCE" and job.spec.am is not None
 
+    def _on_grid(self, job: _Job) -> bool:
+        """Whether now is one of the job's AM heartbeats (not a beat scheduled by an attempt since replaced)."""
+        hb, now = job.spec.mapreduce.heartbeat_s, self.k.now
+        k = round((now - job.am_phase) / hb)
+        return k >= 1 and round(job.am_phase + k * hb, TICK_DIGITS) == now
+
     def _mr_wake(self, job: _Job) -> None:
         """Make sure the job's MR AM heartbeats next on its grid (every heartbeat interval from its start)."""
         if job.am_beat or job.state != "running":
@@ -359,6 +362,9 @@ class AppMasters(SparkDrivers, SimParts):
         job.am_beat = False
         self.am_beating -= 1
         if job.state != "running":
+            return
+        if self._takes_up(job) and not self._on_grid(job):
+            self._mr_wake(job)  # a beat of an attempt that died: the new one calls on its own grid
             return
         if job.untaken and job.am_up:
             self._take_up(job)  # the allocate call's answer is taken up before the reduces are scheduled
@@ -485,6 +491,13 @@ class AppMasters(SparkDrivers, SimParts):
         s = job.spec
         return JobRecord(s.id, s.name, s.user, s.queue, s.type, s.submit_s, job.first_start,
                          job.finished_at, s.tasks, job.kills, job.state)
+
+
+def midway(offsets: Sequence[float], interval: float) -> float:
+    """The instant of the interval farthest from the node heartbeats at `offsets`: the middle of the longest gap."""
+    phases = sorted({round(o % interval, TICK_DIGITS) for o in offsets})
+    gap, start = max(((phases[(i + 1) % len(phases)] - p) % interval or interval, p) for i, p in enumerate(phases))
+    return round((start + gap / 2) % interval, TICK_DIGITS)
 
 
 def _hanging(up: _Stage, maps_q: deque[_Task | None], now: float, delay: float) -> int:

@@ -16,7 +16,7 @@ import time
 from yarnctl.collector import fewer_collections
 from yarnctl.engine import Engine
 from yarnctl.model import TUNE_INTERVAL_S, AM_PRIORITY, EMPTY_DECISION, ClusterSnapshot, ContainerKind, Decision, Resources
-from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task
+from yarnctl.sim.appmaster import _AM, MAX_AM_FAILURES, MAX_TASK_FAILURES, AppMasters, _Job, _Task, midway
 from yarnctl.sim.jvmstart import JvmStarts, _Pool
 from yarnctl.sim.kernel import AM, HEARTBEAT, SAMPLE, SUBMIT, TICK_DIGITS, TUNE, Kernel, SeededKernel
 from yarnctl.sim.observe import Observations
@@ -72,6 +72,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             raise ValueError(f"{len(spec.phases)} heartbeat phases for {n} nodes")
         self.nodes = [_Node(i, s, self.interval * spec.phases[i] if spec.phases else self.interval * i / n)
                       for i, s in enumerate(spec.nodes)]
+        self.am_midway = midway([nd.offset for nd in self.nodes], self.interval)  # where MR AMs call (take_up)
         self.by_id = {nd.id: nd for nd in self.nodes}
         # the RM's view (what policies see) lives in the one store the live mirror also drives
         self.state = ClusterState(self.min_alloc)
@@ -311,9 +312,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
                     self._am_jvm_started(job, c)
             return
         task.stage.running += 1
-        if not placed and self._takes_up(job):
+        if self.startup.take_up and not placed and self._takes_up(job):
             # allocated now, launched when its AM takes it up at its next allocate call (its heartbeat)
-            c.taken = False
             job.untaken.append(c)
             self._mr_wake(job)
             return
@@ -330,7 +330,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         """Launch a task's container: its JVM starts, or it holds its container until the stage it follows ends."""
         job, task, node, now = c.job, c.task, c.node, self.k.now
         assert task is not None  # an AM's container starts in _launch
-        c.taken = True
         if job.first_start is None:
             job.first_start = now
         after = task.stage.spec.after
@@ -435,7 +434,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             # the containers the attempt had not taken up go with it (the RM kills a failed attempt's), and their
             # tasks are asked for again; its running tasks live on (not modelled)
             untaken, job.untaken = job.untaken, []
-            for u in untaken:
+            for u in reversed(untaken):  # each goes to the front of its queue: the first allocated ends up first
                 self._kill(u, "killed")
             return
         if c.waiting:
@@ -443,7 +442,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             assert after is not None  # a task waits only for the stage it follows
             job.stages[after].waiting.remove(c)
             c.waiting = False
-        c.task.attempts += c.taken  # an attempt exists once its AM has assigned the container
+        c.task.attempts += 1
         # an OOM kill is a failed attempt; a kill or preemption is not (MR re-runs those freely)
         c.task.failures += outcome == "oom"
         if c.task.failures >= MAX_TASK_FAILURES:

@@ -38,6 +38,7 @@ class SimParts:
         job_records: list[JobRecord]
         min_alloc: Resources
         interval: float
+        am_midway: float
         tune_interval_s: float
         time_dependent: bool
         tuning: list[tuple[float, dict[str, float]]]

@@ -43,7 +43,7 @@ class _Node:
 class _Container:
     __slots__ = ("id", "job", "task", "node", "resource", "start", "frozen", "work", "since",
                  "token", "waiting", "cpu", "mem", "usage", "step", "end", "done", "seq",
-                 "cpu_s", "mem_s", "acc_at", "ready_at", "taken")
+                 "cpu_s", "mem_s", "acc_at", "ready_at")
 
     def __init__(self, cid: str, job: _Job, task: _Task | None, node: _Node, resource: Resources,
                  start: float, kind: ContainerKind = ContainerKind.NORMAL) -> None:
@@ -65,7 +65,6 @@ class _Container:
         self.mem_s = 0.0  # MB-seconds actually used until acc_at
         self.acc_at = start
         self.ready_at = start  # when its launch (JVM start-up) is over, Startup.launch_s
-        self.taken = True  # its AM has it (False while it waits for its AM's next allocate call: Startup.take_up)
 
 
 class NodePhysics(SimParts):
