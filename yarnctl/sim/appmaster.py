@@ -363,7 +363,7 @@ class AppMasters(SparkDrivers, SimParts):
         self.am_beating -= 1
         if job.state != "running":
             return
-        if self._takes_up(job) and not self._on_grid(job):
+        if self.startup.take_up and self._takes_up(job) and not self._on_grid(job):
             self._mr_wake(job)  # a beat of an attempt that died: the new one calls on its own grid
             return
         if job.untaken and job.am_up:
