@@ -63,7 +63,7 @@ class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
                  "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal", "located",
-                 "untaken", "am_up")
+                 "untaken", "am_up", "takes_up")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources, ordinal: int) -> None:
         self.spec = spec
@@ -102,6 +102,7 @@ class _Job:
         self.located: dict[int, tuple[tuple[str, Locality], ...]] = {}
         self.untaken: list[_Container] = []  # allocated, not yet taken up by the AM (Startup.take_up)
         self.am_up = False  # its AM has started (initialised) and not died since
+        self.takes_up = False  # its AM takes up containers on its allocate heartbeat (Startup.take_up: MR AMs)
 
 
 def _app(spec: JobSpec, iteration: int = 1) -> App:
@@ -127,6 +128,7 @@ class AppMasters(SparkDrivers, SimParts):
         self.future -= 1
         self.progress_at = self.k.now
         job = _Job(spec, self.min_alloc, len(self.jobs))  # jobs are never dropped: each has its own ordinal
+        job.takes_up = self.startup.take_up and spec.type == "MAPREDUCE" and spec.am is not None
         for st in spec.stages:
             if st.hosts:
                 racks = sorted({self.by_id[h].rack for h in st.hosts})
@@ -173,7 +175,7 @@ class AppMasters(SparkDrivers, SimParts):
     def _start_job(self, job: _Job) -> None:
         job.am_phase = self.k.now  # the AM heartbeats from its start
         job.am_up = True
-        if self._takes_up(job):
+        if job.takes_up:
             # its calls fall midway between node heartbeats (SimCluster.am_midway): real AMs beat at phases of
             # their own, and one that started at a node's heartbeat (its costs are whole seconds) would beat at that
             # node's instants, where a tie costs a container a full interval. Its first call is within an interval
@@ -332,10 +334,6 @@ class AppMasters(SparkDrivers, SimParts):
             self.ticking = True
             self.k.schedule(self.k.now + self.interval, AM, self._am_tick)
 
-    def _takes_up(self, job: _Job) -> bool:
-        """Whether the job's AM takes up its containers on its allocate heartbeat (Startup.take_up: MR AMs)."""
-        return self.startup.take_up and job.spec.type == "MAPREDUCE" and job.spec.am is not None
-
     def _on_grid(self, job: _Job) -> bool:
         """Whether now is one of the job's AM heartbeats (not a beat scheduled by an attempt since replaced)."""
         hb, now = job.spec.mapreduce.heartbeat_s, self.k.now
@@ -343,7 +341,7 @@ class AppMasters(SparkDrivers, SimParts):
         return k >= 1 and round(job.am_phase + k * hb, TICK_DIGITS) == now
 
     def _mr_wake(self, job: _Job) -> None:
-        """Make sure the job's MR AM heartbeats next on its grid (every heartbeat interval from its start)."""
+        """Make sure the job's MR AM heartbeats next on its grid (every heartbeat interval from am_phase)."""
         if job.am_beat or job.state != "running":
             return
         hb = job.spec.mapreduce.heartbeat_s
@@ -363,7 +361,7 @@ class AppMasters(SparkDrivers, SimParts):
         self.am_beating -= 1
         if job.state != "running":
             return
-        if self.startup.take_up and self._takes_up(job) and not self._on_grid(job):
+        if job.takes_up and not self._on_grid(job):
             self._mr_wake(job)  # a beat of an attempt that died: the new one calls on its own grid
             return
         if job.untaken and job.am_up:

@@ -312,7 +312,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
                     self._am_jvm_started(job, c)
             return
         task.stage.running += 1
-        if self.startup.take_up and not placed and self._takes_up(job):
+        if job.takes_up and not placed:
             # allocated now, launched when its AM takes it up at its next allocate call (its heartbeat)
             job.untaken.append(c)
             self._mr_wake(job)
