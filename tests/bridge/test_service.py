@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import random
 import threading
 import weakref
 from collections.abc import Iterator
@@ -12,7 +13,9 @@ from typing import Any
 import pytest
 from wirefixtures import APP1, APP2, STATE, compact, doc, text
 
+from yarnctl.bridge.bench import _FakeRM
 from yarnctl.bridge.service import BESIDE_LARGE_CHARS, PolicyService
+from yarnctl.collector import COLLECT_EVERY
 from yarnctl.model import ClusterSnapshot, Decision
 from yarnctl.policies import make_policy
 from yarnctl.policies.contract import PolicyBase
@@ -172,6 +175,49 @@ def test_the_collector_is_held_off_during_a_large_request_only(collector: None) 
         assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
         gc.enable()  # the fixture restores what the test found
+
+
+def test_later_full_syncs_freeze_without_collecting_until_every_eighth(collector: None) -> None:
+    """Only the first full sync and every COLLECT_EVERY-th after it collect: a cycle frozen in between lives until then."""
+    class Cycle:
+        me: object = None
+
+    nodes = [[f"n{i}:45454", f"/r{i % 40}", 8192, 8] for i in range(3000)]
+
+    def full(seq: int) -> str:
+        return compact({"v": 2, "seq": seq, "full": True, "t": 1, "node": "n7:45454", "used": [0, 0, 0], "nodes": nodes})
+
+    s = PolicyService(make_policy("fifo"))
+    assert _answers(s, full(1)) == [{"seq": 1}]  # the first: collects
+    cycle = Cycle()
+    cycle.me = cycle
+    gone = weakref.ref(cycle)
+    del cycle
+    gc.freeze()  # as a sync that froze it alive would have
+    for seq in range(2, COLLECT_EVERY + 1):
+        assert _answers(s, full(seq)) == [{"seq": seq}]
+        assert gone() is not None, f"sync {seq} collected"
+    assert gc.isenabled()
+    assert _answers(s, full(COLLECT_EVERY + 1)) == [{"seq": COLLECT_EVERY + 1}]
+    assert gone() is None  # the bound: frozen garbage lives at most COLLECT_EVERY syncs
+
+
+@pytest.mark.parametrize("policy", ["fifo", "fair", "drf", "capacity", "dress"])
+def test_serving_leaves_no_reference_cycles(collector: None, policy: str) -> None:
+    """What lets a full sync freeze without collecting: a sync, deltas and a resync leave nothing for the collector."""
+    rm = _FakeRM(200, 50, random.Random(3))
+    s = PolicyService(make_policy(policy))
+    gc.collect()
+    gc.disable()  # the service's own syncs then neither collect nor freeze
+    try:
+        rm.apply(0, s.decide(rm.full(0)))
+        for k in range(300):
+            rm.apply(k % 200, s.decide(rm.delta(k % 200, 2)))
+        rm.apply(0, s.decide(rm.resync(0)))
+        assert s.stats.ok == 302 and s.stats.full_syncs == 2
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def test_concurrent_calls_are_serialised() -> None:

@@ -105,11 +105,11 @@ def _containers(rows: tuple[AllocRow, ...]) -> list[Container]:
     """The containers of alloc rows; containers of one size share one Resources (a full sync has thousands)."""
     sizes: dict[tuple[int, int], Resources] = {}
     out = []
-    for c in rows:
-        size = sizes.get((c.memory_mb, c.vcores))
+    for cid, app, node, priority, mb, vc, ms, am, kind in rows:  # unpacked: cheaper than nine attribute reads
+        size = sizes.get((mb, vc))
         if size is None:
-            size = sizes[c.memory_mb, c.vcores] = Resources(c.memory_mb, c.vcores)
-        out.append(Container(c.container, c.app, c.node, c.priority, size, c.ms / 1000, c.kind, is_am=c.am))
+            size = sizes[mb, vc] = Resources(mb, vc)
+        out.append(Container(cid, app, node, priority, size, ms / 1000, kind, am))
     return out
 
 

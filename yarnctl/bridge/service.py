@@ -24,7 +24,7 @@ from yarnctl.bridge.statefile import load_state, locked, save_state
 from yarnctl.bridge.swap import Candidate, SwapEvent, SwapPlan, decision_rows, event_text
 from yarnctl.bridge.waits import WaitBook
 from yarnctl.bridge.wire import WireError, parse_request
-from yarnctl.collector import collector_paused
+from yarnctl.collector import FrozenHeap, collector_paused
 from yarnctl.engine import Engine, Validation
 from yarnctl.policies.contract import Policy, is_stateful
 from yarnctl.model import Assignment, ClusterSnapshot, Decision, Kill, NodeId, Observation
@@ -174,6 +174,7 @@ class PolicyService:
         # decision items refused, by RejectCode value: one count across policy swaps
         self.stats = ServiceStats(rejected_by=Counter())
         self._full_syncs = lambda: self.stats.full_syncs  # for collector_paused, made once: decide() is the hot path
+        self._heap = FrozenHeap()
         # the snapshot the policy saw on the last decided call: immutable, so scrapes read it lock-free
         self.last_snapshot: ClusterSnapshot | None = None
         self.decision_log = decision_log
@@ -363,7 +364,7 @@ class PolicyService:
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         t_in = time.perf_counter_ns()
-        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, self._full_syncs):
+        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, self._full_syncs, self._heap):
             t0 = time.perf_counter_ns()
             # behind another call, a tune, a swap or the last call's beside-work: the shim's clock runs meanwhile
             waited = (t0 - t_in) // 1000

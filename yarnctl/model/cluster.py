@@ -159,6 +159,14 @@ class Journal:
             del self._ids[:self._keep]
             self._base += self._keep
 
+    def note_all(self, app_ids: list[AppId]) -> None:
+        """`note` of each app in turn (a full sync's thousands of containers)."""
+        ids = self._ids
+        ids.extend(app_ids)
+        while len(ids) > self._limit:
+            del ids[:self._keep]
+            self._base += self._keep
+
     def since(self, start: int, end: int) -> list[AppId] | None:
         """The apps touched between positions `start` and `end` (repeats included), or None if no longer kept."""
         if start < self._base or start > end:

@@ -87,22 +87,39 @@ class _Sums:
         self.ams = 0
 
     def add(self, c: Container, app: App) -> None:
-        """Count one container of `app`."""
+        """Count one container of `app` (a full sync's thousands: the node's and app's sums written out)."""
         r = c.resource
-        _plus(self.node, c.node_id, r)
-        _plus(self.app, c.app_id, r)
-        nonzero = not r.is_zero()
+        mb, vc = r.memory_mb, r.vcores
+        node = self.node.get(c.node_id)
+        if node is None:
+            self.node[c.node_id] = [mb, vc]
+        else:
+            node[0] += mb
+            node[1] += vc
+        held_app = self.app.get(c.app_id)
+        if held_app is None:
+            self.app[c.app_id] = [mb, vc]
+        else:
+            held_app[0] += mb
+            held_app[1] += vc
+        nonzero = mb or vc
         if nonzero:
             _plus(self.queue, app.queue, r)
             _plus(self.user, (app.queue, app.user), r)
-        held = self.prio.setdefault(c.app_id, {}).setdefault(c.priority, [0, 0, 0])
-        held[0] += 1
-        held[1] += r.memory_mb
-        held[2] += r.vcores
+        by_priority = self.prio.get(c.app_id)
+        if by_priority is None:
+            by_priority = self.prio[c.app_id] = {}
+        held = by_priority.get(c.priority)
+        if held is None:
+            by_priority[c.priority] = [1, mb, vc]
+        else:
+            held[0] += 1
+            held[1] += mb
+            held[2] += vc
         if c.is_am:
             self.ams += 1
-            self.am[0] += r.memory_mb
-            self.am[1] += r.vcores
+            self.am[0] += mb
+            self.am[1] += vc
             if nonzero:
                 _plus(self.app_am, c.app_id, r)
                 _plus(self.queue_am, app.queue, r)
@@ -405,24 +422,35 @@ class ClusterState:
         The state ends exactly as after the calls one by one, the order of every map included; on a
         StateError (the first container `allocate` would refuse) it is left as it was.
         """
-        batch: dict[ContainerId, Container] = {}
-        for c in containers:  # every check first: a refused batch changes nothing
+        listed = list(containers)
+        batch = {c.id: c for c in listed}
+        # every check first, at C speed (a refused batch changes nothing); the loop names the first refused
+        if (len(batch) != len(listed) or not batch.keys().isdisjoint(self._containers)
+                or not {c.node_id for c in listed} <= self._nodes.keys()
+                or not {c.app_id for c in listed} <= self._apps.keys()):
+            self._refuse(listed)
+        self._containers.update(batch)
+        sums = _Sums()
+        add, apps, node_cs = sums.add, self._apps, self._node_cs
+        for c in listed:
+            node_cs[c.node_id][c.id] = c
+            add(c, apps[c.app_id])
+        self.journal.note_all([c.app_id for c in listed])
+        self.version += len(batch)
+        sums.merge_into(self)
+
+    def _refuse(self, containers: list[Container]) -> None:
+        """Raise the StateError of the first container `allocate` would refuse, one after the other."""
+        seen: set[ContainerId] = set()
+        for c in containers:
             if c.node_id not in self._nodes:
                 raise StateError(f"alloc: container {c.id} on unknown node {c.node_id}")
             if c.app_id not in self._apps:
                 raise StateError(f"alloc: container {c.id} of unknown app {c.app_id}")
-            if c.id in self._containers or c.id in batch:
+            if c.id in self._containers or c.id in seen:
                 raise StateError(f"alloc: container {c.id} allocated twice")
-            batch[c.id] = c
-        self._containers.update(batch)
-        sums = _Sums()
-        node_cs, note = self._node_cs, self.journal.note
-        for c in batch.values():
-            node_cs[c.node_id][c.id] = c
-            sums.add(c, self._apps[c.app_id])
-            note(c.app_id)
-        self.version += len(batch)
-        sums.merge_into(self)
+            seen.add(c.id)
+        raise AssertionError("a batch refused with no container to blame")
 
     def launch(self, c: Container) -> None:
         """`allocate` without its checks, for a caller that placed the container itself (the simulator)."""
