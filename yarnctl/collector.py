@@ -59,24 +59,25 @@ class FrozenHeap:
 
 
 @contextmanager
-def collector_paused(pause: bool, full_syncs: Callable[[], int], heap: FrozenHeap) -> Iterator[None]:
-    """Hold the collector off while a large request (`pause`) is answered; freeze the heap if `full_syncs()` grew.
+def collector_paused(full_syncs: Callable[[], int], heap: FrozenHeap) -> Iterator[None]:
+    """Hold the collector off while a large request is answered; freeze the heap if `full_syncs()` grew meanwhile.
 
     A full sync of 1,000 nodes builds ~100k objects that all outlive it: the collections their
     allocation triggers find nothing to free. Frozen (`heap.freeze`: collected first on the first
-    sync and every `COLLECT_EVERY` syncs), they are not scanned again by the full
-    collections of the deltas that follow, which otherwise stall a heartbeat past the shim's deadline.
+    sync and every `COLLECT_EVERY` syncs), they are not scanned again by the full collections of
+    the deltas that follow, which otherwise stall a heartbeat past the shim's deadline. A collector
+    someone else turned off is left off, and nothing is frozen.
     """
-    paused = pause and gc.isenabled()
-    if paused:
-        gc.disable()
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
     synced = full_syncs()
     try:
         yield
     finally:
-        if paused:
-            try:
-                if full_syncs() > synced:
-                    heap.freeze()
-            finally:
-                gc.enable()
+        try:
+            if full_syncs() > synced:
+                heap.freeze()
+        finally:
+            gc.enable()

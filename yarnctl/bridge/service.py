@@ -364,62 +364,70 @@ class PolicyService:
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         t_in = time.perf_counter_ns()
-        with self._held(), collector_paused(len(request) > BESIDE_LARGE_CHARS, self._full_syncs, self._heap):
-            t0 = time.perf_counter_ns()
-            # behind another call, a tune, a swap or the last call's beside-work: the shim's clock runs meanwhile
-            waited = (t0 - t_in) // 1000
-            if waited >= WAIT_NOTED_US:
-                self.stats.waited += 1
-            seq, node, parsed = self._last_seq + 1, "", False
-            if self.state_file is not None and (
-                    self._peer_wrote or time.time() - (self.stats.last_call_s or 0.0) > TAKEOVER_IDLE_S):
-                self._adopt_newer_state()
-            rejected: list[list[str]] = []
-            why: dict[str, str] = {}
-            decided_by, canary = self.policy_name, False
-            self._seen = None
-            try:
-                if len(request) > self.max_request_chars:
-                    raise WireError("request", f"{len(request)} characters, over the limit of {self.max_request_chars}")
-                req = parse_request(request)
-                seq, node, parsed = req.seq, req.node, True
-                self._last_seq = seq
-                self.mirror.apply(req)
-                self.stats.full_syncs += req.full
-                resp, outcome, decided_by, canary = self._decide(seq, node, req.t_ms, rejected, why)
-            except MirrorMismatch as e:
-                log.info("call %d from %s: resync: %s", seq, node, e)
-                resp, outcome = encode_resync(seq), "resync"
-                self.stats.resync += 1
-            except WireError as e:
-                if len(request) <= self.max_request_chars:  # not worth decoding megabytes of garbage again
-                    seq = _seq_of(request, seq)
-                self._last_seq = seq
-                self.mirror.invalidate()  # the shim sends full state after any failed call
-                log.warning("call %d: bad request: %s", seq, e)
-                resp, outcome = encode_error(seq, f"bad request: {e}"), "error"
-                self.stats.errors += 1
-            except Exception as e:  # a bug here must not reach the RM: decide natively, count it
-                self.mirror.invalidate()
-                log.exception("call %d from %s: internal error", seq, node)
-                resp, outcome = encode_error(seq, f"internal error: {type(e).__name__}: {e}"[:500]), "error"
-                self.stats.errors += 1
-            us = (time.perf_counter_ns() - t0) // 1000
-            self.stats.calls += 1
-            self.stats.observe(us)
-            self.stats.last_call_s = time.time()
-            # a canary's decision is not the serving policy's (the two may share a name: new parameters)
-            self._beside = partial(self._beside_work, Answered(
-                seq, node, not canary, decided_by, outcome, us, time.time_ns() // 1_000_000, request, parsed, resp,
-                rejected, why, self._seen, self._decided, waited if waited >= WAIT_NOTED_US else None))
-            self._seen = None
-            if self._beside_due is None or self._closed:
-                self._do_beside()
-            elif self.candidate is not None or self.waits.due() or len(request) > BESIDE_LARGE_CHARS:
-                self._beside_due.set()  # costly: better done now, between calls, than by the next one
-            # settling a candidate (a take-over's save, install and audit) is left to the status tick, off
-            # the path of an answer the shim is waiting for
-            return resp
+        with self._lock:  # `_held` and the collector's pause written out: two generators' cost on every delta
+            self._do_beside()
+            if len(request) <= BESIDE_LARGE_CHARS:
+                return self._answer(request, t_in)
+            with collector_paused(self._full_syncs, self._heap):
+                return self._answer(request, t_in)
+
+    def _answer(self, request: str, t_in: int) -> str:
+        """`decide` under the service lock, the last call's beside-work done."""
+        t0 = time.perf_counter_ns()
+        # behind another call, a tune, a swap or the last call's beside-work: the shim's clock runs meanwhile
+        waited = (t0 - t_in) // 1000
+        if waited >= WAIT_NOTED_US:
+            self.stats.waited += 1
+        seq, node, parsed = self._last_seq + 1, "", False
+        if self.state_file is not None and (
+                self._peer_wrote or time.time() - (self.stats.last_call_s or 0.0) > TAKEOVER_IDLE_S):
+            self._adopt_newer_state()
+        rejected: list[list[str]] = []
+        why: dict[str, str] = {}
+        decided_by, canary = self.policy_name, False
+        self._seen = None
+        try:
+            if len(request) > self.max_request_chars:
+                raise WireError("request", f"{len(request)} characters, over the limit of {self.max_request_chars}")
+            req = parse_request(request)
+            seq, node, parsed = req.seq, req.node, True
+            self._last_seq = seq
+            self.mirror.apply(req)
+            self.stats.full_syncs += req.full
+            resp, outcome, decided_by, canary = self._decide(seq, node, req.t_ms, rejected, why)
+        except MirrorMismatch as e:
+            log.info("call %d from %s: resync: %s", seq, node, e)
+            resp, outcome = encode_resync(seq), "resync"
+            self.stats.resync += 1
+        except WireError as e:
+            if len(request) <= self.max_request_chars:  # not worth decoding megabytes of garbage again
+                seq = _seq_of(request, seq)
+            self._last_seq = seq
+            self.mirror.invalidate()  # the shim sends full state after any failed call
+            log.warning("call %d: bad request: %s", seq, e)
+            resp, outcome = encode_error(seq, f"bad request: {e}"), "error"
+            self.stats.errors += 1
+        except Exception as e:  # a bug here must not reach the RM: decide natively, count it
+            self.mirror.invalidate()
+            log.exception("call %d from %s: internal error", seq, node)
+            resp, outcome = encode_error(seq, f"internal error: {type(e).__name__}: {e}"[:500]), "error"
+            self.stats.errors += 1
+        us = (time.perf_counter_ns() - t0) // 1000
+        self.stats.calls += 1
+        self.stats.observe(us)
+        self.stats.last_call_s = time.time()
+        # a canary's decision is not the serving policy's (the two may share a name: new parameters)
+        self._beside = partial(self._beside_work, Answered(
+            seq, node, not canary, decided_by, outcome, us, time.time_ns() // 1_000_000, request, parsed, resp,
+            rejected, why, self._seen, self._decided, waited if waited >= WAIT_NOTED_US else None))
+        self._seen = None
+        if self._beside_due is None or self._closed:
+            self._do_beside()
+        elif self.candidate is not None or self.waits.due() or len(request) > BESIDE_LARGE_CHARS:
+            self._beside_due.set()  # costly: better done now, between calls, than by the next one
+        # settling a candidate (a take-over's save, install and audit) is left to the status tick, off
+        # the path of an answer the shim is waiting for
+        return resp
 
     def _beside_work(self, a: Answered) -> None:
         """A call's shadow decision, explanation and decision-log row, beside its answer (under the service lock)."""

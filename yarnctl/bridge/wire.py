@@ -9,6 +9,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from yarnctl.errors import YarnctlError
 from yarnctl.model import ContainerKind
+from yarnctl.model.frozen import quick_init
 
 T = TypeVar("T")
 
@@ -70,6 +71,7 @@ class QueueRow:
     max_vcores: int
 
 
+@quick_init  # an ask table comes with nearly every delta
 @dataclass(frozen=True, slots=True)
 class LocalRow:
     """A host or /rack entry of a ask table."""
@@ -79,6 +81,7 @@ class LocalRow:
     relax: bool
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AskRow:
     """The whole current ask table of one (app, priority)."""
@@ -184,15 +187,17 @@ def _queue(r: Any) -> QueueRow:
 
 def _local(r: Any) -> LocalRow:
     name, count, relax = r
-    if not (is_id(name) and _nat(count) and flag(relax)):
+    if not (type(name) is str and 0 < len(name) <= 512 and type(count) is int and count >= 0
+            and type(relax) is int and (relax == 0 or relax == 1)):
         raise ValueError
     return LocalRow(name, count, relax == 1)
 
 
 def _ask(r: Any) -> AskRow:
     app, prio, mem, vc, count, relax, locs = r
-    if not (is_id(app) and type(prio) is int and _nat(mem) and _nat(vc) and _nat(count) and flag(relax)
-            and type(locs) is list):
+    if not (type(app) is str and 0 < len(app) <= 512 and type(prio) is int and type(mem) is int and mem >= 0
+            and type(vc) is int and vc >= 0 and type(count) is int and count >= 0 and type(relax) is int
+            and (relax == 0 or relax == 1) and type(locs) is list):
         raise ValueError
     return AskRow(app, prio, mem, vc, count, relax == 1, tuple([_local(x) for x in locs]) if locs else ())
 
