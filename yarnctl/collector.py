@@ -32,7 +32,8 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-# A full sync freezes what it built, and collects first only on the first sync and every this many after: the
+# A full sync freezes what it built, and collects first only on a server's first sync (none if it settled at
+# start) and every this many after: the
 # mirror and the built-in policies leave no reference cycles (tests/bridge/test_service.py), so collecting at every
 # sync scanned the whole heap (~10 ms of a 1,000-node sync) to free nothing; counting syncs bounds what a policy's
 # cycles could leave frozen to this many syncs' worth (`gc.get_freeze_count` walks the frozen heap: ~4 ms).
@@ -45,17 +46,28 @@ class FrozenHeap:
     def __init__(self) -> None:
         self.since = -1  # syncs frozen since the last collection; -1: none yet in this service
 
+    def settle(self) -> None:
+        """Collect once and freeze what a server starts with (modules, policy): its first full sync need not.
+
+        Nothing is done when someone else turned the collector off.
+        """
+        if gc.isenabled():
+            self._collect()
+
     def freeze(self) -> bool:
         """Freeze every object alive, collecting first (frozen ones too) when due; True if it collected."""
         if 0 <= self.since < COLLECT_EVERY - 1:
             self.since += 1
             gc.freeze()
             return False
+        self._collect()
+        return True
+
+    def _collect(self) -> None:
         self.since = 0
         gc.unfreeze()  # what earlier syncs froze may be garbage now: this collection frees it
         gc.collect()
         gc.freeze()
-        return True
 
 
 @contextmanager

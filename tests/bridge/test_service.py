@@ -202,6 +202,29 @@ def test_later_full_syncs_freeze_without_collecting_until_every_eighth(collector
     assert gone() is None  # the bound: frozen garbage lives at most COLLECT_EVERY syncs
 
 
+def test_a_settled_service_freezes_its_first_full_sync_without_collecting(collector: None) -> None:
+    """`settle` (what `yarnctl serve` does before serving) collects the start-up heap, so the first sync only freezes."""
+    class Cycle:
+        me: object = None
+
+    nodes = [[f"n{i}:45454", f"/r{i % 40}", 8192, 8] for i in range(3000)]
+    full = compact({"v": 2, "seq": 1, "full": True, "t": 1, "node": "n7:45454", "used": [0, 0, 0], "nodes": nodes})
+    s = PolicyService(make_policy("fifo"))
+    early = Cycle()
+    early.me = early
+    early_gone = weakref.ref(early)
+    del early
+    s.settle()
+    assert early_gone() is None  # garbage at start-up is collected, not frozen
+    cycle = Cycle()
+    cycle.me = cycle
+    gone = weakref.ref(cycle)
+    del cycle
+    gc.freeze()
+    assert _answers(s, full) == [{"seq": 1}]
+    assert gone() is not None and gc.isenabled() and gc.get_freeze_count() > 3000  # frozen, not collected
+
+
 @pytest.mark.parametrize("policy", ["fifo", "fair", "drf", "capacity", "dress"])
 def test_serving_leaves_no_reference_cycles(collector: None, policy: str) -> None:
     """What lets a full sync freeze without collecting: a sync, deltas and a resync leave nothing for the collector."""

@@ -122,6 +122,7 @@ def run(policy: str, nodes: int, apps: int, calls: int, finishing: int, log_dir:
     dlog = DecisionLog(log_dir / f"{policy}.jsonl") if log_dir else None
     service = PolicyService(make_policy(policy), dlog)
     full = rm.full(0)  # built outside the timing, as the deltas are: full_sync_ms is decide's alone
+    service.settle()  # as `yarnctl serve` does before it serves
     t0 = time.perf_counter()
     answer = service.decide(full)
     full_ms = (time.perf_counter() - t0) * 1000

@@ -361,6 +361,10 @@ class PolicyService:
         except OSError as e:
             log.warning("cannot lock %s: %s", self.state_file, e.strerror or e)
 
+    def settle(self) -> None:
+        """Before serving: collect and freeze the process's start-up heap once, off the first full sync's path."""
+        self._heap.settle()
+
     def decide(self, request: str) -> str:
         """Answer one heartbeat; never raises (py4j would turn it into a Java exception)."""
         t_in = time.perf_counter_ns()

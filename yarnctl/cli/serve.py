@@ -217,6 +217,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from yarnctl.bridge.statefile import load_state
 
         load_state(state_file, policy.name, policy)
+    service.settle()  # the first full sync then freezes what it builds without first scanning the whole heap
     server = PolicyServer(service, token, args.address, args.port)
     from yarnctl.bridge.server import SWITCH_INTERVAL_S
 
