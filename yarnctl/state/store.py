@@ -86,43 +86,59 @@ class _Sums:
         self.queue_am: dict[str, list[int]] = {}
         self.ams = 0
 
-    def add(self, c: Container, app: App) -> None:
-        """Count one container of `app` (a full sync's thousands: the node's and app's sums written out)."""
-        r = c.resource
-        mb, vc = r.memory_mb, r.vcores
-        node = self.node.get(c.node_id)
-        if node is None:
-            self.node[c.node_id] = [mb, vc]
-        else:
-            node[0] += mb
-            node[1] += vc
-        held_app = self.app.get(c.app_id)
-        if held_app is None:
-            self.app[c.app_id] = [mb, vc]
-        else:
-            held_app[0] += mb
-            held_app[1] += vc
-        nonzero = mb or vc
-        if nonzero:
-            _plus(self.queue, app.queue, r)
-            _plus(self.user, (app.queue, app.user), r)
-        by_priority = self.prio.get(c.app_id)
-        if by_priority is None:
-            by_priority = self.prio[c.app_id] = {}
-        held = by_priority.get(c.priority)
-        if held is None:
-            by_priority[c.priority] = [1, mb, vc]
-        else:
-            held[0] += 1
-            held[1] += mb
-            held[2] += vc
-        if c.is_am:
-            self.ams += 1
-            self.am[0] += mb
-            self.am[1] += vc
+    def add_all(self, containers: Iterable[Container], apps: Mapping[AppId, App]) -> None:
+        """Count each container in turn (a full sync's thousands: one loop, every sum at hand)."""
+        node_sums, app_sums, queue_sums, user_sums, prio, app_am, queue_am = (
+            self.node, self.app, self.queue, self.user, self.prio, self.app_am, self.queue_am)
+        for c in containers:
+            r = c.resource
+            mb, vc = r.memory_mb, r.vcores
+            node_id, app_id = c.node_id, c.app_id
+            s = node_sums.get(node_id)
+            if s is None:
+                node_sums[node_id] = [mb, vc]
+            else:
+                s[0] += mb
+                s[1] += vc
+            s = app_sums.get(app_id)
+            if s is None:
+                app_sums[app_id] = [mb, vc]
+            else:
+                s[0] += mb
+                s[1] += vc
+            nonzero = mb or vc
             if nonzero:
-                _plus(self.app_am, c.app_id, r)
-                _plus(self.queue_am, app.queue, r)
+                app = apps[app_id]
+                s = queue_sums.get(app.queue)
+                if s is None:
+                    queue_sums[app.queue] = [mb, vc]
+                else:
+                    s[0] += mb
+                    s[1] += vc
+                s = user_sums.get((app.queue, app.user))
+                if s is None:
+                    user_sums[app.queue, app.user] = [mb, vc]
+                else:
+                    s[0] += mb
+                    s[1] += vc
+            by_priority = prio.get(app_id)
+            if by_priority is None:
+                by_priority = prio[app_id] = {}
+            held = by_priority.get(c.priority)
+            if held is None:
+                by_priority[c.priority] = [1, mb, vc]
+            else:
+                held[0] += 1
+                held[1] += mb
+                held[2] += vc
+            if c.is_am:
+                self.ams += 1
+                self.am[0] += mb
+                self.am[1] += vc
+                if nonzero:
+                    app = apps[app_id]
+                    _plus(app_am, app_id, r)
+                    _plus(queue_am, app.queue, r)
 
     def merge_into(self, state: ClusterState) -> None:
         """Add the sums to `state`'s, as `launch` would have one container at a time."""
@@ -430,11 +446,11 @@ class ClusterState:
                 or not {c.app_id for c in listed} <= self._apps.keys()):
             self._refuse(listed)
         self._containers.update(batch)
-        sums = _Sums()
-        add, apps, node_cs = sums.add, self._apps, self._node_cs
+        node_cs = self._node_cs
         for c in listed:
             node_cs[c.node_id][c.id] = c
-            add(c, apps[c.app_id])
+        sums = _Sums()
+        sums.add_all(listed, self._apps)
         self.journal.note_all([c.app_id for c in listed])
         self.version += len(batch)
         sums.merge_into(self)
