@@ -32,11 +32,11 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-# A full sync freezes what it built, and collects first only on a server's first sync (none if it settled at
-# start) and every this many after: the
-# mirror and the built-in policies leave no reference cycles (tests/bridge/test_service.py), so collecting at every
-# sync scanned the whole heap (~10 ms of a 1,000-node sync) to free nothing; counting syncs bounds what a policy's
-# cycles could leave frozen to this many syncs' worth (`gc.get_freeze_count` walks the frozen heap: ~4 ms).
+# A full sync freezes what it built, and collects first only every this many syncs (and on a server's first, unless
+# it settled at start): the mirror and the built-in policies leave no reference cycles (tests/bridge/test_service.py),
+# so collecting at every sync scanned the whole heap (~10-14 ms of a 1,000-node sync) to free nothing. Counting
+# syncs bounds what a policy's cycles could leave frozen to this many syncs' worth, though not in time: a rarely
+# syncing server keeps it (`gc.get_freeze_count` would bound it by size, but walks the frozen heap: 2-4 ms).
 COLLECT_EVERY = 8
 
 

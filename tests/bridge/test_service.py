@@ -17,7 +17,7 @@ from yarnctl.bridge.bench import _FakeRM
 from yarnctl.bridge.service import BESIDE_LARGE_CHARS, PolicyService
 from yarnctl.collector import COLLECT_EVERY
 from yarnctl.model import ClusterSnapshot, Decision
-from yarnctl.policies import make_policy
+from yarnctl.policies import REGISTRY, make_policy
 from yarnctl.policies.contract import PolicyBase
 
 
@@ -225,7 +225,7 @@ def test_a_settled_service_freezes_its_first_full_sync_without_collecting(collec
     assert gone() is not None and gc.isenabled() and gc.get_freeze_count() > 3000  # frozen, not collected
 
 
-@pytest.mark.parametrize("policy", ["fifo", "fair", "drf", "capacity", "dress"])
+@pytest.mark.parametrize("policy", sorted(REGISTRY))
 def test_serving_leaves_no_reference_cycles(collector: None, policy: str) -> None:
     """What lets a full sync freeze without collecting: a sync, deltas and a resync leave nothing for the collector."""
     rm = _FakeRM(200, 50, random.Random(3))

@@ -163,7 +163,7 @@ class Journal:
         """`note` of each app in turn (a full sync's thousands of containers)."""
         ids = self._ids
         ids.extend(app_ids)
-        while len(ids) > self._limit:
+        while self._keep and len(ids) > self._limit:  # keep 0 keeps everything, as `note` does
             del ids[:self._keep]
             self._base += self._keep
 

@@ -71,8 +71,8 @@ def _merge(sums: dict[K, Resources], added: dict[K, list[int]]) -> None:
 class _Sums:
     """What a batch of containers adds to the store's sums, as plain integers, keyed in first-seen order.
 
-    A key enters a map where `launch` would first put it: at once for node and app allocation (the
-    app's even for an empty container), at its first non-empty container for the `_add` sums.
+    A key enters a map where `launch` would first put it: at once for node allocation, at its first
+    non-empty container for the app's and the `_add` sums.
     """
 
     def __init__(self) -> None:
@@ -100,14 +100,14 @@ class _Sums:
             else:
                 s[0] += mb
                 s[1] += vc
-            s = app_sums.get(app_id)
-            if s is None:
-                app_sums[app_id] = [mb, vc]
-            else:
-                s[0] += mb
-                s[1] += vc
             nonzero = mb or vc
             if nonzero:
+                s = app_sums.get(app_id)
+                if s is None:
+                    app_sums[app_id] = [mb, vc]
+                else:
+                    s[0] += mb
+                    s[1] += vc
                 app = apps[app_id]
                 s = queue_sums.get(app.queue)
                 if s is None:
@@ -476,7 +476,10 @@ class ClusterState:
         self._node_alloc[node_id] = self._node_alloc[node_id] + r
         self._dirty.add(node_id)
         held = self._app_alloc.get(app)
-        self._app_alloc[app] = r if held is None else held + r
+        if held is not None:
+            self._app_alloc[app] = held + r
+        elif r.memory_mb or r.vcores:  # an app that holds nothing is absent, even with empty containers
+            self._app_alloc[app] = r
         record = self._apps[app]
         _add(self._queue_alloc, record.queue, r)
         _add(self._user_alloc, (record.queue, record.user), r)
@@ -512,8 +515,10 @@ class ClusterState:
             self._am_views = None
         self._count(record, -1, r)
         self._hold(c, -1)
-        held = self._app_alloc[app]
-        if held == r:  # its last container (a container is never empty): absent, see the module docstring
+        held = self._app_alloc.get(app)
+        if held is None:
+            pass  # what is left of the app is empty containers (the wire allows 0 MB, 0 vcores): absent already
+        elif held == r:  # all it held: absent, see the module docstring
             del self._app_alloc[app]
         else:
             self._app_alloc[app] = held - r

@@ -1,0 +1,36 @@
+"""Releasing containers in any order leaves the store's sums as a recount would, empty containers included."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from yarnctl.model import App, Container, Resources
+from yarnctl.state import ClusterState
+
+EMPTY, REAL = Resources(0, 0), Resources(2048, 1)
+
+
+@pytest.mark.parametrize("sizes", [(REAL, EMPTY, EMPTY), (EMPTY, REAL, EMPTY)])
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_an_app_with_empty_containers_releases_them_in_any_order(sizes: tuple[Resources, ...],
+                                                                 order: tuple[int, ...]) -> None:
+    """The wire allows a 0 MB, 0 vcore container; releasing one after the app's last real one raised KeyError."""
+    state = ClusterState()
+    state.put_node("n1:1", "/r", Resources(8192, 8))
+    state.add_app(App("application_1_0001", "q", "u"))
+    state.allocate(Container("container_e", "application_1_0001", "n1:1", 20, EMPTY, 0.0))
+    assert state.snapshot(0.0).app_allocated == {}  # an empty container holds nothing
+    assert state.release("container_e") is not None and state.snapshot(0.0).app_allocated == {}
+    for i, size in enumerate(sizes):
+        state.allocate(Container(f"container_{i}", "application_1_0001", "n1:1", 20, size, 0.0))
+    assert state.snapshot(0.0).app_allocated == {"application_1_0001": REAL}
+    for k, i in enumerate(order):
+        assert state.release(f"container_{i}") is not None
+        left = [sizes[j] for j in order[k + 1:]]
+        held = Resources(sum(r.memory_mb for r in left), sum(r.vcores for r in left))
+        snap = state.snapshot(0.0)
+        # an app that holds nothing is absent, never zero (the store's module docstring)
+        assert snap.app_allocated == ({"application_1_0001": held} if not held.is_zero() else {})
+        assert snap.nodes["n1:1"].allocated == held
