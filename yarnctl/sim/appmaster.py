@@ -114,10 +114,10 @@ def _app(spec: JobSpec, iteration: int = 1) -> App:
 
 
 class _Task:
-    __slots__ = ("stage", "index", "duration", "attempts", "failures", "asked_at")
+    __slots__ = ("stage", "index", "duration", "failures", "asked_at")
 
     def __init__(self, stage: _Stage, index: int, duration: float) -> None:
-        self.stage, self.index, self.duration, self.attempts, self.failures = stage, index, duration, 0, 0
+        self.stage, self.index, self.duration, self.failures = stage, index, duration, 0  # failures: OOM kills
         self.asked_at = 0.0  # when its current attempt was asked of the RM (ContainerRequest.requestTimeMs)
 
 

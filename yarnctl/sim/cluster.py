@@ -442,7 +442,6 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             assert after is not None  # a task waits only for the stage it follows
             job.stages[after].waiting.remove(c)
             c.waiting = False
-        c.task.attempts += 1
         # an OOM kill is a failed attempt; a kill or preemption is not (MR re-runs those freely)
         c.task.failures += outcome == "oom"
         if c.task.failures >= MAX_TASK_FAILURES:
