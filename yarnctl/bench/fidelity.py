@@ -31,8 +31,8 @@ from yarnctl.sim.workload import Startup
 SUITE = ("fid-wide", "fid-mixed", "fid-reduce", "fid-big", "fid-examples")
 SCHEDULERS = ("native-fifo", "native-capacity", "native-fair", "fifo", "dress")
 CALIBRATION = "native-fifo"  # the runs the start-up costs are fitted on: the scheduler with the fewest choices
-# docs/fidelity.md's main fit (2026-11-25, the Xeon, under the replay of then), for replays run without one (bench mr)
-FITTED = Startup(8.0, 6.0, 0.5)
+# docs/fidelity.md's latest fit (2026-11-30, the Xeon, with the AM's take-up), for replays run without one (bench mr)
+FITTED = Startup(10.0, 3.0, 3.0)
 # the grid the fit searches: AM start-up, a task's launch cost, and its growth per container starting beside it
 GRID_AM_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0)
 GRID_LAUNCH_S = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)

@@ -93,34 +93,14 @@ class _Sums:
         for c in containers:
             r = c.resource
             mb, vc = r.memory_mb, r.vcores
-            node_id, app_id = c.node_id, c.app_id
-            s = node_sums.get(node_id)
-            if s is None:
-                node_sums[node_id] = [mb, vc]
-            else:
-                s[0] += mb
-                s[1] += vc
+            app_id = c.app_id
+            _plus(node_sums, c.node_id, r)
             nonzero = mb or vc
             if nonzero:
-                s = app_sums.get(app_id)
-                if s is None:
-                    app_sums[app_id] = [mb, vc]
-                else:
-                    s[0] += mb
-                    s[1] += vc
                 app = apps[app_id]
-                s = queue_sums.get(app.queue)
-                if s is None:
-                    queue_sums[app.queue] = [mb, vc]
-                else:
-                    s[0] += mb
-                    s[1] += vc
-                s = user_sums.get((app.queue, app.user))
-                if s is None:
-                    user_sums[app.queue, app.user] = [mb, vc]
-                else:
-                    s[0] += mb
-                    s[1] += vc
+                _plus(app_sums, app_id, r)
+                _plus(queue_sums, app.queue, r)
+                _plus(user_sums, (app.queue, app.user), r)
             by_priority = prio.get(app_id)
             if by_priority is None:
                 by_priority = prio[app_id] = {}
@@ -135,8 +115,7 @@ class _Sums:
                 self.ams += 1
                 self.am[0] += mb
                 self.am[1] += vc
-                if nonzero:
-                    app = apps[app_id]
+                if nonzero:  # `app` read above
                     _plus(app_am, app_id, r)
                     _plus(queue_am, app.queue, r)
 
