@@ -187,17 +187,15 @@ def _queue(r: Any) -> QueueRow:
 
 def _local(r: Any) -> LocalRow:
     name, count, relax = r
-    if not (type(name) is str and 0 < len(name) <= 512 and type(count) is int and count >= 0
-            and type(relax) is int and (relax == 0 or relax == 1)):
+    if not (is_id(name) and _nat(count) and flag(relax)):
         raise ValueError
     return LocalRow(name, count, relax == 1)
 
 
 def _ask(r: Any) -> AskRow:
     app, prio, mem, vc, count, relax, locs = r
-    if not (type(app) is str and 0 < len(app) <= 512 and type(prio) is int and type(mem) is int and mem >= 0
-            and type(vc) is int and vc >= 0 and type(count) is int and count >= 0 and type(relax) is int
-            and (relax == 0 or relax == 1) and type(locs) is list):
+    if not (is_id(app) and type(prio) is int and _nat(mem) and _nat(vc) and _nat(count) and flag(relax)
+            and type(locs) is list):
         raise ValueError
     return AskRow(app, prio, mem, vc, count, relax == 1, tuple([_local(x) for x in locs]) if locs else ())
 
@@ -220,7 +218,7 @@ def _alloc(r: Any) -> AllocRow:
 
 def _done(r: Any) -> DoneRow:
     c, ms, status = r
-    if not (type(c) is str and 0 < len(c) <= 512 and type(ms) is int and ms >= 0 and type(status) is int):
+    if not (is_id(c) and _nat(ms) and type(status) is int):
         raise ValueError
     return _tuple_new(DoneRow, (c, ms, status))
 

@@ -402,14 +402,17 @@ class ClusterState:
 
     def allocate(self, c: Container) -> None:
         """A container is allocated (by a policy, the native fallback or the simulator), with its kind."""
+        self._check_new(c)
+        self.launch(c)
+
+    def _check_new(self, c: Container, batch: frozenset[ContainerId] | set[ContainerId] = frozenset()) -> None:
+        """Raise the StateError `allocate` gives `c` (also when it is already in `batch`, the ids before it)."""
         if c.node_id not in self._nodes:
             raise StateError(f"alloc: container {c.id} on unknown node {c.node_id}")
-        app = c.app_id
-        if app not in self._apps:
-            raise StateError(f"alloc: container {c.id} of unknown app {app}")
-        if c.id in self._containers:
+        if c.app_id not in self._apps:
+            raise StateError(f"alloc: container {c.id} of unknown app {c.app_id}")
+        if c.id in self._containers or c.id in batch:
             raise StateError(f"alloc: container {c.id} allocated twice")
-        self.launch(c)
 
     def allocate_all(self, containers: Iterable[Container]) -> None:
         """`allocate` of each container in turn, the sums added up in one pass (a full sync's thousands).
@@ -438,12 +441,7 @@ class ClusterState:
         """Raise the StateError of the first container `allocate` would refuse, one after the other."""
         seen: set[ContainerId] = set()
         for c in containers:
-            if c.node_id not in self._nodes:
-                raise StateError(f"alloc: container {c.id} on unknown node {c.node_id}")
-            if c.app_id not in self._apps:
-                raise StateError(f"alloc: container {c.id} of unknown app {c.app_id}")
-            if c.id in self._containers or c.id in seen:
-                raise StateError(f"alloc: container {c.id} allocated twice")
+            self._check_new(c, seen)
             seen.add(c.id)
         raise AssertionError("a batch refused with no container to blame")
 
