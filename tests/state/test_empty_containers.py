@@ -34,3 +34,22 @@ def test_an_app_with_empty_containers_releases_them_in_any_order(sizes: tuple[Re
         # an app that holds nothing is absent, never zero (the store's module docstring)
         assert snap.app_allocated == ({"application_1_0001": held} if not held.is_zero() else {})
         assert snap.nodes["n1:1"].allocated == held
+
+
+@pytest.mark.parametrize("sizes", [(EMPTY,), (EMPTY, EMPTY), (REAL, EMPTY)])
+def test_an_app_leaving_takes_its_empty_containers(sizes: tuple[Resources, ...]) -> None:
+    """An app removed while it held only empty containers left them behind, and their release raised KeyError."""
+    state = ClusterState()
+    state.put_node("n1:1", "/r", Resources(8192, 8))
+    state.add_app(App("application_1_0001", "q", "u"))
+    for i, size in enumerate(sizes):
+        state.allocate(Container(f"container_{i}", "application_1_0001", "n1:1", 20, size, 0.0))
+    if REAL in sizes:
+        state.release(f"container_{sizes.index(REAL)}")  # the real one ends first: only empty ones are left
+    gone = state.remove_app("application_1_0001")
+    assert sorted(c.id for c in gone) == [f"container_{i}" for i, r in enumerate(sizes) if r == EMPTY]
+    assert all(state.container(c.id) is None for c in gone)
+    assert all(state.release(c.id) is None for c in gone)
+    snap = state.snapshot(0.0)
+    assert snap.node_containers["n1:1"] == () and snap.priority_allocated == {} and snap.app_allocated == {}
+    assert state.remove_node("n1:1") == []

@@ -311,8 +311,8 @@ class ClusterState:
         """An app leaves with its asks and containers; returns those containers."""
         if app_id not in self._apps:
             return []
-        # an app holding nothing has no containers (a container is never empty): no scan for finished apps
-        gone = [c for c in self._containers.values() if c.app_id == app_id] if app_id in self._app_alloc else []
+        # an app with no container has no per-priority count (empty containers have one): no scan for finished apps
+        gone = [c for c in self._containers.values() if c.app_id == app_id] if app_id in self._prio_alloc else []
         for c in gone:
             self._release(c)  # while the app is known, so its queue's and user's sums go down
         del self._apps[app_id]
