@@ -40,10 +40,10 @@ typecheck: $(STAMP)
 		yarnctl/bench/replay.py yarnctl/bench/shares.py yarnctl/bench/fidelity.py yarnctl/fidelity yarnctl/cli/fidelity.py yarnctl/cli/output.py yarnctl/sim/report.py \
 		yarnctl/sweep yarnctl/cli/sweep.py yarnctl/cli/policy.py yarnctl/cli/running.py yarnctl/cli/whatif.py yarnctl/whatif
 
-# the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM;
-# two pytest workers (pytest-xdist), for this machine's two cores
+# the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM, none of
+# the minutes-long replays (`slow`, `long`); two pytest workers (pytest-xdist), for this machine's two cores
 check: typecheck
-	$(BIN)/python -m pytest -n 2 -m 'not integration and not slow'
+	$(BIN)/python -m pytest -n 2 -m 'not integration and not slow and not long'
 
 # the suite CI runs: the shim's JUnit tests, everything in `check` and the slow replays (two workers),
 # then, one at a time (they time real JVMs), the integration tests that start real Hadoop 2.7.7 clusters

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import given
@@ -217,3 +218,38 @@ def test_a_snapshot_replaced_with_other_asks_walks_its_apps() -> None:
     state.set_any_asks("a1", ())
     assert [a.id for a in state.snapshot(1.0).iter_pending_apps()] == ["a2", "a0"]
     assert [a.id for a in snap.iter_pending_apps()] == ["a1", "a2", "a0"]  # an earlier snapshot stays as it was
+
+
+def test_snapshots_of_one_state_share_its_copies_and_match_a_fresh_one() -> None:
+    """Snapshots at one version share the copies (DRESS asks again and again at one state); each field is what a fresh copy holds."""
+    import dataclasses
+
+    state = ClusterState()
+    state.put_node("n1", "/r", Resources(8192, 8))
+    state.add_app(App("a1", queue="q", user="u"))
+    state.set_any_asks("a1", (Ask("a1", 20, Resources(1024, 1), 2),))
+    state.launch(Container("c1", "a1", "n1", 20, Resources(1024, 1), 0.0, is_am=True))
+    first, again = state.snapshot(1.0), state.snapshot(2.0)
+    assert again.now_s == 2.0 and again.version == first.version and again.nodes is first.nodes
+    assert again.containers is first.containers  # the container index is built once per state
+    state._views = None  # what the store builds from scratch
+    fresh = state.snapshot(2.0)
+    one = Resources(1024, 1)  # each field where ClusterSnapshot has it (the store passes them by position)
+    assert (set(fresh.nodes), list(fresh.apps), set(fresh.asks), set(fresh.node_containers)) == ({"n1"}, ["a1"],
+                                                                                                {"a1"}, {"n1"})
+    assert (fresh.app_allocated, fresh.app_am, fresh.queue_am, fresh.queue_allocated, fresh.user_allocated) == (
+        {"a1": one}, {"a1": one}, {"q": one}, {"q": one}, {("q", "u"): one})
+    assert (fresh.min_allocation, fresh.capacity, fresh.am_allocated, fresh.am_asked) == (
+        Resources(1024, 1), Resources(8192, 8), one, Resources(0, 0))
+    assert dict(fresh.priority_allocated["a1"]) == {20: (1, one)} and fresh.inactive == frozenset()
+    assert fresh.journal is state.journal and fresh.journal_end == state.journal.end and fresh.pending_apps()
+    for f in dataclasses.fields(again):
+        mine, theirs = getattr(again, f.name), getattr(fresh, f.name)
+        if f.name == "_pending":
+            assert [list(m) for m in mine] == [list(m) for m in theirs]
+        elif f.name != "_by_id":
+            assert mine == theirs or (isinstance(mine, Mapping) and dict(mine) == dict(theirs)), f.name
+    state.launch(Container("c2", "a1", "n1", 20, Resources(1024, 1), 0.0))
+    after = state.snapshot(3.0)
+    assert after.version > first.version and set(after.containers) == {"c1", "c2"} and "c2" not in first.containers
+    assert after.app_allocated["a1"] == Resources(2048, 2) and first.app_allocated["a1"] == Resources(1024, 1)

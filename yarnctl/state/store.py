@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from yarnctl.model import (AM_PRIORITY, ANY, ZERO, App, AppId, ClusterSnapshot, Container, ContainerId, Held, Journal,
                            Node, NodeId, Queue, Ask, Resources)
@@ -189,6 +189,8 @@ class ClusterState:
         # queue tracker skips re-reading the heartbeats that changed nothing)
         self.version = 0
         self.journal = Journal()  # which app each app-level mutation touched, for orderings kept across heartbeats
+        # the last snapshot's version, minimum allocation and fields: one state's snapshots share them
+        self._views: tuple[int, Resources, tuple[Any, ...]] | None = None
 
     # ------------------------------------------------------------------ reads
 
@@ -551,37 +553,47 @@ class ClusterState:
         return self._pending_view
 
     def snapshot(self, now_s: float) -> ClusterSnapshot:
-        """A read-only ClusterSnapshot of the state, in O(changes) plus dict copies."""
+        """A read-only ClusterSnapshot of the state, in O(changes) plus dict copies (none if nothing changed)."""
+        views = self._views
+        # a policy that leaves room on purpose (DRESS's pool) is asked again and again at one state: 65% of
+        # its snapshots on the synthetic case; they share the copies and the container index of the last one
+        if views is None or views[0] != self.version or views[1] is not self.min_allocation:
+            views = self._views = (self.version, self.min_allocation, self._copies())
+        snap = ClusterSnapshot(now_s, *views[2])
+        object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
+        return snap
+
+    def _copies(self) -> tuple[Any, ...]:
+        """The snapshot's fields after its time, in ClusterSnapshot's order: read-only copies of the state now."""
         for node_id in list(self._dirty):
             self._refresh(node_id)
         if self._am_views is None:
             self._am_views = MappingProxyType(self._app_am.copy()), MappingProxyType(self._queue_am.copy())
         app_am, queue_am = self._am_views
         apps, asks = self._ordered_apps(), MappingProxyType(self._asks.copy())
-        snap = ClusterSnapshot(
-            now_s,
-            MappingProxyType(self._nodes.copy()),
+        # positional, as a snapshot per heartbeat cannot afford keywords; test_snapshots_of_one_state checks the order
+        return (
+            MappingProxyType(self._nodes.copy()),  # nodes
             apps,
             asks,
-            MappingProxyType(self._node_views.copy()),
-            MappingProxyType(self._app_alloc.copy()),
+            MappingProxyType(self._node_views.copy()),  # node_containers
+            MappingProxyType(self._app_alloc.copy()),  # app_allocated
             self.min_allocation,
             self.capacity,
-            am_allocated=self._am_allocated,
-            am_asked=self._am_asked,
-            app_am=app_am,
-            queue_am=queue_am,
-            queue_allocated=MappingProxyType(self._queue_alloc.copy()),
-            user_allocated=MappingProxyType(self._user_alloc.copy()),
-            priority_allocated=MappingProxyType(self._prio_alloc.copy()),
-            queues=self._queues,
-            inactive=self._inactive_view,
-            journal=self.journal,
-            journal_end=self.journal.end,
-            _pending=(apps, asks, self._pending_apps()),
+            self._am_allocated,
+            self._am_asked,
+            app_am,
+            queue_am,
+            MappingProxyType(self._queue_alloc.copy()),  # queue_allocated
+            MappingProxyType(self._user_alloc.copy()),  # user_allocated
+            MappingProxyType(self._prio_alloc.copy()),  # priority_allocated
+            self._queues,
+            self._inactive_view,
+            self.journal,
+            self.journal.end,
+            [],  # _by_id: the container index, built by the first snapshot of this state that reads it
+            (apps, asks, self._pending_apps()),  # _pending
         )
-        object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
-        return snap
 
 
 def snapshot_of(
