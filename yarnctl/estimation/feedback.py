@@ -32,8 +32,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from yarnctl.model import Container, ContainerId, NodeId, Observation, Resources
+from yarnctl.model.frozen import quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """A real-valued amount per resource: memory MB and (busy) vcores."""

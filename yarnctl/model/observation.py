@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from yarnctl.model.cluster import ANY, AppId, ClusterSnapshot, ContainerId, NodeId
+from yarnctl.model.frozen import quick_init
 from yarnctl.model.resources import ZERO, Resources
 
 TUNE_INTERVAL_S = 5.0  # the control loop's default tick, live (`yarnctl serve --tune-interval`) and simulated
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AppUsage:
     """One live app's accounting: what it holds, what it still asks for, what it has used so far."""
@@ -33,6 +35,7 @@ class AppUsage:
     vcore_seconds: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ContainerLoad:
     """What one running container actually uses (not what it was allocated)."""
@@ -44,6 +47,7 @@ class ContainerLoad:
     vcores: float  # busy cores: 1.0 = one core fully used
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class NodeLoad:
     """One node's capacity as the scheduler offers it and what is allocated on it."""

@@ -194,17 +194,22 @@ def fill_in_order(
 ) -> list[Assignment]:
     """Serve `apps` in the given order on `node` until it is below the minimum allocation."""
     available = node.available
+    mb, vc = available.memory_mb, available.vcores
+    min_mb, min_vc = min_allocation.memory_mb, min_allocation.vcores
     out: list[Assignment] = []
     asks = snap.asks
     for app in apps:
-        if not min_allocation.fits_in(available):
+        if min_mb > mb or min_vc > vc:
             break
         for r in asks.get(app.id, ()):
             if r.resource_name == ANY and r.count > 0:
                 # an app whose first live off-switch ask does not fit gets nothing from `fill_app`: on a node with
-                # room for few asks most apps are passed over here, at a fraction of its cost
-                if r.capability.times_fit(available):
+                # room for few asks (one a policy keeps awake, as usage feedback does) most apps are passed over
+                # here, in plain ints (an empty ask passes and `fill_app` gives it nothing, as before)
+                cap = r.capability
+                if cap.memory_mb <= mb and cap.vcores <= vc:
                     got, available = fill_app(snap, app, node, available)
+                    mb, vc = available.memory_mb, available.vcores
                     out.extend(got)
                 break
     return out

@@ -26,14 +26,16 @@ class Observations(SimParts):
                 acc[0] += c.resource.memory_mb * (now - c.start)
                 acc[1] += c.resource.vcores * (now - c.start)
         apps = []
-        for app_id in self.state.app_ids():
+        state = self.state
+        for app_id in state.app_ids():
             job = self.jobs[app_id]
             app = job.app
-            asks = [r for r in self.state.asks(app_id) if r.resource_name == ANY]
+            mb = vc = n = 0  # the off-switch asks' total, in plain ints: this runs for every app at every tick
+            for r in state.asks(app_id):
+                if r.resource_name == ANY:
+                    mb, vc, n = mb + r.capability.memory_mb * r.count, vc + r.capability.vcores * r.count, n + r.count
             mem_s, vc_s = running_s.get(app_id, (0.0, 0.0))
-            apps.append(AppUsage(app_id, app.queue, app.user, self.state.allocated(app_id),
-                                 sum((r.capability * r.count for r in asks), Resources(0, 0)),
-                                 sum(r.count for r in asks),
+            apps.append(AppUsage(app_id, app.queue, app.user, state.allocated(app_id), Resources(mb, vc), n,
                                  int(job.memory_s + mem_s), int(job.vcore_s + vc_s)))
         snap = self.snapshot()
         nodes = [NodeLoad(n.id, n.capacity, n.allocated) for n in snap.nodes.values()]

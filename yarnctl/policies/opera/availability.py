@@ -22,18 +22,19 @@ NONE = Usage()
 
 def guaranteed(capacity: Resources, normal: Iterable[Resources]) -> Usage:
     """Eq. 6: capacity less the demands of the node's normal tasks."""
-    room = Usage.of(capacity)
+    # the subtractions of a Usage per task, in the same order, without building one per task (every heartbeat)
+    mb, vc = float(capacity.memory_mb), float(capacity.vcores)
     for d in normal:
-        room = room - Usage.of(d)
-    return room
+        mb, vc = mb - float(d.memory_mb), vc - float(d.vcores)
+    return Usage(mb, vc)
 
 
 def opportunistic(capacity: Resources, usages: Iterable[Usage], blocked: Usage = NONE) -> Usage:
     """Eq. 7 (Eq. 4 with `blocked` = BR_i): capacity less the usage of every running task, less BR_i."""
-    room = Usage.of(capacity) - blocked
+    mb, vc = float(capacity.memory_mb) - blocked.memory_mb, float(capacity.vcores) - blocked.vcores
     for u in usages:
-        room = room - u
-    return room
+        mb, vc = mb - u.memory_mb, vc - u.vcores
+    return Usage(mb, vc)
 
 
 def fits(demand: Resources, room: Usage) -> bool:
