@@ -205,7 +205,8 @@ def fill_in_order(
             if r.resource_name == ANY and r.count > 0:
                 # an app whose first live off-switch ask does not fit gets nothing from `fill_app`: on a node with
                 # room for few asks (one a policy keeps awake, as usage feedback does) most apps are passed over
-                # here, in plain ints (an empty ask passes and `fill_app` gives it nothing, as before)
+                # here, in plain ints: `times_fit`'s test, as the room is never negative here (the minimum allocation
+                # fits in it); an empty ask passes and `fill_app` gives it nothing, as before
                 cap = r.capability
                 if cap.memory_mb <= mb and cap.vcores <= vc:
                     got, available = fill_app(snap, app, node, available)

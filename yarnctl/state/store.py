@@ -571,7 +571,8 @@ class ClusterState:
             self._am_views = MappingProxyType(self._app_am.copy()), MappingProxyType(self._queue_am.copy())
         app_am, queue_am = self._am_views
         apps, asks = self._ordered_apps(), MappingProxyType(self._asks.copy())
-        # positional, as a snapshot per heartbeat cannot afford keywords; test_snapshots_of_one_state checks the order
+        # positional, as a snapshot per heartbeat cannot afford keywords (test_snapshots_of_one_state_share_its_copies_and_match_a_fresh_one
+        # checks each field's place)
         return (
             MappingProxyType(self._nodes.copy()),  # nodes
             apps,
