@@ -253,3 +253,17 @@ def test_snapshots_of_one_state_share_its_copies_and_match_a_fresh_one() -> None
     after = state.snapshot(3.0)
     assert after.version > first.version and set(after.containers) == {"c1", "c2"} and "c2" not in first.containers
     assert after.app_allocated["a1"] == Resources(2048, 2) and first.app_allocated["a1"] == Resources(1024, 1)
+
+
+def test_a_view_with_other_containers_keeps_its_own_container_index() -> None:
+    """A view `replace`d with other containers builds its own index: the store's later snapshots of that state keep theirs."""
+    import dataclasses
+    from types import MappingProxyType
+
+    state = ClusterState()
+    state.put_node("n1", "/r", Resources(8192, 8))
+    state.add_app(App("a1", queue="q", user="u"))
+    state.launch(Container("c1", "a1", "n1", 20, Resources(1024, 1), 0.0))
+    view = dataclasses.replace(state.snapshot(1.0), node_containers=MappingProxyType({"n1": ()}))
+    assert dict(view.containers) == {}
+    assert set(state.snapshot(2.0).containers) == {"c1"}  # the shared index was the view's empty one

@@ -271,7 +271,9 @@ class ClusterSnapshot:
     # reads which apps changed since it last looked (None: a snapshot built without a store)
     journal: Journal | None = field(default=None, compare=False, repr=False)
     journal_end: int = field(default=0, compare=False)
-    _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, repr=False, compare=False)
+    # the container index, built on first use; not an init field, so a view `replace`d with other containers gets
+    # its own (the store hands one index to every snapshot of one state)
+    _by_id: list[Mapping[ContainerId, Container]] = field(default_factory=list, init=False, repr=False, compare=False)
     # the store's apps with asks, in submit order, and the `apps` and `asks` it read them from: a snapshot
     # `replace`d with other asks (a policy's view, the AM limit's) no longer holds those two, and walks its apps
     _pending: tuple[Mapping[AppId, App], Mapping[AppId, tuple[Ask, ...]], tuple[App, ...]] | None = field(

@@ -189,8 +189,8 @@ class ClusterState:
         # queue tracker skips re-reading the heartbeats that changed nothing)
         self.version = 0
         self.journal = Journal()  # which app each app-level mutation touched, for orderings kept across heartbeats
-        # the last snapshot's version, minimum allocation and fields: one state's snapshots share them
-        self._views: tuple[int, Resources, tuple[Any, ...]] | None = None
+        # the last snapshot's version, minimum allocation, fields and container index: one state's snapshots share them
+        self._views: tuple[int, Resources, tuple[Any, ...], list[Mapping[ContainerId, Container]]] | None = None
 
     # ------------------------------------------------------------------ reads
 
@@ -558,9 +558,10 @@ class ClusterState:
         # a policy that leaves room on purpose (DRESS's pool) is asked again and again at one state: 65% of
         # its snapshots on the synthetic case; they share the copies and the container index of the last one
         if views is None or views[0] != self.version or views[1] is not self.min_allocation:
-            views = self._views = (self.version, self.min_allocation, self._copies())
+            views = self._views = (self.version, self.min_allocation, self._copies(), [])
         snap = ClusterSnapshot(now_s, *views[2])
         object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
+        object.__setattr__(snap, "_by_id", views[3])  # the container index, built by the first one that reads it
         return snap
 
     def _copies(self) -> tuple[Any, ...]:
@@ -592,7 +593,6 @@ class ClusterState:
             self._inactive_view,
             self.journal,
             self.journal.end,
-            [],  # _by_id: the container index, built by the first snapshot of this state that reads it
             (apps, asks, self._pending_apps()),  # _pending
         )
 
