@@ -116,3 +116,14 @@ def test_a_stored_vector_that_is_not_two_numbers_is_refused_by_name():
     doc["accounts"]["a"]["used"]["buckets"][bucket] = [1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match=f"window bucket {bucket}"):
         QueueTracker.from_json(doc)
+
+
+def test_a_snapshot_of_another_store_at_the_same_version_is_read():
+    """The policy server's mirror starts a new store at each full sync: an equal version there is no unchanged state."""
+    t = QueueTracker()
+    first, second = snap(0, {"a": 30, "b": 10}), snap(10, {"a": 10, "b": 30})
+    assert first.version == second.version >= 0 and first.journal is not second.journal
+    t.advance(first)
+    t.advance(second)
+    t.advance(snap(20, {"a": 10, "b": 30}))
+    assert t.measured(20)["a"][1] == (30 * 2 * GB * 10 + 10 * 2 * GB * 10, 30 * 10 + 10 * 10)

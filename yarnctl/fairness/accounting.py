@@ -145,9 +145,11 @@ class QueueTracker:
     accounts: dict[str, Account] = field(default_factory=dict)
     capacity: Resources = ZERO
     last_s: float | None = None
-    # the store version of the snapshot last read (-1: read the next one); a grant made since sets it
-    # back, as it changed `alloc` ahead of the store
+    # the store version of the snapshot last read (-1: read the next one), and that store's journal (versions of
+    # two stores may be equal: the policy server's mirror starts a new store at each full sync); a grant made
+    # since sets it back, as it changed `alloc` ahead of the store
     read_version: int = field(default=-1, repr=False, compare=False)
+    read_journal: object = field(default=None, repr=False, compare=False)
     sums: EntitySums = field(default_factory=EntitySums, repr=False, compare=False)
     # Eq. 1's shares as of (capacity, entities known, weights): they change only when one of these does
     shares: tuple[tuple[Resources, int, Mapping[str, float]], dict[str, Vector]] | None = field(
@@ -198,9 +200,9 @@ class QueueTracker:
                 acc.life_granted, acc.fresh = acc.life_granted + acc.fresh, 0.0
         self.last_s = now if self.last_s is None else max(self.last_s, now)
         self.capacity = snap.capacity
-        if snap.version >= 0 and snap.version == self.read_version:
+        if snap.version >= 0 and snap.version == self.read_version and snap.journal is self.read_journal:
             return  # the state read last time, unchanged: only time has passed (most heartbeats)
-        self.read_version = snap.version
+        self.read_version, self.read_journal = snap.version, snap.journal
         read = self.sums.read(snap, self.entity)
         held: Mapping[str, Resources]
         if read is not None:
