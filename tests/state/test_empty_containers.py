@@ -53,3 +53,18 @@ def test_an_app_leaving_takes_its_empty_containers(sizes: tuple[Resources, ...])
     snap = state.snapshot(0.0)
     assert snap.node_containers["n1:1"] == () and snap.priority_allocated == {} and snap.app_allocated == {}
     assert state.remove_node("n1:1") == []
+
+
+def test_launching_for_an_unknown_app_or_node_changes_nothing() -> None:
+    """`launch` is the unchecked path (the simulator's), but a wrong app or node must not leave half a container behind."""
+    state = ClusterState()
+    state.put_node("n1:1", "/r", REAL)
+    state.add_app(App("application_1_0001", "q", "u"))
+    before = state.snapshot(0.0)
+    for app, node in (("application_9_0009", "n1:1"), ("application_1_0001", "n9:9")):
+        with pytest.raises(KeyError):
+            state.launch(Container("container_x", app, node, 20, REAL, 0.0))
+    state._views = None  # a fresh copy, not the one kept from `before`
+    after = state.snapshot(0.0)
+    assert (after.nodes["n1:1"].allocated, dict(after.app_allocated), state.container("container_x")) == (
+        before.nodes["n1:1"].allocated, {}, None)

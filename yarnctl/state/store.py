@@ -450,8 +450,9 @@ class ClusterState:
     def launch(self, c: Container) -> None:
         """`allocate` without its checks, for a caller that placed the container itself (the simulator)."""
         app, node_id, r = c.app_id, c.node_id, c.resource
+        record, on_node = self._apps[app], self._node_cs[node_id]  # an unknown app or node fails before any change
         self._containers[c.id] = c
-        self._node_cs[node_id][c.id] = c
+        on_node[c.id] = c
         self._node_alloc[node_id] = self._node_alloc[node_id] + r
         self._dirty.add(node_id)
         held = self._app_alloc.get(app)
@@ -459,7 +460,6 @@ class ClusterState:
             self._app_alloc[app] = held + r
         elif r.memory_mb or r.vcores:  # an app that holds nothing is absent, even with empty containers
             self._app_alloc[app] = r
-        record = self._apps[app]
         _add(self._queue_alloc, record.queue, r)
         _add(self._user_alloc, (record.queue, record.user), r)
         self._hold(c, 1)
