@@ -70,10 +70,14 @@ def run_dask(tasks: Sequence[tuple[str, Cell]], options: RunOptions, done: Done,
             by_key = {f.key: (key, cell) for f, (key, cell) in zip(futures, tasks)}
             for f in dask_completed(futures):
                 key, cell = by_key[f.key]
-                if f.status == "finished":
-                    done(key, cell, f.result(), None)
+                # not `f.status`: as_completed also hands over a future whose worker just died ("lost"), which
+                # Dask is computing again; its result (or the cell's own error) is what to wait for
+                try:
+                    result = f.result()
+                except Exception as e:  # the cell's own failure, or Dask's (KilledWorker after repeated deaths)
+                    done(key, cell, None, _why(e))
                 else:
-                    done(key, cell, None, _why(f.exception()))
+                    done(key, cell, result, None)
     finally:
         if cluster is not None:
             cluster.close()
