@@ -110,3 +110,9 @@ def test_compose_roles_start_delegate_and_run_an_app(roles: tuple[dict[str, str]
         assert after.containers_by_policy + after.containers_native >= 2
     decisions = (tmp_path / "serve" / "decisions.jsonl")
     assert decisions.is_file() and decisions.stat().st_size > 0
+    # the app has finished, but its containers may still be exiting (one CI run found the AM's two processes there
+    # when the roles stopped): let them go before the fixture checks that stopping the roles leaves nothing behind
+    # (under compose they die with the NodeManager's container; as plain processes they would outlive it)
+    deadline = time.monotonic() + 60
+    while processes_under(tmp_path / "nm", exclude=[p.pid for p in started]) and time.monotonic() < deadline:
+        time.sleep(1)
