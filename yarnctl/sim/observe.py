@@ -33,7 +33,9 @@ class Observations(SimParts):
             mb = vc = n = 0  # the off-switch asks' total, in plain ints: this runs for every app at every tick
             for r in state.asks(app_id):
                 if r.resource_name == ANY:
-                    mb, vc, n = mb + r.capability.memory_mb * r.count, vc + r.capability.vcores * r.count, n + r.count
+                    mb += r.capability.memory_mb * r.count
+                    vc += r.capability.vcores * r.count
+                    n += r.count
             mem_s, vc_s = running_s.get(app_id, (0.0, 0.0))
             apps.append(AppUsage(app_id, app.queue, app.user, state.allocated(app_id), Resources(mb, vc), n,
                                  int(job.memory_s + mem_s), int(job.vcore_s + vc_s)))
