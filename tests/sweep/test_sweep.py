@@ -90,7 +90,10 @@ def test_a_spec_expands_into_every_cell_in_a_fixed_order(tmp_path: Path) -> None
 @pytest.mark.parametrize("doc,flags,message", [
     ("workloads: [haste-mixed1]\npolicies: {nosuch: {}}\n", {}, "unknown policy 'nosuch'"),
     ("workloads: [haste-mixed1]\npolicies: {dress: {nosuch: 1}}\n", {}, "policy dress: unknown parameter 'nosuch'"),
-    ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nbaseline: fair\n", {}, "baseline 'fair' is not among"),
+    ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nbaseline: fair\n", {}, "baseline 'fair' is neither among"),
+    ("workloads: [haste-mixed1]\npolicies: {fair: {reservations: [false]}}\nbaseline: fair[reservations=True]\n", {},
+     r"baseline 'fair\[reservations=True\]' is neither among the policies \(fair\) nor a cell's label "
+     r"\(e.g. 'fair\[reservations=False\]'\)"),
     ("policies: {fifo: {}}\n", {}, "no workload"),
     ("workloads: [haste-mixed1]\n", {}, "no policy"),
     ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nseed: 3\n", {}, "unknown key 'seed'"),
@@ -300,6 +303,17 @@ def test_report_prints_and_writes_the_table_and_plot(tmp_path: Path, capsys: pyt
         assert (tmp_path / f"report-makespan_s{suffix}").stat().st_size > 0
 
 
+def test_a_sweep_files_baseline_may_be_one_cell_of_a_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A baseline naming a cell's label (as `sweep report --baseline` takes) is what the report compares against."""
+    f = tmp_path / "s.yaml"
+    f.write_text("workloads: [haste-mixed1]\nseeds: 2\nbaseline: ffd-dp[memory_weight=1]\n"
+                 "policies:\n  fifo: {}\n  ffd-dp: {memory_weight: [0.5, 1]}\n")
+    run_sweep(load_spec(f), tmp_path / "o", workers=1)
+    assert main(["sweep", "report", str(tmp_path / "o"), "--metric", "makespan_s", "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "vs ffd-dp[memory_weight=1] [95% CI]" in out and "| ffd-dp[memory_weight=1] | 2 |" in out
+
+
 def test_the_yarn_executor_needs_a_running_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["sweep", "run", "--workload", "haste-mixed1", "--policy", "fifo", "--executor", "yarn",
                  "--cluster-dir", str(tmp_path / "none"), "--out", str(tmp_path / "o")])
@@ -357,7 +371,7 @@ def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
     assert spec.workloads == ("feedback-day", "feedback-day+efr") and spec.baseline == "fifo"
     assert len(spec.cells()) == 2 * (1 + 7) * 10
     with pytest.raises(ConfigError, match="no such sweep file or built-in sweep; built-ins: dress-delta, dress-theta, "
-                       "feedback-alpha, opera-threshold, repro-dress"):
+                       "feedback-alpha, haste-reservations, opera-reservations, opera-threshold, repro-dress"):
         load_spec(Path("nope"))
 
 
@@ -365,7 +379,7 @@ def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
 def test_every_builtin_sweep_expands_with_ten_seeds_and_its_baseline(name: str) -> None:
     """docs/reproduction.md's tables come from these files: each must load, and carry ten seeds and a baseline."""
     spec = load_spec(Path(name))
-    assert spec.baseline in {c.alias or c.policy for c in spec.cells()}
+    assert spec.baseline in {c.alias or c.policy for c in spec.cells()} | {c.label for c in spec.cells()}
     assert sorted({c.seed for c in spec.cells()}) == list(range(10))
 
 

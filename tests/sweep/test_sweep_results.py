@@ -19,6 +19,8 @@ SAMPLES = [
     ("repro-opera", "opera-mr6", "opera[relief=aggressive]", 1),
     ("dress-theta", "dress-mr20+jitter", "dress[theta=0.05]", 0),
     ("opera-threshold", "opera-mr6", "opera[threshold_s=30]", 4),
+    ("haste-reservations", "haste-mixed2", "fair[reservations=True]", 5),
+    ("opera-reservations", "opera-mr6", "fair[reservations=True]", 2),
 ]
 
 

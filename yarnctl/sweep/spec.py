@@ -11,7 +11,7 @@
         policy: capacity
         queues: [{a: {capacity: 50, maximum_capacity: 50}, b: {capacity: 50, maximum_capacity: 50}}]
     seeds: 0:9                        # start:stop (included), a list, or a count (5 = 0..4)
-    baseline: capacity                # what `sweep report` compares against (optional)
+    baseline: capacity                # what `sweep report` compares against: a policy or one cell (optional)
     max_time_s: 86400                 # optional simulated-time cap per run
     sharing: {settle_s: 300}          # optional: measure [H-MRF]'s sharing degree β per queue (slower)
 
@@ -110,6 +110,10 @@ class SweepSpec:
                         out.append(Cell(w, aliases.get(name, name), tuple(zip(names, values)), seed,
                                         name if name in aliases else None))
         return out
+
+    def labels(self) -> set[str]:
+        """The labels of the sweep's cells (one per policy and parameter set)."""
+        return {c.label for c in self.cells() if c.workload == self.workloads[0] and c.seed == self.seeds[0]}
 
 
 def parse_values(text: Any, what: str) -> tuple[Any, ...]:
@@ -245,9 +249,10 @@ def _check(spec: SweepSpec, src: str) -> None:
                 raise ConfigError(f"{src}: {e}") from None
     if n > MAX_CELLS:
         raise ConfigError(f"{src}: {n} cells; at most {MAX_CELLS}")
-    if spec.baseline is not None and spec.baseline not in {p for p, _ in spec.grids}:
-        raise ConfigError(f"{src}: baseline {spec.baseline!r} is not among the policies "
-                          f"({', '.join(p for p, _ in spec.grids)})")
+    # a policy (its default cell) or, as `sweep report --baseline` takes, one cell's label: 'fair[reservations=True]'
+    if spec.baseline is not None and spec.baseline not in {p for p, _ in spec.grids} | spec.labels():
+        raise ConfigError(f"{src}: baseline {spec.baseline!r} is neither among the policies "
+                          f"({', '.join(p for p, _ in spec.grids)}) nor a cell's label (e.g. {min(spec.labels())!r})")
 
 
 def _to_check(grid: Sequence[tuple[str, Sequence[Any]]]) -> Iterator[dict[str, Any]]:
