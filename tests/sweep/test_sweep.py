@@ -371,7 +371,7 @@ def test_the_alpha_sweep_is_a_builtin_sweep_file() -> None:
     assert spec.workloads == ("feedback-day", "feedback-day+efr") and spec.baseline == "fifo"
     assert len(spec.cells()) == 2 * (1 + 7) * 10
     with pytest.raises(ConfigError, match="no such sweep file or built-in sweep; built-ins: dress-delta, dress-theta, "
-                       "feedback-alpha, haste-reservations, opera-reservations, opera-threshold, repro-dress"):
+                       "feedback-alpha, haste-reservations, hmrf-reservations, opera-reservations, opera-threshold, repro-dress"):
         load_spec(Path("nope"))
 
 
