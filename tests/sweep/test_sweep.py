@@ -23,7 +23,7 @@ from yarnctl.cli.main import main
 from yarnctl.errors import ConfigError, YarnctlError
 from yarnctl.sim.workload import load_workload
 from yarnctl.sweep.run import keyed_cells, run_sweep
-from yarnctl.sweep.spec import Cell, RunOptions, cell_key, load_spec, parse_seeds, parse_values
+from yarnctl.sweep.spec import Cell, RunOptions, cell_key, load_spec, parse_seeds, parse_values, resolve_baseline
 from yarnctl.sweep.stats import baseline_label, cell_means, interval, paired_differences, report_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,10 +90,17 @@ def test_a_spec_expands_into_every_cell_in_a_fixed_order(tmp_path: Path) -> None
 @pytest.mark.parametrize("doc,flags,message", [
     ("workloads: [haste-mixed1]\npolicies: {nosuch: {}}\n", {}, "unknown policy 'nosuch'"),
     ("workloads: [haste-mixed1]\npolicies: {dress: {nosuch: 1}}\n", {}, "policy dress: unknown parameter 'nosuch'"),
-    ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nbaseline: fair\n", {}, "baseline 'fair' is neither among"),
+    ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nbaseline: fair\n", {}, "baseline 'fair': no such policy or cell; cells: fifo"),
     ("workloads: [haste-mixed1]\npolicies: {fair: {reservations: [false]}}\nbaseline: fair[reservations=True]\n", {},
-     r"baseline 'fair\[reservations=True\]' is neither among the policies \(fair\) nor a cell's label "
-     r"\(e.g. 'fair\[reservations=False\]'\)"),
+     r"baseline 'fair\[reservations=True\]': no such policy or cell; cells: fair\[reservations=False\]"),
+    # `sweep report` could not tell which of the two the baseline is: the run refuses it first
+    ("workloads: [haste-mixed1]\npolicies: {fair: {reservations: [false, true]}}\nbaseline: fair\n", {},
+     r"baseline 'fair' was swept over 2 parameter sets; name one: fair\[reservations=False\], fair\[reservations=True\]"),
+    ("workloads: [haste-mixed1]\npolicies: {fair: {}}\n", {"params": ["capacity.reservations=false,true"],
+                                                           "baseline": "capacity"}, "baseline 'capacity' was swept over 2"),
+    # an alias named like a cell would merge its cells with that cell's in the report
+    ("workloads: [haste-mixed1]\npolicies:\n  fair: {reservations: [false, true]}\n  'fair[reservations=True]': {policy: drf}\n",
+     {}, r"policies.fair\[reservations=True\]: an alias's name may not hold '\[' or '\]'"),
     ("policies: {fifo: {}}\n", {}, "no workload"),
     ("workloads: [haste-mixed1]\n", {}, "no policy"),
     ("workloads: [haste-mixed1]\npolicies: {fifo: {}}\nseed: 3\n", {}, "unknown key 'seed'"),
@@ -312,6 +319,18 @@ def test_a_sweep_files_baseline_may_be_one_cell_of_a_grid(tmp_path: Path, capsys
     assert main(["sweep", "report", str(tmp_path / "o"), "--metric", "makespan_s", "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "vs ffd-dp[memory_weight=1] [95% CI]" in out and "| ffd-dp[memory_weight=1] | 2 |" in out
+
+
+def test_run_and_report_take_the_same_baselines() -> None:
+    """A policy run only under an alias names the alias's one cell, in the sweep file as in `sweep report`."""
+    spec = load_spec(None, workloads=["haste-mixed1"], policies=["fifo"], params=["ffd-dp.memory_weight=0.5,1"],
+                     baseline="fifo")
+    assert spec.parameter_sets() == [("fifo", "fifo"), ("ffd-dp", "ffd-dp[memory_weight=0.5]"),
+                                     ("ffd-dp", "ffd-dp[memory_weight=1]")]
+    sets = [("capacity", "static"), ("fifo", "fifo")]
+    df = pd.DataFrame({"policy": [p for p, _ in sets], "label": [label for _, label in sets]})
+    for name, label in (("capacity", "static"), ("static", "static"), ("fifo", "fifo")):
+        assert resolve_baseline(name, sets) == baseline_label(df, name) == label
 
 
 def test_the_yarn_executor_needs_a_running_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

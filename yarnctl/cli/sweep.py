@@ -57,7 +57,9 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                         "opera.threshold_s=30,60,120 (repeatable; the policy joins the sweep)")
     r.add_argument("--seeds", default=None, metavar="SEEDS",
                    help="FIRST:LAST, a,b,c or a count N (0..N-1); default the file's, else 1 seed (0)")
-    r.add_argument("--baseline", default=None, metavar="POLICY", help="recorded for `sweep report` (optional)")
+    r.add_argument("--baseline", default=None, metavar="CELL",
+                   help="a policy run with one parameter set, or one cell's label (e.g. 'fair[reservations=True]'); "
+                        "recorded for `sweep report` (optional)")
     r.add_argument("--out", type=argtypes.path, required=True, metavar="DIR", help="where cells, results.csv and reports go")
     r.add_argument("--executor", choices=("local", "dask", "yarn"), default="local",
                    help="local: processes on this machine (default); dask: a Dask cluster (--scheduler, or a "

@@ -111,9 +111,30 @@ class SweepSpec:
                                         name if name in aliases else None))
         return out
 
-    def labels(self) -> set[str]:
-        """The labels of the sweep's cells (one per policy and parameter set)."""
-        return {c.label for c in self.cells() if c.workload == self.workloads[0] and c.seed == self.seeds[0]}
+    def parameter_sets(self) -> list[tuple[str, str]]:
+        """(policy, label) of each policy and parameter set the sweep runs, in the cells' order."""
+        aliases = dict(self.aliases)
+        out = []
+        for name, grid in self.grids:
+            names = [k for k, _ in grid]
+            for values in itertools.product(*(v for _, v in grid)):
+                cell = Cell("", aliases.get(name, name), tuple(zip(names, values)), 0, name if name in aliases else None)
+                out.append((cell.policy, cell.label))
+        return out
+
+
+def resolve_baseline(baseline: str, sets: Sequence[tuple[str, str]]) -> str:
+    """The cell label `baseline` names among (policy, label) pairs: a label as is, or a policy run with one
+    parameter set; ConfigError otherwise (`sweep run` and `sweep report` take the same names this way)."""
+    labels = list(dict.fromkeys(label for _, label in sets))
+    if baseline in labels:
+        return baseline
+    mine = list(dict.fromkeys(label for policy, label in sets if policy == baseline))
+    if len(mine) == 1:
+        return mine[0]
+    if not mine:
+        raise ConfigError(f"baseline {baseline!r}: no such policy or cell; cells: {', '.join(labels)}")
+    raise ConfigError(f"baseline {baseline!r} was swept over {len(mine)} parameter sets; name one: {', '.join(mine)}")
 
 
 def parse_values(text: Any, what: str) -> tuple[Any, ...]:
@@ -232,7 +253,7 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
 
 
 def _check(spec: SweepSpec, src: str) -> None:
-    """Every workload loads, every policy is known, every parameter accepted by its policy, the baseline among the policies."""
+    """Every workload loads, every policy is known, every parameter accepted by its policy, the baseline one cell."""
     from yarnctl.policies import make_policy
     from yarnctl.sim.workload import load_workload
 
@@ -249,10 +270,11 @@ def _check(spec: SweepSpec, src: str) -> None:
                 raise ConfigError(f"{src}: {e}") from None
     if n > MAX_CELLS:
         raise ConfigError(f"{src}: {n} cells; at most {MAX_CELLS}")
-    # a policy (its default cell) or, as `sweep report --baseline` takes, one cell's label: 'fair[reservations=True]'
-    if spec.baseline is not None and spec.baseline not in {p for p, _ in spec.grids} | spec.labels():
-        raise ConfigError(f"{src}: baseline {spec.baseline!r} is neither among the policies "
-                          f"({', '.join(p for p, _ in spec.grids)}) nor a cell's label (e.g. {min(spec.labels())!r})")
+    if spec.baseline is not None:  # a policy run with one parameter set, or one cell's label: 'fair[reservations=True]'
+        try:
+            resolve_baseline(spec.baseline, spec.parameter_sets())
+        except ConfigError as e:
+            raise ConfigError(f"{src}: {e}") from None
 
 
 def _to_check(grid: Sequence[tuple[str, Sequence[Any]]]) -> Iterator[dict[str, Any]]:
@@ -314,6 +336,9 @@ def _alias(name: str, grid: dict[str, Any], src: str) -> str:
         raise ConfigError(f"{src}: policies.{name}.policy: {policy!r} is not a policy; known: {', '.join(sorted(REGISTRY))}")
     if name in REGISTRY:
         raise ConfigError(f"{src}: policies.{name}: a policy's own name; give the alias a name of its own")
+    if "[" in name or "]" in name:  # it would read as another cell's label: fair[reservations=True]
+        raise ConfigError(f"{src}: policies.{name}: an alias's name may not hold '[' or ']', which mark a cell's "
+                          "parameters")
     for k, v in grid.items():
         if len(parse_values(v, f"{name}.{k}")) > 1:
             raise ConfigError(f"{src}: policies.{name}.{k}: an alias names one parameter set; sweep {k} under "

@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats as st
 
 from yarnctl.errors import ConfigError
+from yarnctl.sweep.spec import resolve_baseline
 
 CI_METHODS = ("t", "bootstrap")
 
@@ -54,15 +55,10 @@ def cell_means(df: pd.DataFrame, metric: str, method: str = "t", confidence: flo
 
 def baseline_label(df: pd.DataFrame, baseline: str) -> str:
     """The cell label `baseline` names: a label as is, or a policy swept with one parameter set; ConfigError otherwise."""
-    labels = [str(x) for x in dict.fromkeys(df["label"])]
-    if baseline in labels:
-        return baseline
-    mine = [str(x) for x in dict.fromkeys(df.loc[df["policy"] == baseline, "label"])]
-    if len(mine) == 1:
-        return mine[0]
-    if not mine:
-        raise ConfigError(f"--baseline {baseline!r}: no such policy or cell in the results; cells: {', '.join(labels)}")
-    raise ConfigError(f"--baseline {baseline!r} was swept over {len(mine)} parameter sets; name one: {', '.join(mine)}")
+    try:
+        return resolve_baseline(baseline, list(zip(map(str, df["policy"]), map(str, df["label"]))))
+    except ConfigError as e:
+        raise ConfigError(f"--{e}") from None
 
 
 def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str = "t",
