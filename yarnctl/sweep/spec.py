@@ -100,32 +100,28 @@ class SweepSpec:
 
     def cells(self) -> list[Cell]:
         """Every cell, in a fixed order: workload, policy, parameter values, seed."""
-        out = []
-        aliases = dict(self.aliases)
-        for w in self.workloads:
-            for name, grid in self.grids:
-                names = [k for k, _ in grid]
-                for values in itertools.product(*(v for _, v in grid)):
-                    for seed in self.seeds:
-                        out.append(Cell(w, aliases.get(name, name), tuple(zip(names, values)), seed,
-                                        name if name in aliases else None))
-        return out
+        sets = self._sets()
+        return [Cell(w, policy, params, seed, alias) for w in self.workloads for policy, params, alias in sets
+                for seed in self.seeds]
 
     def parameter_sets(self) -> list[tuple[str, str]]:
         """(policy, label) of each policy and parameter set the sweep runs, in the cells' order."""
+        return [(policy, Cell("", policy, params, 0, alias).label) for policy, params, alias in self._sets()]
+
+    def _sets(self) -> list[tuple[str, tuple[tuple[str, Any], ...], str | None]]:
+        """Each policy and parameter set of the grids: (registered policy, parameters, alias or None)."""
         aliases = dict(self.aliases)
         out = []
         for name, grid in self.grids:
             names = [k for k, _ in grid]
             for values in itertools.product(*(v for _, v in grid)):
-                cell = Cell("", aliases.get(name, name), tuple(zip(names, values)), 0, name if name in aliases else None)
-                out.append((cell.policy, cell.label))
+                out.append((aliases.get(name, name), tuple(zip(names, values)), name if name in aliases else None))
         return out
 
 
-def resolve_baseline(baseline: str, sets: Sequence[tuple[str, str]]) -> str:
+def resolve_baseline(baseline: str, sets: Sequence[tuple[str, str]], what: str = "baseline") -> str:
     """The cell label `baseline` names among (policy, label) pairs: a label as is, or a policy run with one
-    parameter set; ConfigError otherwise (`sweep run` and `sweep report` take the same names this way)."""
+    parameter set; ConfigError naming it as `what` otherwise (`sweep run` and `sweep report` resolve alike)."""
     labels = list(dict.fromkeys(label for _, label in sets))
     if baseline in labels:
         return baseline
@@ -133,8 +129,8 @@ def resolve_baseline(baseline: str, sets: Sequence[tuple[str, str]]) -> str:
     if len(mine) == 1:
         return mine[0]
     if not mine:
-        raise ConfigError(f"baseline {baseline!r}: no such policy or cell; cells: {', '.join(labels)}")
-    raise ConfigError(f"baseline {baseline!r} was swept over {len(mine)} parameter sets; name one: {', '.join(mine)}")
+        raise ConfigError(f"{what} {baseline!r}: no such policy or cell; cells: {', '.join(labels)}")
+    raise ConfigError(f"{what} {baseline!r} was swept over {len(mine)} parameter sets; name one: {', '.join(mine)}")
 
 
 def parse_values(text: Any, what: str) -> tuple[Any, ...]:

@@ -55,10 +55,7 @@ def cell_means(df: pd.DataFrame, metric: str, method: str = "t", confidence: flo
 
 def baseline_label(df: pd.DataFrame, baseline: str) -> str:
     """The cell label `baseline` names: a label as is, or a policy swept with one parameter set; ConfigError otherwise."""
-    try:
-        return resolve_baseline(baseline, list(zip(map(str, df["policy"]), map(str, df["label"]))))
-    except ConfigError as e:
-        raise ConfigError(f"--{e}") from None
+    return resolve_baseline(baseline, list(zip(map(str, df["policy"]), map(str, df["label"]))), "--baseline")
 
 
 def paired_differences(df: pd.DataFrame, metric: str, baseline: str, method: str = "t",
