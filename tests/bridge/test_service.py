@@ -99,7 +99,7 @@ def test_unreadable_seq_guesses_the_next_one() -> None:
     s = PolicyService(make_policy("fifo"))
     _answers(s, text("request-full.json"), text("request-delta.json"))
     assert _answers(s, "not json") == [{"seq": 3, "err": "bad request: request: not JSON "
-                                                       "(Expecting value: line 1 column 1 (char 0))"}]
+                                                       "(invalid literal, expected 'null': line 1 column 1 (char 0))"}]
 
 
 def test_huge_request_is_refused_without_decoding_and_serving_continues() -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from wirefixtures import APP1, C1, text
 
 from yarnctl.bridge.response import encode_decision, encode_error, encode_resync, parse_response, to_decision
-from yarnctl.bridge.wire import AllocRow, LocalRow, WireError, parse_request
-from yarnctl.model import Assignment, ContainerKind, Decision, Kill, NodeResize, Resources
+from yarnctl.bridge.wire import LocalRow, WireError, parse_request
+from yarnctl.model import Assignment, Container, ContainerKind, Decision, Kill, NodeResize, Resources
 
 
 def test_full_request_rows() -> None:
@@ -17,7 +20,7 @@ def test_full_request_rows() -> None:
     assert (req.seq, req.base, req.full, req.t_ms, req.node, req.used, req.min) == \
         (1, None, True, 1700000002000, "n1:45454", (3072, 2, 2), (1024, 1))
     assert req.asks[1].locals == (LocalRow("n1", 2, True), LocalRow("/r1", 2, True))
-    assert req.alloc[0] == AllocRow(C1, APP1, "n1:45454", 0, 2048, 1, 1700000000500, True)
+    assert req.alloc[0] == Container(C1, APP1, "n1:45454", 0, Resources(2048, 1), 1700000000.5, is_am=True)
     assert req.apps[1].tags == ("yarnctl.iterations=3",) and not req.lost and not req.done
 
 
@@ -94,3 +97,23 @@ def test_v1_requests_still_parse_and_their_containers_are_normal() -> None:
     assert parse_request(new).alloc[0].kind is ContainerKind.OPPORTUNISTIC
     with pytest.raises(WireError, match=r"alloc\[0\]"):
         parse_request(old.replace("1024,1,0,0]", "1024,1,0,0,2]"))
+
+
+_ROW = ["c1", "a1", "n1:1", 20, 1024, 1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("row", [
+    _ROW[:7], _ROW + [0], "c1a1n1:12", 9, None, {"c": 1},
+    ["", *_ROW[1:]], ["c" * 513, *_ROW[1:]], [*_ROW[:2], 7, *_ROW[3:]],
+    [*_ROW[:3], 1.5, *_ROW[4:]], [*_ROW[:4], -1, *_ROW[5:]], [*_ROW[:5], -1, *_ROW[6:]], [*_ROW[:5], True, *_ROW[6:]],
+    [*_ROW[:6], -5, *_ROW[7:]], [*_ROW[:7], True, 0], [*_ROW[:7], 2, 0], [*_ROW[:8], True], [*_ROW[:8], 2],
+    [*_ROW[:8], None],
+], ids=["7-items", "10-items", "string", "int", "null", "object", "empty-id", "long-id", "node-not-str",
+        "float-priority", "negative-mb", "negative-vcores", "bool-vcores", "negative-ms", "bool-am", "am-2",
+        "bool-kind", "kind-2", "null-kind"])
+def test_a_malformed_alloc_row_is_named(row: Any) -> None:
+    """Every check of the alloc reader (the full sync's per-container path) refuses its bad row by index."""
+    good = {"v": 3, "seq": 1, "full": True, "t": 0, "node": "n1:1", "used": [0, 0, 0], "alloc": [_ROW, _ROW]}
+    assert len(parse_request(json.dumps(good)).alloc) == 2
+    with pytest.raises(WireError, match=r"^alloc\[1\]: expected \[container, app, node"):
+        parse_request(json.dumps({**good, "alloc": [_ROW, row]}))

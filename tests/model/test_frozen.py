@@ -55,7 +55,7 @@ def test_each_default_factory_call_gives_a_new_object_and_init_false_fields_thei
 def test_the_model_classes_keep_their_values_equality_and_replace() -> None:
     c = Container("c1", "a1", "n1", 20, Resources(1024, 1), 3.0)
     assert (c.kind, c.is_am) == (ContainerKind.NORMAL, False)
-    assert dataclasses.replace(c, is_am=True) == Container("c1", "a1", "n1", 20, Resources(1024, 1), 3.0, is_am=True)
+    assert c._replace(is_am=True) == Container("c1", "a1", "n1", 20, Resources(1024, 1), 3.0, is_am=True)
     empty: MappingProxyType[str, Any] = MappingProxyType({})
     snap = ClusterSnapshot(0.0, empty, empty, empty, empty, empty)
     assert snap.version == -1 and snap.app_am == {} and snap._by_id == [] and snap._by_id is not \

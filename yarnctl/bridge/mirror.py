@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from yarnctl.bridge.wire import AllocRow, AskRow, QueueRow, WireRequest
-from yarnctl.model import ANY, App, ClusterSnapshot, Container, Locality, Ask, Queue, Resources
+from yarnctl.bridge.wire import AskRow, QueueRow, WireRequest
+from yarnctl.model import ANY, App, ClusterSnapshot, Locality, Ask, Queue, Resources
 from yarnctl.state import ClusterState, StateError
 
 
@@ -57,9 +57,9 @@ class Mirror:
             for ask in req.asks:
                 state.set_asks(ask.app, ask.priority, _ask_rows(ask))
             if len(req.alloc) >= BULK:
-                state.allocate_all(_containers(req.alloc))
+                state.allocate_all(req.alloc)
             else:
-                for c in _containers(req.alloc):
+                for c in req.alloc:
                     state.allocate(c)
         except StateError as e:
             raise MirrorMismatch(str(e)) from None
@@ -99,18 +99,6 @@ def _ask_rows(ask: AskRow) -> tuple[Ask, ...]:
         level = Locality.RACK if loc.name.startswith("/") else Locality.NODE
         rows.append(Ask(ask.app, ask.priority, cap, loc.count, loc.name, level, loc.relax))
     return tuple(rows)
-
-
-def _containers(rows: tuple[AllocRow, ...]) -> list[Container]:
-    """The containers of alloc rows; containers of one size share one Resources (a full sync has thousands)."""
-    sizes: dict[tuple[int, int], Resources] = {}
-    out = []
-    for cid, app, node, priority, mb, vc, ms, am, kind in rows:  # unpacked: cheaper than nine attribute reads
-        size = sizes.get((mb, vc))
-        if size is None:
-            size = sizes[mb, vc] = Resources(mb, vc)
-        out.append(Container(cid, app, node, priority, size, ms / 1000, kind, am))
-    return out
 
 
 def _queue(q: QueueRow) -> Queue:
