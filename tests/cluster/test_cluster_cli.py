@@ -45,9 +45,19 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     # each started the policy server, then the RM refused it or the wait gave up at once
     (["cluster", "up", "--deadline-ms", "70000"], "error: --deadline-ms must be in [1, 60000] (the shim's bounds)"),
     (["cluster", "up", "--ha", "--metrics-port", "65535"], "error: --metrics-port 65535: with --ha rm2's server"),
+    (["cluster", "up", "--native", "fair", "--param", "fair.reservations=true"],
+     "error: --param and --policy-config are the policy server's; --native fair runs none"),
+    (["cluster", "up", "--policy", "dress", "--param", "fair.reservations=true"],
+     "error: --param: `cluster up --policy dress` takes dress.KEY=VALUE"),
+    (["cluster", "up", "--policy", "dress", "--param", "dress.nosuch=1"], "error: policy dress: unknown parameter 'nosuch'; valid: "),
+    (["cluster", "up", "--policy", "dress", "--param", "dress.theta=lots"], "error: policy dress: theta: expected a number, got 'lots'"),
+    (["cluster", "up", "--policy", "dress", "--param", "theta=1"], "error: --param 'theta=1': expected POLICY.KEY=VALUE"),
+    (["cluster", "up", "--policy", "dress", "--policy-config", "/nonexistent/p.yaml"],
+     "error: /nonexistent/p.yaml: cannot read"),
 ], ids=["status", "env", "run", "run-no-args", "up-no-nodes", "up-bad-policy", "up-empty-policy", "up-small-nm",
         "up-native-metrics",
-        "up-too-many-hdfs-nodes", "up-long-deadline", "up-ha-last-port"])
+        "up-too-many-hdfs-nodes", "up-long-deadline", "up-ha-last-port", "up-native-param", "up-other-policys-param",
+        "up-unknown-param", "up-bad-param-value", "up-param-without-policy", "up-missing-policy-config"])
 def test_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
                                     message: str) -> None:
     code, out, err = _run(capsys, *argv[:2], "--dir", str(tmp_path), *argv[2:])
@@ -85,6 +95,25 @@ def test_up_runs_hdfs_unless_told_not_to(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setattr(LocalCluster, "up", up)
     assert main(["cluster", "up", "--dir", str(tmp_path), "--native", "fifo", *flag]) == 2
     assert asked["hdfs"] is hdfs
+
+
+def test_up_hands_the_policys_parameters_to_its_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--param and --policy-config reach `yarnctl serve` as given (after --metrics-port), the config as an absolute path."""
+    asked: dict[str, object] = {}
+
+    def up(self: LocalCluster, **kw: object) -> None:
+        asked.update(kw)
+        raise ClusterError("stop here")  # only what the CLI asked for matters
+
+    monkeypatch.setattr(LocalCluster, "up", up)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.yaml").write_text("dress: {theta: 0.2}\n")
+    assert main(["cluster", "up", "--dir", str(tmp_path), "--policy", "dress", "--metrics-port", "0",
+                 "--policy-config", "p.yaml", "--param", "dress.initial_reserve=0.3", "--param", "dress.order=fifo"]) == 2
+    assert asked["serve_args"] == ("--metrics-port", "0", "--policy-config", str(tmp_path / "p.yaml"),
+                                   "--param", "dress.initial_reserve=0.3", "--param", "dress.order=fifo")
+    assert main(["cluster", "up", "--dir", str(tmp_path), "--policy", "fifo"]) == 2
+    assert asked["serve_args"] == ()
 
 
 def test_down_without_cluster_is_a_no_op(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

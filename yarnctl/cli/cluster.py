@@ -20,6 +20,7 @@ examples:
   yarnctl cluster up --native fifo               # stock FifoScheduler, no policy server
   yarnctl cluster up --policy fifo --nodes 3     # the shim calling `yarnctl serve --policy fifo`
   yarnctl cluster up --policy dress --metrics-port 9464
+  yarnctl cluster up --policy fair --param fair.reservations=true
   yarnctl cluster up --no-hdfs                   # jobs on file:///, no NameNode and DataNodes
   yarnctl cluster run -- pi 2 10
   yarnctl cluster status
@@ -66,6 +67,11 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                       help="run the shim with this yarnctl policy (default fifo)")
     mode.add_argument("--native", choices=("fifo", "capacity", "fair"),
                       help="run a stock Hadoop scheduler instead of the shim (no policy server)")
+    up.add_argument("--param", action="append", default=[], metavar="POLICY.KEY=VALUE",
+                    help="a parameter of --policy for its server, e.g. dress.initial_reserve=0.2 (repeatable; kept by "
+                         "restart-serve and rm2's server; `yarnctl policies` lists each policy's)")
+    up.add_argument("--policy-config", type=argtypes.path, metavar="FILE",
+                    help="YAML file mapping the policy's name to its parameters (--param wins)")
     up.add_argument("--shim-on", choices=("fifo", "capacity"), default="fifo",
                     help="the scheduler the shim extends: fifo (default), or capacity: CapacityScheduler's queue "
                          "tree, ACLs and queue metrics from the cluster's capacity-scheduler.xml, which the policy "
@@ -187,6 +193,24 @@ def _restart_serve(cluster: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _param_args(args: argparse.Namespace, policy: str) -> list[str]:
+    """`yarnctl serve`'s --param/--policy-config for `policy`, checked here first: a bad one stops before any JVM."""
+    from yarnctl.cli.params import policy_params
+    from yarnctl.policies import make_policy
+
+    try:
+        params = policy_params(args, [policy]).get(policy, {})
+    except ConfigError as e:
+        if "which is not among --policy" not in str(e):
+            raise
+        raise ConfigError(f"--param: `cluster up --policy {policy}` takes {policy}.KEY=VALUE ({e})") from None
+    make_policy(policy, params)  # an unknown key or a bad value, said before anything starts
+    out = [] if args.policy_config is None else ["--policy-config", str(args.policy_config.resolve())]
+    for item in args.param:
+        out += ["--param", item]
+    return out
+
+
 def _up(cluster: Any, args: argparse.Namespace) -> int:
     from yarnctl.cluster.start import serve_files
 
@@ -199,16 +223,20 @@ def _up(cluster: Any, args: argparse.Namespace) -> int:
         raise ClusterError(f"--metrics-port is the policy server's; --native {args.native} runs none")
     if args.ha and args.metrics_port == 65535:
         raise ClusterError("--metrics-port 65535: with --ha rm2's server takes the next port; give a lower one")
+    if args.native and (args.param or args.policy_config):
+        raise ClusterError(f"--param and --policy-config are the policy server's; --native {args.native} runs none")
+    serve_args: list[str] = [] if args.metrics_port is None else ["--metrics-port", str(args.metrics_port)]
     if args.native is None:
         from yarnctl.policies import REGISTRY
         if policy not in REGISTRY:
             raise ClusterError(f"unknown policy {policy!r}; valid policies: {', '.join(sorted(REGISTRY))} "
                                "(or --native fifo|capacity|fair)")
+        serve_args += _param_args(args, policy)
     info = cluster.up(nodes=args.nodes, policy=policy, native=args.native, nm_memory_mb=args.nm_memory_mb,
                       nm_vcores=args.nm_vcores, deadline_ms=args.deadline_ms, token_file=args.token_file,
                       heartbeat_ms=args.heartbeat_ms, timeout_s=args.timeout, recovery=args.recovery, ha=args.ha,
                       shim_on=args.shim_on, hdfs=args.hdfs,
-                      serve_args=() if args.metrics_port is None else ("--metrics-port", str(args.metrics_port)))
+                      serve_args=tuple(serve_args))
     flag = _flag(cluster)
     what = (f"shim on {args.shim_on}, policy {info.policy}" if info.policy and args.shim_on != "fifo"
             else f"shim, policy {info.policy}" if info.policy else f"stock {info.scheduler_class.rsplit('.', 1)[1]}")

@@ -27,7 +27,7 @@ from yarnctl.cluster.home import write_hadoop_home
 from yarnctl.cluster.info import (
     DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo, DownReport,
 )
-from yarnctl.cluster.ports import free_ports, is_listening
+from yarnctl.cluster.ports import accepts_unix, free_ports, is_listening
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import HdfsDaemon, HistoryServer, ResourceManager
 
@@ -378,8 +378,10 @@ class Startup:
         cmd = [str(self.daemon_script), "serve", "--policy", policy, "--port", str(port),
                "--token-file", str(info.token_file), "--decision-log", str(files["decisions"]),
                "--status-file", str(files["status"]), "--rm", ",".join(info.rm_urls), *extra]
+        control = None
         if not {"--control-socket", "--no-control"} & set(extra):  # `yarnctl policy` finds it via the status file
             cmd += ["--control-socket", str(files["control"])]
+            control = files["control"]
         if not {"--state-dir", "--no-state-file"} & set(extra):  # a policy swapped in keeps its history here, not in ~
             cmd += ["--state-dir", str(self.dir / "state")]
         if _stateful(policy) and not {"--state-file", "--no-state-file"} & set(extra):
@@ -394,6 +396,8 @@ class Startup:
         self._save(info)
         t0 = time.monotonic()
         self._wait_until(proc, d, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
+        if control is not None:  # it opens after the port; `yarnctl policy` right after a restart-serve needs it
+            self._wait_until(proc, d, deadline, "open its control socket", lambda: accepts_unix(control), 0.05)
         self._say(f"  policy server listening on 127.0.0.1:{port} ({time.monotonic() - t0:.1f} s)")
         return info
 
