@@ -17,9 +17,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# the paper policies beside Hadoop's schedulers on two of the papers' workloads, tables and plots into demo-out/
+# the paper policies beside Hadoop's scheduling algorithms on two of the papers' workloads, tables and plots into demo-out/
 demo: $(STAMP)
-	@echo "== [HaSTE] Table 3 (haste-mixed1): Hadoop's FIFO, Fair and Capacity beside FFD-DotProduct and HaSTE"
+	@echo "== [HaSTE] Table 3 (haste-mixed1): FIFO, Fair and Capacity (Hadoop 2.7's orders, node reservations off) beside FFD-DotProduct and HaSTE"
 	@$(BIN)/yarnctl simulate --workload haste-mixed1 --policy fifo,fair,capacity,ffd-dp,haste --no-jobs --out demo-out/haste-mixed1
 	@$(BIN)/python -m yarnctl.sim.reproduce haste --workload haste-mixed1
 	@echo

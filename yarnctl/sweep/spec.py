@@ -244,11 +244,11 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
         baseline=baseline or doc.get("baseline"),
         options=RunOptions(_max_time(doc.get("max_time_s"), src), _sharing(doc.get("sharing"), src)),
         aliases=tuple(sorted(aliases.items())))
-    _check(spec, src)
+    _check(spec, src, flagged=baseline is not None, params_given=bool(params))
     return spec
 
 
-def _check(spec: SweepSpec, src: str) -> None:
+def _check(spec: SweepSpec, src: str, flagged: bool = False, params_given: bool = False) -> None:
     """Every workload loads, every policy is known, every parameter accepted by its policy, the baseline one cell."""
     from yarnctl.policies import make_policy
     from yarnctl.sim.workload import load_workload
@@ -268,9 +268,13 @@ def _check(spec: SweepSpec, src: str) -> None:
         raise ConfigError(f"{src}: {n} cells; at most {MAX_CELLS}")
     if spec.baseline is not None:  # a policy run with one parameter set, or one cell's label: 'fair[reservations=True]'
         try:
-            resolve_baseline(spec.baseline, spec.parameter_sets())
+            resolve_baseline(spec.baseline, spec.parameter_sets(), "--baseline" if flagged else "baseline")
         except ConfigError as e:
-            raise ConfigError(f"{src}: {e}") from None
+            if flagged:
+                raise
+            # the file's baseline named one cell until --param swept its policy: the flag is what to change
+            hint = " (--param swept it: give --baseline CELL)" if params_given and "swept over" in str(e) else ""
+            raise ConfigError(f"{src}: {e}{hint}") from None
 
 
 def _to_check(grid: Sequence[tuple[str, Sequence[Any]]]) -> Iterator[dict[str, Any]]:
