@@ -117,3 +117,20 @@ def test_a_malformed_alloc_row_is_named(row: Any) -> None:
     assert len(parse_request(json.dumps(good)).alloc) == 2
     with pytest.raises(WireError, match=r"^alloc\[1\]: expected \[container, app, node"):
         parse_request(json.dumps({**good, "alloc": [_ROW, row]}))
+
+
+_NODE = ["n1:1", "/r1", 4096, 4, 4096, 4]
+
+
+@pytest.mark.parametrize("row", [
+    _NODE[:3], _NODE[:5], _NODE + [1], "n1:1/r1409", None, ["", *_NODE[1:]], ["n" * 513, *_NODE[1:]],
+    [_NODE[0], 7, *_NODE[2:]], [*_NODE[:2], True, *_NODE[3:]], [*_NODE[:3], -1, *_NODE[4:]],
+    [*_NODE[:4], 1.5, 4], [*_NODE[:5], -4],
+], ids=["3-items", "5-items", "7-items", "string", "null", "empty-id", "long-id", "rack-not-str", "bool-mb",
+        "negative-vcores", "float-registered-mb", "negative-registered-vcores"])
+def test_a_malformed_node_row_is_named(row: Any) -> None:
+    """Every check of the node rows (inline, as the full sync's alloc rows) refuses its bad row by index."""
+    good = {"v": 3, "seq": 1, "full": True, "t": 0, "node": "n1:1", "used": [0, 0, 0], "nodes": [_NODE, _NODE[:4]]}
+    assert [n.registered_mb for n in parse_request(json.dumps(good)).nodes] == [4096, 4096]
+    with pytest.raises(WireError, match=r"^nodes\[1\]: expected \[id, rack, MB, vcores"):
+        parse_request(json.dumps({**good, "nodes": [_NODE, row]}))

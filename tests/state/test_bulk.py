@@ -84,3 +84,25 @@ def test_a_refused_batch_names_the_container_and_changes_nothing(bad: Container,
     with pytest.raises(StateError, match=message):
         state.allocate_all([good, bad])
     assert _ordered(state.snapshot(0.0)) == before
+
+
+nodes = st.lists(st.tuples(st.sampled_from([f"m{i}:1" for i in range(5)]), st.sampled_from(["/r1", "/r2"]),
+                           st.integers(0, 4), st.integers(0, 3), st.one_of(st.none(), st.integers(1, 4))), max_size=12)
+
+
+@given(nodes, nodes)
+def test_put_nodes_equals_put_node_one_by_one(before: Any, batch: Any) -> None:
+    """A full sync's nodes in one call: new ones, a node named twice, a known one resized, registered or not."""
+    def rows(items: Any) -> list[tuple[str, str, Resources, Resources | None]]:
+        return [(n, rack, Resources(mb * 1024, vc), None if reg is None else Resources(reg * 1024, reg))
+                for n, rack, mb, vc, reg in items]
+
+    one, bulk = ClusterState(), ClusterState()
+    for state in (one, bulk):
+        for row in rows(before):
+            state.put_node(*row)
+    for row in rows(batch):
+        one.put_node(*row)
+    bulk.put_nodes(rows(batch))
+    a, b = one.snapshot(1.0), bulk.snapshot(1.0)
+    assert _ordered(a) == _ordered(b) and a.version == b.version and one.capacity == bulk.capacity

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yarnctl.bridge.wire import AskRow, QueueRow, WireRequest
+from yarnctl.bridge.wire import AskRow, NodeRow, QueueRow, WireRequest
 from yarnctl.model import ANY, App, ClusterSnapshot, Locality, Ask, Queue, Resources
 from yarnctl.state import ClusterState, StateError
 
@@ -46,9 +46,8 @@ class Mirror:
         # order matters: rows describe events since the last call, so an app or container may both
         # arrive and leave in one request; arrivals first, then what uses them, then departures
         try:
-            for n in req.nodes:
-                state.put_node(n.id, n.rack, Resources(n.memory_mb, n.vcores),
-                               Resources(n.registered_mb, n.registered_vcores))
+            if req.nodes:
+                state.put_nodes(_nodes(req.nodes))
             if req.queues is not None:
                 state.set_queues(_queue(q) for q in req.queues)
             for a in req.apps:
@@ -99,6 +98,21 @@ def _ask_rows(ask: AskRow) -> tuple[Ask, ...]:
         level = Locality.RACK if loc.name.startswith("/") else Locality.NODE
         rows.append(Ask(ask.app, ask.priority, cap, loc.count, loc.name, level, loc.relax))
     return tuple(rows)
+
+
+def _nodes(rows: tuple[NodeRow, ...]) -> list[tuple[str, str, Resources, Resources]]:
+    """The node rows as `put_nodes` takes them; nodes of one size share one Resources (a full sync has a thousand)."""
+    sizes: dict[tuple[int, int], Resources] = {}
+    out = []
+    for node_id, rack, mb, vc, reg_mb, reg_vc in rows:
+        capacity = sizes.get((mb, vc))
+        if capacity is None:
+            capacity = sizes[mb, vc] = Resources(mb, vc)
+        registered = sizes.get((reg_mb, reg_vc))
+        if registered is None:
+            registered = sizes[reg_mb, reg_vc] = Resources(reg_mb, reg_vc)
+        out.append((node_id, rack, capacity, registered))
+    return out
 
 
 def _queue(q: QueueRow) -> Queue:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from yarnctl.bridge.wire import WireError, flag, is_id, loads_object, rows
 from yarnctl.model import Assignment, ContainerKind, Decision, Kill, NodeId, NodeResize, Resources
@@ -25,7 +26,10 @@ class WireResponse:
     err: str | None = None
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+def _encode(doc: Mapping[str, Any]) -> str:
+    # compact, as json with separators=(",", ":") writes it, in a tenth of the time; text is UTF-8 rather than
+    # \u escapes, which the shim's Jackson reads alike
+    return orjson.dumps(doc).decode()
 
 
 def encode_decision(seq: int, decision: Decision) -> str:
@@ -41,7 +45,7 @@ def encode_decision(seq: int, decision: Decision) -> str:
         doc["k"] = [[k.container_id, k.reason] for k in decision.kills]
     if decision.resizes:
         doc["r"] = [[r.node_id, r.capacity.memory_mb, r.capacity.vcores] for r in decision.resizes]
-    return _ENCODE(doc)
+    return _encode(doc)
 
 
 def encode_resync(seq: int) -> str:
@@ -51,7 +55,7 @@ def encode_resync(seq: int) -> str:
 
 def encode_error(seq: int, message: str) -> str:
     """The response saying Python could not decide (the shim decides natively)."""
-    return _ENCODE({"seq": seq, "err": message})
+    return _encode({"seq": seq, "err": message})
 
 
 def _a(r: Any) -> tuple[str, int, int, ContainerKind]:

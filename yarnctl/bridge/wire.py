@@ -14,6 +14,7 @@ from yarnctl.model import Container, ContainerKind, Resources
 from yarnctl.model.frozen import quick_init
 
 T = TypeVar("T")
+_tuple_new = tuple.__new__  # a NamedTuple row without its Python-level __new__ (the rows of a full sync)
 
 VERSION = 3  # v3 added the scheduler's queue tree (`queues`) and the app rows' `active` flag
 READABLE = (1, 2, 3)  # older requests still parse (decision logs): v1 containers are normal, v1-v2 apps active
@@ -141,11 +142,17 @@ def is_id(x: Any) -> bool:
 
 
 def _node(r: Any) -> NodeRow:
-    i, rack, mem, vc, *registered = r
-    reg_mem, reg_vc = registered or (mem, vc)  # a 4-item row: registered at its capacity
-    if not (is_id(i) and type(rack) is str and _nat(mem) and _nat(vc) and _nat(reg_mem) and _nat(reg_vc)):
+    # a full sync has a row per node: unpacked without a starred target and checked inline, as alloc rows are
+    if len(r) == 6:
+        i, rack, mem, vc, reg_mem, reg_vc = r
+    else:
+        i, rack, mem, vc = r
+        reg_mem, reg_vc = mem, vc  # a 4-item row: registered at its capacity
+    if not (type(i) is str and 0 < len(i) <= 512 and type(rack) is str and type(mem) is int and mem >= 0
+            and type(vc) is int and vc >= 0 and type(reg_mem) is int and reg_mem >= 0 and type(reg_vc) is int
+            and reg_vc >= 0):
         raise ValueError
-    return NodeRow(i, rack, mem, vc, reg_mem, reg_vc)
+    return _tuple_new(NodeRow, (i, rack, mem, vc, reg_mem, reg_vc))
 
 
 def _app(r: Any) -> AppRow:
@@ -189,7 +196,6 @@ def _ask(r: Any) -> AskRow:
 
 
 _NORMAL, _OPPORTUNISTIC = ContainerKind.NORMAL, ContainerKind.OPPORTUNISTIC
-_tuple_new = tuple.__new__
 
 
 def _alloc_reader() -> Callable[[Any], Container]:

@@ -260,6 +260,25 @@ class ClusterState:
         self.capacity = self.capacity + capacity
         self.version += 1
 
+    def put_nodes(self, nodes: Iterable[tuple[NodeId, str, Resources, Resources | None]]) -> None:
+        """`put_node` of each (id, rack, capacity, registered) in turn, new nodes' capacity summed once (a full sync)."""
+        known, alloc, on_node, views = self._nodes, self._node_alloc, self._node_cs, self._node_views
+        mb = vc = added = 0
+        for node_id, rack, capacity, registered in nodes:
+            if node_id in known:
+                self.put_node(node_id, rack, capacity, registered)
+                continue
+            known[node_id] = Node(node_id, rack, capacity, ZERO, registered)
+            alloc[node_id] = ZERO
+            on_node[node_id] = {}
+            views[node_id] = ()
+            mb += capacity.memory_mb
+            vc += capacity.vcores
+            added += 1
+        if added:
+            self.capacity = self.capacity + Resources(mb, vc)
+            self.version += added
+
     def resize_node(self, node_id: NodeId, capacity: Resources) -> None:
         """A policy (or an admin) sets the capacity a node offers; its registered size stays."""
         node = self._node_or_fail(node_id)
