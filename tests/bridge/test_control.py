@@ -67,6 +67,22 @@ def test_a_bad_request_is_answered_and_the_server_goes_on(control: tuple[Control
     assert request(ctl.path, TOKEN, {"command": "show"})["ok"] is True
 
 
+def test_a_probe_that_sends_nothing_is_not_a_refused_request(control: tuple[ControlServer, PolicyService],
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """`cluster up` and `restart-serve` connect and leave to see that the socket is up: no warning, no count."""
+    from yarnctl.cluster.ports import accepts_unix
+
+    ctl, _ = control
+    assert accepts_unix(ctl.path) and accepts_unix(ctl.path)
+    assert request(ctl.path, TOKEN, {"command": "show"})["ok"] is True  # the server goes on
+    assert ctl.refused == 0 and "refused a request" not in caplog.text
+    with socket.socket(socket.AF_UNIX) as s:  # a line that is not JSON still is one
+        s.connect(str(ctl.path))
+        s.sendall(b"\n")
+        s.makefile("rb").readline()
+    assert ctl.refused == 1
+
+
 def test_client_errors_are_one_line(tmp_path: Path, control: tuple[ControlServer, PolicyService]) -> None:
     ctl, _ = control
     with pytest.raises(ControlError, match="no control socket"):

@@ -134,3 +134,9 @@ def test_a_malformed_node_row_is_named(row: Any) -> None:
     assert [n.registered_mb for n in parse_request(json.dumps(good)).nodes] == [4096, 4096]
     with pytest.raises(WireError, match=r"^nodes\[1\]: expected \[id, rack, MB, vcores"):
         parse_request(json.dumps({**good, "nodes": [_NODE, row]}))
+
+
+def test_an_error_whose_text_is_not_utf8_is_still_answered() -> None:
+    """orjson refuses a lone surrogate (a path that is not UTF-8 named in an error); the answer falls back to json."""
+    assert json.loads(encode_error(3, "cannot read /tmp/\udc80.yaml")) == {"seq": 3, "err": "cannot read /tmp/\udc80.yaml"}
+    assert encode_error(4, "δ too small") == '{"seq":4,"err":"δ too small"}'  # UTF-8 as is, as Jackson reads it

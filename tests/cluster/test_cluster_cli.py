@@ -48,7 +48,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     (["cluster", "up", "--native", "fair", "--param", "fair.reservations=true"],
      "error: --param and --policy-config are the policy server's; --native fair runs none"),
     (["cluster", "up", "--policy", "dress", "--param", "fair.reservations=true"],
-     "error: --param: `cluster up --policy dress` takes dress.KEY=VALUE"),
+     "error: --param fair.*: `cluster up --policy dress` takes dress.KEY=VALUE"),
     (["cluster", "up", "--policy", "dress", "--param", "dress.nosuch=1"], "error: policy dress: unknown parameter 'nosuch'; valid: "),
     (["cluster", "up", "--policy", "dress", "--param", "dress.theta=lots"], "error: policy dress: theta: expected a number, got 'lots'"),
     (["cluster", "up", "--policy", "dress", "--param", "theta=1"], "error: --param 'theta=1': expected POLICY.KEY=VALUE"),
@@ -97,8 +97,7 @@ def test_up_runs_hdfs_unless_told_not_to(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert asked["hdfs"] is hdfs
 
 
-def test_up_hands_the_policys_parameters_to_its_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """--param and --policy-config reach `yarnctl serve` as given (after --metrics-port), the config as an absolute path."""
+def _serve_args(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *argv: str) -> object:
     asked: dict[str, object] = {}
 
     def up(self: LocalCluster, **kw: object) -> None:
@@ -106,14 +105,44 @@ def test_up_hands_the_policys_parameters_to_its_server(monkeypatch: pytest.Monke
         raise ClusterError("stop here")  # only what the CLI asked for matters
 
     monkeypatch.setattr(LocalCluster, "up", up)
+    assert main(["cluster", "up", "--dir", str(tmp_path), *argv]) == 2
+    return asked["serve_args"]
+
+
+def test_up_hands_the_policys_parameters_to_its_server_as_values(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    """--policy-config and --param reach `yarnctl serve` as values (--param wins), after --metrics-port: a restart-serve
+    or rm2's server gets what `up` was given even if the file changes or goes."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "p.yaml").write_text("dress: {theta: 0.2}\n")
-    assert main(["cluster", "up", "--dir", str(tmp_path), "--policy", "dress", "--metrics-port", "0",
-                 "--policy-config", "p.yaml", "--param", "dress.initial_reserve=0.3", "--param", "dress.order=fifo"]) == 2
-    assert asked["serve_args"] == ("--metrics-port", "0", "--policy-config", str(tmp_path / "p.yaml"),
-                                   "--param", "dress.initial_reserve=0.3", "--param", "dress.order=fifo")
-    assert main(["cluster", "up", "--dir", str(tmp_path), "--policy", "fifo"]) == 2
-    assert asked["serve_args"] == ()
+    (tmp_path / "p.yaml").write_text("dress: {theta: 0.2, initial_reserve: 0.5}\n")
+    assert _serve_args(monkeypatch, tmp_path, "--policy", "dress", "--metrics-port", "0", "--policy-config", "p.yaml",
+                       "--param", "dress.initial_reserve=0.3", "--param", "dress.order=fifo") == (
+        "--metrics-port", "0", "--param", "dress.theta=0.2", "--param", "dress.initial_reserve=0.3",
+        "--param", "dress.order=fifo")
+    assert _serve_args(monkeypatch, tmp_path, "--policy", "fifo") == ()
+
+
+@pytest.mark.parametrize("value", [0.2, 1e-05, True, "fifo", "true", "0.5", "a=b", {"q": {"weight": 2.0}}, [1, 2], None],
+                         ids=["float", "small-float", "bool", "word", "true-as-text", "number-as-text", "equals",
+                              "mapping", "list", "null"])
+def test_a_parameter_reaches_the_server_as_the_value_given(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                          value: object) -> None:
+    """Each value, written for --param, reads back through `policy_params` (serve's own reader) as itself."""
+    import argparse
+
+    import yaml
+
+    from yarnctl.cli.cluster import _param_args
+    from yarnctl.cli.params import policy_params
+
+    def given(params: list[str], config: Path | None = None) -> argparse.Namespace:
+        return argparse.Namespace(param=params, policy_config=config)
+
+    monkeypatch.setattr("yarnctl.policies.make_policy", lambda name, params: None)  # any value: the round trip only
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"dress": {"x": value}}))
+    args = _param_args(given([], path), "dress")
+    assert args[0] == "--param" and policy_params(given(args[1::2]), ["dress"]) == {"dress": {"x": value}}
 
 
 def test_down_without_cluster_is_a_no_op(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -102,6 +102,9 @@ def test_a_spec_expands_into_every_cell_in_a_fixed_order(tmp_path: Path) -> None
     ("workloads: [haste-mixed1]\npolicies: {capacity: {}}\nbaseline: capacity\n",
      {"params": ["capacity.reservations=false,true"]},
      r"s.yaml: baseline 'capacity' was swept over 2 .* \(--param swept it: give --baseline CELL\)$"),
+    # ... but not when the file swept it itself and --param touched another policy
+    ("workloads: [haste-mixed1]\npolicies: {fair: {reservations: [false, true]}}\nbaseline: fair\n",
+     {"params": ["capacity.reservations=true"]}, r"baseline 'fair' was swept over 2 parameter sets; name one: [^(]*$"),
     # an alias named like a cell would merge its cells with that cell's in the report
     ("workloads: [haste-mixed1]\npolicies:\n  fair: {reservations: [false, true]}\n  'fair[reservations=True]': {policy: drf}\n",
      {}, r"policies.fair\[reservations=True\]: an alias's name may not hold '\[' or '\]'"),

@@ -47,6 +47,8 @@ class _Connection(socketserver.StreamRequestHandler):
             raw = self.rfile.readline(MAX_LINE + 1)
         except OSError:
             return
+        if not raw:  # the client left without asking (a readiness probe: cluster up, restart-serve): no request to refuse
+            return
         answer = ctl.answer(raw)
         try:
             self.wfile.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")

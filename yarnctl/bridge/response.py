@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,10 +27,16 @@ class WireResponse:
     err: str | None = None
 
 
+_JSON = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def _encode(doc: Mapping[str, Any]) -> str:
     # compact, as json with separators=(",", ":") writes it, in a tenth of the time; text is UTF-8 rather than
     # \u escapes, which the shim's Jackson reads alike
-    return orjson.dumps(doc).decode()
+    try:
+        return orjson.dumps(doc).decode()
+    except TypeError:  # a lone surrogate in a text (an error naming a path that is not UTF-8): json escapes it
+        return _JSON(doc)
 
 
 def encode_decision(seq: int, decision: Decision) -> str:

@@ -194,7 +194,10 @@ def _restart_serve(cluster: Any, args: argparse.Namespace) -> int:
 
 
 def _param_args(args: argparse.Namespace, policy: str) -> list[str]:
-    """`yarnctl serve`'s --param/--policy-config for `policy`, checked here first: a bad one stops before any JVM."""
+    """`yarnctl serve`'s --param for each of `policy`'s parameters, checked here first (a bad one stops before any
+    JVM) and given as values: restart-serve and rm2's server get what `up` was given, whatever the file says later."""
+    import yaml
+
     from yarnctl.cli.params import policy_params
     from yarnctl.policies import make_policy
 
@@ -203,11 +206,18 @@ def _param_args(args: argparse.Namespace, policy: str) -> list[str]:
     except ConfigError as e:
         if "which is not among --policy" not in str(e):
             raise
-        raise ConfigError(f"--param: `cluster up --policy {policy}` takes {policy}.KEY=VALUE ({e})") from None
+        flagged = {item.partition(".")[0] for item in args.param}
+        stray = next((name for name in flagged if name != policy), None)
+        if stray is not None:
+            raise ConfigError(f"--param {stray}.*: `cluster up --policy {policy}` takes {policy}.KEY=VALUE") from None
+        raise ConfigError(f"{args.policy_config}: has parameters for a policy other than {policy!r}, "
+                          f"the one `cluster up` serves ({e})") from None
     make_policy(policy, params)  # an unknown key or a bad value, said before anything starts
-    out = [] if args.policy_config is None else ["--policy-config", str(args.policy_config.resolve())]
-    for item in args.param:
-        out += ["--param", item]
+    out: list[str] = []
+    for key, value in params.items():
+        # YAML, as --param reads it back: 1.0e-05 stays a float, 'true' a string
+        text = yaml.safe_dump(value, default_flow_style=True, width=1 << 20).removesuffix("...\n").strip()
+        out += ["--param", f"{policy}.{key}={text}"]
     return out
 
 

@@ -244,11 +244,12 @@ def load_spec(path: Path | None, *, workloads: Sequence[str] = (), policies: Seq
         baseline=baseline or doc.get("baseline"),
         options=RunOptions(_max_time(doc.get("max_time_s"), src), _sharing(doc.get("sharing"), src)),
         aliases=tuple(sorted(aliases.items())))
-    _check(spec, src, flagged=baseline is not None, params_given=bool(params))
+    swept = {item.partition(".")[0] for item in params}  # the grids --param gave values
+    _check(spec, src, flagged=bool(baseline), swept_by_flags=(spec.baseline or "").partition("[")[0] in swept)
     return spec
 
 
-def _check(spec: SweepSpec, src: str, flagged: bool = False, params_given: bool = False) -> None:
+def _check(spec: SweepSpec, src: str, flagged: bool = False, swept_by_flags: bool = False) -> None:
     """Every workload loads, every policy is known, every parameter accepted by its policy, the baseline one cell."""
     from yarnctl.policies import make_policy
     from yarnctl.sim.workload import load_workload
@@ -273,7 +274,7 @@ def _check(spec: SweepSpec, src: str, flagged: bool = False, params_given: bool 
             if flagged:
                 raise
             # the file's baseline named one cell until --param swept its policy: the flag is what to change
-            hint = " (--param swept it: give --baseline CELL)" if params_given and "swept over" in str(e) else ""
+            hint = " (--param swept it: give --baseline CELL)" if swept_by_flags and "swept over" in str(e) else ""
             raise ConfigError(f"{src}: {e}{hint}") from None
 
 
