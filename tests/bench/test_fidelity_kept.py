@@ -1,4 +1,4 @@
-"""The fidelity runs of 2026-11-27 and the second round of two mixes (docs/fidelity/) re-scored: docs/fidelity.md's numbers hold.
+"""The fidelity runs of 2026-11-27, the second round and the Xeon's round (docs/fidelity/) re-scored: docs/fidelity.md's numbers hold.
 
 Real runs of the suite on the local cluster, kept as `bench fidelity` keeps them (bench.json and job
 history per mix); no cluster is needed to replay them. A simulator change that moves these numbers
@@ -24,6 +24,8 @@ SECOND_ROUND = ARCHIVE.with_name("runs-2026-11-28-second-round.tar.gz")  # fid-m
 EXAMPLES_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-examples-round2.tar.gz")  # and fid-examples, later that day
 BIG_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-big-round2.tar.gz")  # and fid-big
 REDUCE_ROUND = ARCHIVE.with_name("runs-2026-11-28-fid-reduce-round2.tar.gz")  # and fid-reduce: every mix twice
+XEON_ROUND = ARCHIVE.with_name("runs-2026-12-01-xeon.tar.gz")  # the whole suite again, on the 2 vCPU Intel Xeon
+XEON_FIT = Startup(10.0, 3.0, 1.0)  # docs/fidelity.md, "A third round, on a second machine": its own fit
 FIT = Startup(10.0, 3.0, 3.0)  # docs/fidelity.md, "The AM takes up its containers on its heartbeat"
 
 
@@ -309,3 +311,35 @@ def test_all_five_mixes_twice_and_the_simulators_phase_reach(runs: list[fid.Real
         "fid-big": ([0, 2], [2, 2]), "fid-examples": ([4, 4], [4, 4]), "fid-mixed": ([1, 1], [1, 1]),
         "fid-reduce": ([4, 4], [4, 4]), "fid-wide": ([2, 2], [2, 2])}
     assert sum(len(fid.real_times(r)) for r in second) == 155 and _sim_pct(second) == (15.4, 35.7, 27.7)
+
+
+@pytest.fixture(scope="module")
+def xeon(tmp_path_factory: pytest.TempPathFactory) -> list[fid.RealRun]:
+    return _unpack(XEON_ROUND, tmp_path_factory.mktemp("fid-xeon"), fid.SUITE)
+
+
+def test_the_xeon_round_scores_as_documented(xeon: list[fid.RealRun]) -> None:
+    """docs/fidelity.md, "A third round, on a second machine": 25 runs fitted on their own native-fifo runs."""
+    assert len(xeon) == 25 and sum(len(fid.real_times(r)) for r in xeon) == 155
+    assert all(len(r.history) == len(r.records) for r in xeon)
+    result = suite.evaluate(xeon, startup=XEON_FIT)
+    errors = list(result.errors)
+    assert _pct(errors) == (9.8, 27.8, 32.4)
+    assert _pct([e for e in errors if e.scheduler == fid.CALIBRATION]) == (7.5, 17.9, 24.1)
+    assert _pct([e for e in errors if e.scheduler != fid.CALIBRATION]) == (10.7, 28.1, 34.0)
+    assert round(100 * result.fit_score, 1) == 9.7
+    assert [result.mixes[m]["sim_pairs"] for m in fid.SUITE] == [[7, 8], [4, 6], [7, 7], [7, 9], [0, 4]]
+    # fid-big: every scheduler's jobs simulated 13-29% slower than they ran, as on this machine's first round
+    def late(e: fid.JobError) -> float:
+        assert e.sim.completion_s is not None and e.real.completion_s
+        return e.sim.completion_s / e.real.completion_s - 1
+
+    assert min(statistics.median([late(e) for e in errors if e.mix == "fid-big" and e.scheduler == s])
+               for s in fid.SCHEDULERS) > 0.10
+
+
+@pytest.mark.slow
+def test_the_xeon_rounds_fit_finds_its_costs(xeon: list[fid.RealRun]) -> None:
+    """The same 1,200-candidate search on this machine's native-fifo runs: a cheaper start beside others than the EPYC's."""
+    found, score = fid.best_fit(fid.fit_scores([r for r in xeon if r.label == fid.CALIBRATION]))
+    assert (found, round(100 * score, 1)) == (XEON_FIT, 9.7)
