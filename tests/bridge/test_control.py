@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from wirefixtures import STATE, text
 
-from yarnctl.bridge.control import ControlError, ControlServer, request
+from yarnctl.bridge.control import ControlError, ControlServer, accepts, request
 from yarnctl.bridge.service import PolicyService
 from yarnctl.cli.policy import parse_share, parse_window
 from yarnctl.errors import ConfigError
@@ -70,10 +70,8 @@ def test_a_bad_request_is_answered_and_the_server_goes_on(control: tuple[Control
 def test_a_probe_that_sends_nothing_is_not_a_refused_request(control: tuple[ControlServer, PolicyService],
                                                             caplog: pytest.LogCaptureFixture) -> None:
     """`cluster up` and `restart-serve` connect and leave to see that the socket is up: no warning, no count."""
-    from yarnctl.cluster.ports import accepts_unix
-
     ctl, _ = control
-    assert accepts_unix(ctl.path) and accepts_unix(ctl.path)
+    assert accepts(ctl.path) and accepts(ctl.path)
     assert request(ctl.path, TOKEN, {"command": "show"})["ok"] is True  # the server goes on
     assert ctl.refused == 0 and "refused a request" not in caplog.text
     with socket.socket(socket.AF_UNIX) as s:  # a line that is not JSON still is one
@@ -204,3 +202,15 @@ def test_swap_end_to_end_through_yarnctl_serve_and_yarnctl_policy(tmp_path: Path
     assert not sock.exists()
     events = [json.loads(line)["event"] for line in dlog.read_text().splitlines() if '"event"' in line]
     assert events == ["shadow", "active", "rolled-back"]
+
+
+def test_accepts_tells_a_live_socket_from_a_dead_servers_file(tmp_path: Path) -> None:
+    """A policy server killed with -9 leaves its control socket's file: it must read as not ready (restart-serve)."""
+    path = tmp_path / "ctl.sock"
+    assert not accepts(path)  # no file
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    assert accepts(path)
+    server.close()  # the file stays, as after a crash
+    assert path.exists() and not accepts(path)

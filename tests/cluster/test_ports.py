@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from yarnctl.cluster.ports import LOWEST, accepts_unix, ephemeral_range, free_ports, is_listening
+from yarnctl.cluster.ports import LOWEST, ephemeral_range, free_ports, is_listening
 
 
 def test_free_ports_are_distinct_and_bindable() -> None:
@@ -74,15 +74,3 @@ def test_is_listening() -> None:
         port = s.getsockname()[1]
         assert is_listening("127.0.0.1", port)
     assert not is_listening("127.0.0.1", port)
-
-
-def test_accepts_unix_tells_a_live_socket_from_a_dead_servers_file(tmp_path: Path) -> None:
-    """A policy server killed with -9 leaves its control socket's file: it must read as not ready (restart-serve)."""
-    path = tmp_path / "ctl.sock"
-    assert not accepts_unix(path)  # no file
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(1)
-    assert accepts_unix(path)
-    server.close()  # the file stays, as after a crash
-    assert path.exists() and not accepts_unix(path)

@@ -78,7 +78,7 @@ class ControlServer:
         if path.exists() or path.is_symlink():
             if not stat.S_ISSOCK(path.lstat().st_mode):
                 raise ConfigError(f"--control-socket {path}: a file that is not a socket is there; give another path")
-            if _answers(path):
+            if accepts(path):
                 raise ConfigError(f"--control-socket {path}: another policy server listens there; give another path")
             path.unlink()  # a server that died without cleaning up
         old = os.umask(0o177)  # the socket is created 0600: no window in which others may connect
@@ -133,10 +133,10 @@ class ControlServer:
         return {"ok": False, "error": why}
 
 
-def _answers(path: Path) -> bool:
-    """True when something accepts connections on the Unix socket `path`."""
+def accepts(path: Path, timeout_s: float = 1.0) -> bool:
+    """True when something accepts connections on the Unix socket `path` (a dead server's file refuses them)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(1.0)
+        s.settimeout(timeout_s)
         try:
             s.connect(str(path))
         except OSError:

@@ -198,18 +198,14 @@ def _param_args(args: argparse.Namespace, policy: str) -> list[str]:
     JVM) and given as values: restart-serve and rm2's server get what `up` was given, whatever the file says later."""
     import yaml
 
-    from yarnctl.cli.params import policy_params
+    from yarnctl.cli.params import OtherPolicyError, policy_params
     from yarnctl.policies import make_policy
 
     try:
         params = policy_params(args, [policy]).get(policy, {})
-    except ConfigError as e:
-        if "which is not among --policy" not in str(e):
-            raise
-        flagged = {item.partition(".")[0] for item in args.param}
-        stray = next((name for name in flagged if name != policy), None)
-        if stray is not None:
-            raise ConfigError(f"--param {stray}.*: `cluster up --policy {policy}` takes {policy}.KEY=VALUE") from None
+    except OtherPolicyError as e:
+        if any(item.partition(".")[0] == e.policy for item in args.param):
+            raise ConfigError(f"--param {e.policy}.*: `cluster up --policy {policy}` takes {policy}.KEY=VALUE") from None
         raise ConfigError(f"{args.policy_config}: has parameters for a policy other than {policy!r}, "
                           f"the one `cluster up` serves ({e})") from None
     make_policy(policy, params)  # an unknown key or a bad value, said before anything starts

@@ -12,6 +12,14 @@ from yarnctl.errors import ConfigError
 from yarnctl.sim.workload import load_yaml
 
 
+class OtherPolicyError(ConfigError):
+    """Parameters given for a policy the command does not run; `policy` names it."""
+
+    def __init__(self, message: str, policy: str) -> None:
+        super().__init__(message)
+        self.policy = policy
+
+
 def check_max_am_share(args: argparse.Namespace) -> None:
     """`--max-am-share` (simulate, serve): a fraction in (0, 1] or absent; ConfigError otherwise."""
     if args.max_am_share is not None and not 0 < args.max_am_share <= 1:
@@ -44,5 +52,6 @@ def policy_params(args: argparse.Namespace, policies: Sequence[str]) -> dict[str
             raise ConfigError(f"--param {item!r}: malformed value: {str(e).splitlines()[0]}") from None
     for name in params:
         if name not in policies:
-            raise ConfigError(f"parameters given for {name!r}, which is not among --policy {','.join(policies)}")
+            raise OtherPolicyError(f"parameters given for {name!r}, which is not among --policy {','.join(policies)}",
+                                   name)
     return params

@@ -130,15 +130,13 @@ def _cmd_policy(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
-    from yarnctl.cli.params import policy_params
+    from yarnctl.cli.params import OtherPolicyError, policy_params
     from yarnctl.policies import make_policy
 
     name = args.policy.strip()
     try:
         params = policy_params(args, [name]).get(name, {})
-    except ConfigError as e:
-        if "which is not among --policy" not in str(e):
-            raise
+    except OtherPolicyError as e:
         raise ConfigError(f"--param: `policy set {name}` takes {name}.KEY=VALUE ({e})") from None
     make_policy(name, params)  # an unknown name or a bad parameter, said here rather than "no running serve"
     return {"policy": name, "params": params, **parse_window(args.shadow),

@@ -61,17 +61,6 @@ def free_ports(n: int, host: str = "127.0.0.1", ephemeral: tuple[int, int] | Non
         return ports
 
 
-def accepts_unix(path: Path, timeout_s: float = 0.2) -> bool:
-    """True when something accepts connections on the Unix socket at `path` (a dead server's file refuses them)."""
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout_s)
-            s.connect(str(path))
-            return True
-    except OSError:
-        return False
-
-
 def is_listening(host: str, port: int, timeout_s: float = 0.2) -> bool:
     """True when something accepts TCP connections on host:port."""
     try:

@@ -15,6 +15,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yarnctl.bridge.control import accepts
 from yarnctl.bridge.server import load_token
 from yarnctl.cluster import classpath as cp
 from yarnctl.cluster import procs
@@ -27,7 +28,7 @@ from yarnctl.cluster.home import write_hadoop_home
 from yarnctl.cluster.info import (
     DEFAULT_DIR, DEFAULT_TOKEN_FILE, JARS, LAST_CLUSTER, PROBE, STATE_FILE, ClusterInfo, DaemonInfo, DownReport,
 )
-from yarnctl.cluster.ports import accepts_unix, free_ports, is_listening
+from yarnctl.cluster.ports import free_ports, is_listening
 from yarnctl.errors import ClusterError, RMError
 from yarnctl.rm import HdfsDaemon, HistoryServer, ResourceManager
 
@@ -397,7 +398,7 @@ class Startup:
         t0 = time.monotonic()
         self._wait_until(proc, d, deadline, "listen on its port", lambda: is_listening("127.0.0.1", port), 0.2)
         if control is not None:  # it opens after the port; `yarnctl policy` right after a restart-serve needs it
-            self._wait_until(proc, d, deadline, "open its control socket", lambda: accepts_unix(control), 0.05)
+            self._wait_until(proc, d, deadline, "open its control socket", lambda: accepts(control, 0.2), 0.05)
         self._say(f"  policy server listening on 127.0.0.1:{port} ({time.monotonic() - t0:.1f} s)")
         return info
 
