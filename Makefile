@@ -37,7 +37,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict yarnctl/model yarnctl/fairness yarnctl/estimation yarnctl/policies yarnctl/engine.py yarnctl/collector.py yarnctl/paths.py yarnctl/jsonout.py yarnctl/state yarnctl/bridge yarnctl/rm yarnctl/metrics \
 		yarnctl/sim/workload yarnctl/sim/records.py yarnctl/sim/cluster.py yarnctl/sim/appmaster.py \
 		yarnctl/sim/physics.py yarnctl/sim/bench.py yarnctl/sim/jvmstart.py yarnctl/sim/observe.py yarnctl/sim/parts.py yarnctl/sim/kernel.py yarnctl/sim/mr_am.py yarnctl/sim/spark_am.py yarnctl/sim/spark_drivers.py yarnctl/cli/params.py yarnctl/cluster yarnctl/bench/jhist.py yarnctl/bench/taskstart.py \
-		yarnctl/bench/replay.py yarnctl/bench/shares.py yarnctl/bench/fidelity.py yarnctl/fidelity yarnctl/cli/fidelity.py yarnctl/cli/output.py yarnctl/sim/report.py \
+		yarnctl/bench/replay.py yarnctl/bench/shares.py yarnctl/bench/fidelity.py yarnctl/bench/jvmcost.py yarnctl/fidelity yarnctl/cli/fidelity.py yarnctl/cli/output.py yarnctl/sim/report.py \
 		yarnctl/sweep yarnctl/cli/sweep.py yarnctl/cli/policy.py yarnctl/cli/running.py yarnctl/cli/whatif.py yarnctl/whatif
 
 # the fast tier for everyday work: types, unit, property, CLI and doc tests; no Maven, no Hadoop JVM, none of

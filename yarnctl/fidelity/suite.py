@@ -17,6 +17,7 @@ import yaml
 
 from yarnctl import jsonout
 from yarnctl.bench import fidelity as fid
+from yarnctl.bench import jvmcost
 from yarnctl.bench.replay import REPLAY_VERSION, replay_jobs, sls_trace, to_workload, workload_doc
 from yarnctl.bench.spec import load_spec
 from yarnctl.errors import ClusterError
@@ -34,6 +35,7 @@ class SuiteResult:
     errors: tuple[fid.JobError, ...]
     mixes: Mapping[str, Mapping[str, Any]]
     fit_near: Mapping[str, Any] | None = None  # `fid.near_best` of the fit; None when the costs were given
+    jvm_start: jvmcost.JvmStartCost | None = None  # the maps' start-up as measured, not fitted (None: too few maps)
 
 
 def real_runs(mix: str, labels: Sequence[str], out: Path, cluster_dir: Path, *, rerun: bool = False,
@@ -145,7 +147,7 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
                 m[f"{model}_same_order"] = fid.ranking(real) == fid.ranking(m[model])
                 m[f"{model}_pairs"] = [agree, total]
         m["real_ranking"] = fid.ranking(m["real"])
-    return SuiteResult(startup, score, tuple(errors), mixes, near)
+    return SuiteResult(startup, score, tuple(errors), mixes, near, jvmcost.measure(runs))
 
 
 def near_ranges(near: Mapping[str, Any]) -> str:
@@ -158,7 +160,7 @@ def write(out: Path, result: SuiteResult, plots: bool = True) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     j = out / "fidelity.json"
     j.write_text(jsonout.dumps(fid.to_json(result.startup, result.fit_score, result.errors, result.mixes,
-                                           result.fit_near), indent=1) + "\n")
+                                           result.fit_near, result.jvm_start), indent=1) + "\n")
     c = out / "fidelity.csv"
     with c.open("w", newline="") as f:
         w = csv.writer(f)

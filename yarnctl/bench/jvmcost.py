@@ -1,0 +1,80 @@
+"""What a task JVM's start-up cost in the real runs: measured from the job histories, not fitted.
+
+A SleepJob map sleeps a configured time, so whatever else its attempt took (container launch,
+JVM start-up, task set-up and commit) is its start-up overhead. On one machine that overhead grows
+with the other starts it overlaps: task start-ups and AM set-ups (AM_STARTED to JOB_INITED) of any
+job, counted on the whole machine, as both NodeManagers share its cores. A straight line through
+(overlapping starts, overhead) says what a start costs alone and how much each start beside it
+adds: the quantity the simulator's start-up model (`cluster.startup`) stands for, measured apart
+from the fit that tunes it on job completion times (docs/fidelity.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from yarnctl.bench.replay import job_id_of, sleep_shape
+
+if TYPE_CHECKING:
+    from yarnctl.bench.fidelity import RealRun
+
+
+@dataclass(frozen=True, slots=True)
+class JvmStartCost:
+    """A straight line through the maps' start-up overheads: `alone_s` plus `per_overlap_s` per start overlapping."""
+
+    maps: int  # SleepJob map attempts measured
+    alone_s: float
+    per_overlap_s: float
+    rms_s: float  # root mean square of the maps' distance from the line
+    most_overlapping: int  # the largest number of starts one map overlapped
+
+
+def overheads(run: RealRun) -> list[tuple[int, float]]:
+    """(starts overlapping it, start-up overhead in s) of each succeeded SleepJob map attempt of `run`."""
+    by_id = {j.id: j for j in run.spec.jobs}
+    spans: list[tuple[int, int]] = []  # every start-up phase on the machine, ms: [begin, end)
+    maps: list[tuple[int, int]] = []
+    for r in run.records:
+        h = run.history.get(job_id_of(str(r.get("app_id", ""))))
+        job = by_id.get(str(r.get("job_id")))
+        if h is None or job is None:
+            continue
+        if h.am_start_ms and h.launch_ms > h.am_start_ms:
+            spans.append((h.am_start_ms, h.launch_ms))  # the AM's own set-up is start-up work too
+        sleep_ms = sleep_shape(job.args)["map_ms"] if job.program == "sleep" else None
+        for a in h.attempts:
+            if sleep_ms is None or a.type != "MAP" or a.status != "SUCCEEDED" or not a.start_ms:
+                continue
+            end = max(a.start_ms, a.finish_ms - sleep_ms)  # its sleep is the task's own work; before it, start-up
+            spans.append((a.start_ms, end))
+            maps.append((a.start_ms, end))
+    # a map's own span is among `spans`: it overlaps itself once
+    return [(sum(1 for b, e in spans if b < end and e > start) - 1, (end - start) / 1000.0)
+            for start, end in maps]
+
+
+def fit_line(points: Iterable[tuple[int, float]]) -> JvmStartCost | None:
+    """Least squares through (overlapping starts, overhead); None with fewer than two distinct counts."""
+    pts = list(points)
+    if len({n for n, _ in pts}) < 2:
+        return None
+    xs, ys = [float(n) for n, _ in pts], [o for _, o in pts]
+    slope, intercept = statistics.linear_regression(xs, ys)
+    rms = statistics.fmean((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys)) ** 0.5
+    return JvmStartCost(len(pts), intercept, slope, rms, max(n for n, _ in pts))
+
+
+def measure(runs: Iterable[RealRun]) -> JvmStartCost | None:
+    """The line through every SleepJob map of `runs` (None when they have too few to draw one)."""
+    return fit_line(p for run in runs for p in overheads(run))
+
+
+def describe(cost: JvmStartCost) -> str:
+    """One line: 'a SleepJob map's start-up took 1.4 s alone + 0.75 s per start overlapping it (...)'."""
+    return (f"a SleepJob map's start-up took {cost.alone_s:.1f} s + {cost.per_overlap_s:.2f} s per start "
+            f"overlapping it on the machine ({cost.maps} maps, up to {cost.most_overlapping} overlapping; "
+            f"rms {cost.rms_s:.1f} s)")
