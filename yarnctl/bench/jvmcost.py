@@ -2,11 +2,11 @@
 
 A SleepJob map sleeps a configured time, so whatever else its attempt took (container launch,
 JVM start-up, task set-up and commit) is its start-up overhead. On one machine that overhead grows
-with the other starts it overlaps: task start-ups and AM set-ups (AM_STARTED to JOB_INITED) of any
-job, counted on the whole machine, as both NodeManagers share its cores. A straight line through
-(overlapping starts, overhead) says what a start costs alone and how much each start beside it
-adds: the quantity the simulator's start-up model (`cluster.startup`) stands for, measured apart
-from the fit that tunes it on job completion times (docs/fidelity.md).
+with the other starts it overlaps: task start-ups (of any task, program or outcome) and AM set-ups
+(AM_STARTED to JOB_INITED) of any job, counted on the whole machine, as both NodeManagers share its
+cores. A straight line through (overlapping starts, overhead) says what a start costs alone and how
+much each start beside it adds: the quantity the simulator's start-up model (`cluster.startup`)
+stands for, measured apart from the fit that tunes it on job completion times (docs/fidelity.md).
 """
 
 from __future__ import annotations
@@ -36,25 +36,35 @@ class JvmStartCost:
 def overheads(run: RealRun) -> list[tuple[int, float]]:
     """(starts overlapping it, start-up overhead in s) of each succeeded SleepJob map attempt of `run`."""
     by_id = {j.id: j for j in run.spec.jobs}
-    spans: list[tuple[int, int]] = []  # every start-up phase on the machine, ms: [begin, end)
-    maps: list[tuple[int, int]] = []
+    sleep_ms = {}  # a SleepJob's history (by job id): its maps' configured sleep
     for r in run.records:
-        h = run.history.get(job_id_of(str(r.get("app_id", ""))))
         job = by_id.get(str(r.get("job_id")))
-        if h is None or job is None:
-            continue
+        if job is not None and job.program == "sleep":
+            sleep_ms[job_id_of(str(r.get("app_id", "")))] = sleep_shape(job.args)["map_ms"]
+    spans: list[tuple[int, int]] = []  # every start-up phase on the machine, ms: [begin, end)
+    maps: list[tuple[int, int]] = []  # the measured ones among them
+    others: list[tuple[int, int]] = []  # the other attempts' launch and finish: their start-up is not known
+    for job_id, h in run.history.items():
         if h.am_start_ms and h.launch_ms > h.am_start_ms:
             spans.append((h.am_start_ms, h.launch_ms))  # the AM's own set-up is start-up work too
-        sleep_ms = sleep_shape(job.args)["map_ms"] if job.program == "sleep" else None
+        sleep = sleep_ms.get(job_id)
         for a in h.attempts:
-            if sleep_ms is None or a.type != "MAP" or a.status != "SUCCEEDED" or not a.start_ms:
+            if not a.start_ms:
                 continue
-            end = max(a.start_ms, a.finish_ms - sleep_ms)  # its sleep is the task's own work; before it, start-up
-            spans.append((a.start_ms, end))
-            maps.append((a.start_ms, end))
-    # a map's own span is among `spans`: it overlaps itself once
-    return [(sum(1 for b, e in spans if b < end and e > start) - 1, (end - start) / 1000.0)
-            for start, end in maps]
+            # the attempt's sleep is its own work; the rest (its commit too) counted as start-up, at its front.
+            # One no longer than its sleep is a clock artefact, not a start that cost nothing: not measured
+            if sleep is not None and a.type == "MAP" and a.status == "SUCCEEDED" and a.finish_ms - sleep > a.start_ms:
+                maps.append((a.start_ms, a.finish_ms - sleep))
+            else:
+                others.append((a.start_ms, a.finish_ms))
+    if not maps:
+        return []
+    # a reduce, another program's task or a failed attempt started a JVM on the same cores too: its start-up
+    # is taken to last as long as a measured map's typically did (or until it finished)
+    typical = round(statistics.median(e - s for s, e in maps))
+    spans += maps + [(s, min(f, s + typical) if f > s else s + typical) for s, f in others]
+    # each map's own span is among `spans` (and not empty): it overlaps itself once
+    return [(sum(1 for b, e in spans if b < end and e > start) - 1, (end - start) / 1000.0) for start, end in maps]
 
 
 def fit_line(points: Iterable[tuple[int, float]]) -> JvmStartCost | None:
@@ -74,7 +84,7 @@ def measure(runs: Iterable[RealRun]) -> JvmStartCost | None:
 
 
 def describe(cost: JvmStartCost) -> str:
-    """One line: 'a SleepJob map's start-up took 1.4 s alone + 0.75 s per start overlapping it (...)'."""
+    """One line: 'a SleepJob map's start-up took 1.2 s + 0.66 s per start overlapping it on the machine (...)'."""
     return (f"a SleepJob map's start-up took {cost.alone_s:.1f} s + {cost.per_overlap_s:.2f} s per start "
             f"overlapping it on the machine ({cost.maps} maps, up to {cost.most_overlapping} overlapping; "
             f"rms {cost.rms_s:.1f} s)")
