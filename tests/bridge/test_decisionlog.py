@@ -40,6 +40,18 @@ def test_one_line_per_call_with_raw_request_and_response(tmp_path: Path) -> None
                and r["t"] > 1_600_000_000_000 for r in recs)
 
 
+def test_a_text_utf8_cannot_hold_is_written_escaped_and_the_next_record_stays_whole(tmp_path: Path) -> None:
+    """A record is written in pieces: one that could not be encoded would leave its head to glue onto the next.
+    The service never logs one (the wire refuses lone surrogates), so the log is written to directly here."""
+    dlog = DecisionLog(tmp_path / "d.jsonl")
+    dlog.write(1, "n1:1", "fifo", "ok", 5, '{"seq":1,"x":"\ud800"}', True, '{"a":[]}', [])
+    dlog.write(2, "n1:1", "fifo", "ok", 5, '{"seq":2}', True, '{"a":[]}', [])
+    dlog.close()
+    recs = list(LogReader(tmp_path / "d.jsonl"))
+    assert [r["seq"] for r in recs] == [1, 2]
+    assert recs[0]["req"] == {"seq": 1, "x": "\ud800"} and recs[1]["req"] == {"seq": 2}
+
+
 def test_rejections_are_logged(tmp_path: Path) -> None:
     class Greedy(PolicyBase):
         name = "greedy"

@@ -2,11 +2,12 @@
 
 A SleepJob map sleeps a configured time, so whatever else its attempt took (container launch,
 JVM start-up, task set-up and commit) is its start-up overhead. On one machine that overhead grows
-with the other starts it overlaps: task start-ups (of any task, program or outcome) and AM set-ups
-(AM_STARTED to JOB_INITED) of any job, counted on the whole machine, as both NodeManagers share its
-cores. A straight line through (overlapping starts, overhead) says what a start costs alone and how
-much each start beside it adds: the quantity the simulator's start-up model (`cluster.startup`)
-stands for, measured apart from the fit that tunes it on job completion times (docs/fidelity.md).
+with the other starts beside it: task start-ups (of any task, program or outcome) and AM set-ups
+(AM_STARTED to JOB_INITED) of any job going on in its first moments, counted on the whole machine, as
+both NodeManagers share its cores. A straight line through (starts beside it, overhead) says what a
+start costs alone and how much each start beside it adds: the quantity the simulator's start-up
+model (`cluster.startup`) stands for, measured apart from the fit that tunes it on job completion
+times (docs/fidelity.md).
 """
 
 from __future__ import annotations
@@ -24,17 +25,20 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class JvmStartCost:
-    """A straight line through the maps' start-up overheads: `alone_s` plus `per_overlap_s` per start overlapping."""
+    """A straight line through the maps' start-up overheads: `alone_s` plus `per_overlap_s` per start beside one."""
 
     maps: int  # SleepJob map attempts measured
     alone_s: float
     per_overlap_s: float
     rms_s: float  # root mean square of the maps' distance from the line
-    most_overlapping: int  # the largest number of starts one map overlapped
+    most_overlapping: int  # the most starts beside one map
 
 
 def overheads(run: RealRun) -> list[tuple[int, float]]:
-    """(starts overlapping it, start-up overhead in s) of each succeeded SleepJob map attempt of `run`."""
+    """(starts overlapping its first moments, start-up overhead in s) of each succeeded SleepJob map attempt of `run`.
+
+    Its first moments: the run's typical measured start-up (the median) from its launch.
+    """
     by_id = {j.id: j for j in run.spec.jobs}
     sleep_ms = {}  # a SleepJob's history (by job id): its maps' configured sleep
     for r in run.records:
@@ -63,12 +67,15 @@ def overheads(run: RealRun) -> list[tuple[int, float]]:
     # is taken to last as long as a measured map's typically did (or until it finished)
     typical = round(statistics.median(e - s for s, e in maps))
     spans += maps + [(s, min(f, s + typical) if f > s else s + typical) for s, f in others]
-    # each map's own span is among `spans` (and not empty): it overlaps itself once
-    return [(sum(1 for b, e in spans if b < end and e > start) - 1, (end - start) / 1000.0) for start, end in maps]
+    # the starts counted are those overlapping the typical start-up from the map's launch, not its own: over
+    # its own span a slower map would overlap more starts for being slower, and the line would find a crowd
+    # cost in maps whose overheads have nothing to do with one. Its own span is among them: once
+    return [(sum(1 for b, e in spans if b < start + typical and e > start) - 1, (end - start) / 1000.0)
+            for start, end in maps]
 
 
 def fit_line(points: Iterable[tuple[int, float]]) -> JvmStartCost | None:
-    """Least squares through (overlapping starts, overhead); None with fewer than two distinct counts."""
+    """Least squares through (starts beside it, overhead); None with fewer than two distinct counts."""
     pts = list(points)
     if len({n for n, _ in pts}) < 2:
         return None
@@ -84,7 +91,8 @@ def measure(runs: Iterable[RealRun]) -> JvmStartCost | None:
 
 
 def describe(cost: JvmStartCost) -> str:
-    """One line: 'a SleepJob map's start-up took 1.2 s + 0.66 s per start overlapping it on the machine (...)'."""
-    return (f"a SleepJob map's start-up took {cost.alone_s:.1f} s + {cost.per_overlap_s:.2f} s per start "
-            f"overlapping it on the machine ({cost.maps} maps, up to {cost.most_overlapping} overlapping; "
+    """One line: 'a SleepJob map's start-up took 1.9 s + 0.56 s per start beside it on the machine (...)'."""
+    sign = "+" if cost.per_overlap_s >= 0 else "-"  # a run where crowds did not slow starts: say so plainly
+    return (f"a SleepJob map's start-up took {cost.alone_s:.1f} s {sign} {abs(cost.per_overlap_s):.2f} s per start "
+            f"beside it on the machine ({cost.maps} maps, up to {cost.most_overlapping} beside one; "
             f"rms {cost.rms_s:.1f} s)")

@@ -31,7 +31,9 @@ class DecisionLog:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._f: IO[str] | None = open(path, "a", encoding="utf-8", buffering=1 << 16)
+            # a text UTF-8 cannot hold (a lone surrogate) is written as its JSON escape, so a record never
+            # stops between its pieces (`write`) and glues the next one to its head
+            self._f: IO[str] | None = open(path, "a", encoding="utf-8", errors="backslashreplace", buffering=1 << 16)
         except OSError as e:
             blocker = file_in_the_way(path.parent)
             why = f"{blocker} is a file, not a directory" if blocker is not None else e.strerror
