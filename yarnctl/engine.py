@@ -289,6 +289,13 @@ class Engine:
             return waiting.wait(WaitCode.HELD, f"{self.policy.name} placed nothing on {node_id} (it failed to say why)",
                                 node=node_id)
 
+    def end_explaining(self) -> None:
+        """Forget the view `explain` keeps for its snapshot: call after explaining several apps on one snapshot.
+
+        Kept, it would hold that snapshot's maps, and the store would copy each before writing it (`ClusterState._own`).
+        """
+        self._explained = None
+
     def _explain_view(self, snap: ClusterSnapshot) -> tuple[frozenset[AppId], ClusterSnapshot]:
         """The apps held back by an AM limit and the snapshot capped at the queues' room, once per snapshot."""
         cached = self._explained

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 from snapshots import GB, running, snapshot
 
 from yarnctl.bridge.mirrorsource import MirrorSource
 from yarnctl.bridge.service import PolicyService
-from yarnctl.model import App, Observation, Ask
+from yarnctl.bridge.wire import VERSION
+from yarnctl.model import ANY, App, ClusterSnapshot, Observation, Ask
 from yarnctl.policies import make_policy
 from yarnctl.rm.observe import ControlLoop
 
@@ -15,6 +18,22 @@ APPS = [App("big", submit_s=0.0), App("small", submit_s=1.0)]
 HELD = [running("c1", "big", "n1", GB(1), is_am=True), running("c2", "big", "n1", GB(7, 7)),
         running("c3", "big", "n2", GB(6, 6)), running("c4", "small", "n2", GB(1), is_am=True)]
 ASKS = [Ask("big", 20, GB(1), 10), Ask("small", 20, GB(1), 1)]
+
+
+def _sync(service: PolicyService, snap: ClusterSnapshot, node: str = "n1") -> None:
+    """Send `snap` to the service as the shim's full sync from `node`: its mirror then holds that cluster."""
+    held = snap.nodes[node].allocated
+    doc = {"v": VERSION, "seq": 1, "full": True, "t": 1000, "node": node, "min": [1024, 1],
+           "used": [held.memory_mb, held.vcores, len(snap.node_containers[node])],
+           "nodes": [[n.id, n.rack, n.capacity.memory_mb, n.capacity.vcores] for n in snap.nodes.values()],
+           "apps": [[a.id, a.queue, a.user, a.type, a.name, list(a.tags), int(a.submit_s * 1000)]
+                    for a in snap.apps.values()],
+           "asks": [[r.app_id, r.priority, r.capability.memory_mb, r.capability.vcores, r.count, 1, []]
+                    for rows in snap.asks.values() for r in rows if r.resource_name == ANY],
+           "alloc": [[c.id, c.app_id, c.node_id, c.priority, c.resource.memory_mb, c.resource.vcores, 0, int(c.is_am), 0]
+                     for c in snap.containers.values()]}
+    assert '"kind":"error"' not in service.decide(json.dumps(doc)).replace(" ", "")
+    assert service.stats.errors == 0 and service.stats.full_syncs == 1
 
 
 def test_observation_from_snapshot_carries_allocations_and_asks_but_no_usage() -> None:
@@ -31,7 +50,7 @@ def test_dress_moves_delta_from_the_mirror_alone() -> None:
     loop = ControlLoop(MirrorSource(service), service.tune, 1.0)
     assert loop.poll().reading is not None  # before any heartbeat: an empty observation, nothing changes
     assert service.tuning["dress_reserve_ratio"] == 0.1
-    service.last_snapshot = snapshot(NODES, APPS, ASKS, HELD)
+    _sync(service, snapshot(NODES, APPS, ASKS, HELD))
     state = loop.poll()
     assert not state.stale and state.feed_errors == 0
     # "small" asks for one slot (SD), the cluster is nearly full (A_c = 2 of 16 vcores) and big waits for 10:
@@ -42,7 +61,7 @@ def test_dress_moves_delta_from_the_mirror_alone() -> None:
 
 def test_feedback_is_told_usage_is_unknown_and_does_not_resize() -> None:
     service = PolicyService(make_policy("feedback"))
-    service.last_snapshot = snapshot(NODES, APPS, ASKS, HELD)
+    _sync(service, snapshot(NODES, APPS, ASKS, HELD))
     ControlLoop(MirrorSource(service), service.tune, 1.0).poll()
     policy = service.engine.policy
     snap = service.last_snapshot

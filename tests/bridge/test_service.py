@@ -273,3 +273,25 @@ def test_max_am_share_overrides_the_policys_am_limit() -> None:
     stock = json.loads(PolicyService(make_policy("fifo"), max_am_share=1.0).decide(json.dumps(req)))
     assert limited["a"] == [["application_100_0001", 0, 1]]
     assert stock["a"] == [["application_100_0001", 0, 1], ["application_200_0002", 0, 1]]
+
+
+def test_served_deltas_write_the_mirror_in_place_unless_a_snapshot_is_held() -> None:
+    """Between calls the service holds no snapshot, control-loop ticks and scrapes included, so deltas copy no map."""
+    from yarnctl.bridge.mirrorsource import MirrorSource
+    from yarnctl.rm.observe import ControlLoop
+
+    rm = _FakeRM(20, 10, random.Random(3))
+    service = PolicyService(make_policy("dress"))
+    rm.apply(0, service.decide(rm.full(0)))
+    loop = ControlLoop(MirrorSource(service), service.tune, 1.0)
+    for k in range(200):
+        node = (k + 1) % 20
+        rm.apply(node, service.decide(rm.delta(node, 2)))
+        if k % 50 == 0:  # a control-loop tick and a metrics scrape between two calls
+            assert loop.poll().feed_errors == 0 and service.last_snapshot is not None
+    assert service.stats.errors == service.stats.resync == 0 and service.mirror.state.copies == 0
+    held = service.last_snapshot  # e.g. a scrape still reading it when the next call comes
+    assert held is not None
+    before = {n: len(cs) for n, cs in held.node_containers.items()}
+    rm.apply(1, service.decide(rm.delta(1, 2)))
+    assert service.mirror.state.copies > 0 and {n: len(cs) for n, cs in held.node_containers.items()} == before

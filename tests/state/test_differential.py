@@ -220,8 +220,8 @@ def test_a_snapshot_replaced_with_other_asks_walks_its_apps() -> None:
     assert [a.id for a in snap.iter_pending_apps()] == ["a1", "a2", "a0"]  # an earlier snapshot stays as it was
 
 
-def test_snapshots_of_one_state_share_its_copies_and_match_a_fresh_one() -> None:
-    """Snapshots at one version share the copies (DRESS asks again and again at one state); each field is what a fresh copy holds."""
+def test_snapshots_of_one_state_share_its_fields_and_match_a_fresh_one() -> None:
+    """Snapshots at one version share their fields (DRESS asks again and again at one state); each is what a fresh one holds."""
     import dataclasses
 
     state = ClusterState()
@@ -253,6 +253,49 @@ def test_snapshots_of_one_state_share_its_copies_and_match_a_fresh_one() -> None
     after = state.snapshot(3.0)
     assert after.version > first.version and set(after.containers) == {"c1", "c2"} and "c2" not in first.containers
     assert after.app_allocated["a1"] == Resources(2048, 2) and first.app_allocated["a1"] == Resources(1024, 1)
+
+
+@given(st.data())
+def test_a_kept_snapshot_keeps_what_it_read_while_the_store_writes_on(data: st.DataObject) -> None:
+    """Snapshots read the store's own maps (`ClusterState._own`): every write path leaves a snapshot still held as taken.
+
+    Fails if any write to a map a snapshot reads skips `_own` (the map would change under the kept snapshot).
+    """
+    b = _Both()
+    kept: list[tuple[ClusterSnapshot, dict[str, Any]]] = []
+    for _ in range(data.draw(st.integers(1, 40))):
+        if data.draw(st.booleans()):
+            for snap in (b.state.snapshot(1.0), b.mirror.snapshot(1.0)) if b.mirror.seq else (b.state.snapshot(1.0),):
+                kept.append((snap, _view(snap)))
+        _step(b, data)
+        b.send()
+    for snap, seen in kept:
+        assert _view(snap) == seen
+
+
+def test_the_store_writes_in_place_once_no_snapshot_reads_its_maps() -> None:
+    """A dropped snapshot costs no copy (the simulator drops it before applying the decision); a held one costs one per map."""
+    state = ClusterState()
+    state.put_node("n1", "/r", Resources(8192, 8))
+    state.add_app(App("a1", queue="q", user="u"))
+    state.set_any_asks("a1", (Ask("a1", 20, Resources(1024, 1), 2),))
+    state.snapshot(1.0)
+    state.launch(Container("c1", "a1", "n1", 20, Resources(1024, 1), 0.0, is_am=True))
+    state.set_any_asks("a1", (Ask("a1", 20, Resources(1024, 1), 1),))
+    assert state.copies == 0
+    held = state.snapshot(2.0)
+    allocated = held.app_allocated
+    del held  # a map read out of a snapshot is still read
+    state.launch(Container("c2", "a1", "n1", 20, Resources(1024, 1), 0.0))
+    state.set_any_asks("a1", ())
+    assert state.copies == 1 and dict(allocated) == {"a1": Resources(1024, 1)}
+    state.snapshot(3.0)  # n1 refreshed in place: the snapshot that read the node maps is gone
+    assert state.copies == 1
+    held = state.snapshot(4.0)
+    state.release("c2")  # the app's, queue's, user's and priority sums: one copy each
+    state.snapshot(5.0)  # n1 refreshed: the nodes and their containers copied
+    assert state.copies == 1 + 4 + 2
+    assert held.nodes["n1"].allocated == Resources(2048, 2) and len(held.node_containers["n1"]) == 2
 
 
 def test_a_view_with_other_containers_keeps_its_own_container_index() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from yarnctl.bridge.service import PolicyService
 from yarnctl.model import Observation
 from yarnctl.rm.observe import Reading
@@ -24,7 +26,9 @@ class MirrorSource:
         """The last decided call's snapshot as an observation (an empty one before the first heartbeat)."""
         snap = self.service.last_snapshot
         obs = Observation.build(0.0, [], []) if snap is None else Observation.from_snapshot(snap)
-        return Reading(obs, None)
+        # without the snapshot, which `PolicyService.tune` gives the policy again: the loop keeps its last reading,
+        # and a snapshot kept between calls would make the mirror copy each map it writes (`ClusterState._own`)
+        return Reading(dataclasses.replace(obs, snapshot=None), None)
 
     def close(self) -> None:
         """Nothing to close: the mirror belongs to the service."""

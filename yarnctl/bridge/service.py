@@ -175,8 +175,8 @@ class PolicyService:
         self.stats = ServiceStats(rejected_by=Counter())
         self._full_syncs = lambda: self.stats.full_syncs  # for collector_paused, made once: decide() is the hot path
         self._heap = FrozenHeap()
-        # the snapshot the policy saw on the last decided call: immutable, so scrapes read it lock-free
-        self.last_snapshot: ClusterSnapshot | None = None
+        # the last decided call's time: between calls the mirror holds what that call's policy saw (`last_snapshot`)
+        self._last_t_s: float | None = None
         self.decision_log = decision_log
         self.max_request_chars = max_request_chars
         self._last_seq = 0
@@ -252,6 +252,24 @@ class PolicyService:
         """An engine for `policy`; once installed, it counts its refusals in the service's one counter."""
         return Engine(policy, max_am_share=self.max_am_share)
 
+    @property
+    def last_snapshot(self) -> ClusterSnapshot | None:
+        """The cluster as the last decided call's policy saw it: None before one, and while the mirror awaits a full sync.
+
+        Taken from the mirror on demand, under the service lock. Between calls the mirror holds that call's
+        state (an answer reaches it only as the next request), and the service keeps no snapshot meanwhile,
+        so the next request's changes are written into the mirror's maps in place, not into copies
+        (`ClusterState._own`); one taken here costs those copies only while it is held.
+        """
+        with self._lock:
+            return self._last_snapshot_locked()
+
+    def _last_snapshot_locked(self) -> ClusterSnapshot | None:
+        """`last_snapshot`, the service lock held by the caller."""
+        if self._last_t_s is None or self.mirror.seq is None:
+            return None
+        return self.mirror.snapshot(self._last_t_s)
+
     def _install(self, active: Active) -> None:
         """Make `active` the policy that decides (at start, and at a swap between calls)."""
         active.engine.rejected_by = self.stats.rejected_by  # type: ignore[assignment]
@@ -271,9 +289,9 @@ class PolicyService:
         """Feed a control-loop observation to the policy (and a candidate under check), between heartbeats."""
         with self._held():
             t0 = time.perf_counter_ns()
-            if obs.snapshot is None:  # the RM's REST API has no container start times; the mirror has
-                obs = dataclasses.replace(obs, snapshot=self.last_snapshot)
-            self._last_obs = obs
+            # kept without its snapshot, which would hold the mirror's maps until the next tick (`last_snapshot`)
+            self._last_obs = dataclasses.replace(obs, snapshot=None)
+            obs = self._with_snapshot(obs)
             before = self.engine.stats["tune_errors"]
             changed = self.engine.tune(obs)
             self.stats.tune_errors += self.engine.stats["tune_errors"] - before
@@ -288,6 +306,10 @@ class PolicyService:
             if held >= TUNE_NOTED_US:
                 log.warning("policy %s took %.1f ms to tune: heartbeats waited that long", self.policy_name,
                             held / 1000)
+
+    def _with_snapshot(self, obs: Observation) -> Observation:
+        """`obs` with the mirror's snapshot when it has none (the RM's REST API has no container start times; the mirror has)."""
+        return obs if obs.snapshot is not None else dataclasses.replace(obs, snapshot=self._last_snapshot_locked())
 
     def policy_state(self) -> dict[str, Any] | None:
         """The policy's saved state, taken between heartbeats (None for a stateless policy or a failing save)."""
@@ -424,7 +446,7 @@ class PolicyService:
         self._beside = partial(self._beside_work, Answered(
             seq, node, not canary, decided_by, outcome, us, time.time_ns() // 1_000_000, request, parsed, resp,
             rejected, why, self._seen, self._decided, waited if waited >= WAIT_NOTED_US else None))
-        self._seen = None
+        self._seen = self._decided = None  # the beside-work holds them now, until the next call's start at the latest
         if self._beside_due is None or self._closed:
             self._do_beside()
         elif self.candidate is not None or self.waits.due() or len(request) > BESIDE_LARGE_CHARS:
@@ -460,7 +482,7 @@ class PolicyService:
         """The encoded answer, its outcome, the policy that decided it and whether that was the candidate at a canary node."""
         self._decided = None
         snap = self.mirror.snapshot(t_ms / 1000)
-        self.last_snapshot = snap
+        self._last_t_s = t_ms / 1000
         self._seen = (snap, node)
         cand = self.candidate
         if cand is not None and not cand.failure and cand.applies(node):
@@ -588,7 +610,7 @@ class PolicyService:
             return {"event": self.rollback()}
         if cmd == "state":
             with self._held():  # one policy and its parameters, and the snapshot of the same call
-                snap, active, at = self.last_snapshot, self.active, self.stats.last_call_s
+                snap, active, at = self._last_snapshot_locked(), self.active, self.stats.last_call_s
             if snap is None:
                 raise ConfigError("no heartbeat decided yet: the server has not seen the cluster")
             return {"state": state_doc(snap, active.policy.name, active.params, at)}
@@ -617,7 +639,7 @@ class PolicyService:
             self._swaps_begun += 1
             self.candidate = Candidate(plan, rec, engine, state_file, self.policy_name, swap=self._swaps_begun)
             if self._last_obs is not None:  # what the control loop saw last: DRESS's δ starts from the cluster now
-                self._tune_candidate(self.candidate, self._last_obs)
+                self._tune_candidate(self.candidate, self._with_snapshot(self._last_obs))
             return self._event(self.candidate.phase, self.candidate, None)
 
     def _tune_candidate(self, cand: Candidate, obs: Observation) -> None:
@@ -639,7 +661,7 @@ class PolicyService:
             self._hand_over(back.policy, back.state_file)
             self._install(back)
             if self._last_obs is not None:  # it saw no observation while it was not serving
-                back.engine.tune(self._last_obs)
+                back.engine.tune(self._with_snapshot(self._last_obs))
                 self.tuning = back.engine.tuning()
             return self._event(SwapEvent.ROLLED_BACK, None, f"from {gone}")
 

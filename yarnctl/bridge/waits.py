@@ -92,16 +92,19 @@ class WaitBook:
         served: set[AppId] = {a.app_id for a in decision.assignments}
         start, stop_at = self._cursor % max(len(top), 1), self._timer() + self.budget_s
         reached = 0
-        for i in range(len(top)):
-            app_id = top[(start + i) % len(top)]
-            why = engine.explain(snap, node_id, app_id, decision)
-            reached += 1
-            if why is None:
-                served.add(app_id)
-            else:
-                given[app_id] = why
-            if self._timer() > stop_at:
-                break
+        try:
+            for i in range(len(top)):
+                app_id = top[(start + i) % len(top)]
+                why = engine.explain(snap, node_id, app_id, decision)
+                reached += 1
+                if why is None:
+                    served.add(app_id)
+                else:
+                    given[app_id] = why
+                if self._timer() > stop_at:
+                    break
+        finally:
+            engine.end_explaining()
         self._cursor = start + reached
         # apps among the oldest keep their reasons until explained again; the served and the others leave
         keep = {a: q for a in top if (q := self._apps.get(a)) is not None and a not in served}

@@ -206,6 +206,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             result = self.engine.decide(snap, node.id)
             if self.explain:
                 self._explain(snap, node.id, result.accepted)
+            del snap  # read by nobody now: the store writes its maps in place, not copies (ClusterState._own)
             self._apply(result.accepted)
             node.seen_version = version if self.version == version else -1
         if self.jobs_left == 0:
@@ -232,6 +233,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             why = self.engine.explain(snap, node_id, job, decision)
             if why is not None:
                 self.waits.append(WaitRecord(self.k.now, job, node_id, why))
+        self.engine.end_explaining()
 
     # ------------------------------------------------------------ applying decisions
 

@@ -13,6 +13,7 @@ Two answers that used to differ between paths, fixed here:
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
@@ -30,6 +31,21 @@ class StateError(Exception):
 K = TypeVar("K")
 _tuple_new = tuple.__new__
 _EMPTY_APPS: Mapping[AppId, App] = MappingProxyType({})
+
+
+def _refs_when_sole() -> int:
+    """What `getrefcount` reads in `ClusterState._own` for a map only the store holds (-1: unknown, always copy)."""
+    refs = getattr(sys, "getrefcount", None)
+    if refs is None:  # not CPython: no way to tell that nobody else reads a map
+        return -1
+    holder = type("Holder", (), {})()
+    holder.m = {}
+    m = getattr(holder, "m")  # the very shape of `_own`: the attribute, a local and the argument
+    return int(refs(m))
+
+
+_SOLE = _refs_when_sole()
+_getrefcount = getattr(sys, "getrefcount", lambda m: _SOLE + 1)
 
 
 def _app_key(app: App) -> tuple[float, AppId]:
@@ -137,18 +153,19 @@ class _Sums:
         for node_id, (mb, vc) in self.node.items():
             state._node_alloc[node_id] = state._node_alloc[node_id] + Resources(mb, vc)
             state._dirty.add(node_id)
+        app_alloc, prio_alloc = state._own("_app_alloc"), state._own("_prio_alloc")
         for app_id, (mb, vc) in self.app.items():
-            held = state._app_alloc.get(app_id)
-            state._app_alloc[app_id] = Resources(mb, vc) if held is None else held + Resources(mb, vc)
-        _merge(state._queue_alloc, self.queue)
-        _merge(state._user_alloc, self.user)
+            held = app_alloc.get(app_id)
+            app_alloc[app_id] = Resources(mb, vc) if held is None else held + Resources(mb, vc)
+        _merge(state._own("_queue_alloc"), self.queue)
+        _merge(state._own("_user_alloc"), self.user)
         for app_id, added in self.prio.items():
-            old = state._prio_alloc.get(app_id)
+            old = prio_alloc.get(app_id)
             by_priority = {} if old is None else old.copy()
             for p, (n, mb, vc) in added.items():
                 was, total = by_priority.get(p, (0, ZERO))
                 by_priority[p] = Held(was + n, total + Resources(mb, vc))
-            state._prio_alloc[app_id] = MappingProxyType(by_priority)
+            prio_alloc[app_id] = MappingProxyType(by_priority)
         if self.ams:
             state._am_allocated = state._am_allocated + Resources(self.am[0], self.am[1])
             _merge(state._app_am, self.app_am)
@@ -203,7 +220,26 @@ class ClusterState:
         self.version = 0
         self.journal = Journal()  # which app each app-level mutation touched, for orderings kept across heartbeats
         # the last snapshot's version, minimum allocation, fields and container index: one state's snapshots share them
+        # (its maps are the store's own, read-only: `_own` copies one before writing it only while someone reads it)
         self._views: tuple[int, Resources, tuple[Any, ...], list[Mapping[ContainerId, Container]]] | None = None
+        self.copies = 0  # maps copied by `_own` because a snapshot (or anyone) still read them
+
+    def _own(self, name: str) -> dict[Any, Any]:
+        """The store's map `name`, ready to write: first replaced by a copy if anything besides the store holds it.
+
+        Snapshots are handed the store's maps themselves, read-only (`_fields`), so every write to one of
+        them goes through here. A map nobody else holds (the snapshot that read it is gone, as in the
+        simulator, which drops it before applying the decision) is written in place; one still held
+        (a kept snapshot, a view or an iterator over it) keeps its contents, and the store writes a copy.
+        CPython's reference count tells the two apart (`_SOLE`, calibrated on this very shape at import).
+        """
+        self._views = None  # the last snapshot's fields hold the map too, and go stale with this write
+        m: dict[Any, Any] = getattr(self, name)
+        if _getrefcount(m) > _SOLE:
+            m = m.copy()
+            setattr(self, name, m)
+            self.copies += 1
+        return m
 
     # ------------------------------------------------------------------ reads
 
@@ -249,24 +285,27 @@ class ClusterState:
         """
         old = self.node(node_id)
         if old is None:
-            self._nodes[node_id] = Node(node_id, rack, capacity, ZERO, registered)
+            self._own("_nodes")[node_id] = Node(node_id, rack, capacity, ZERO, registered)
             self._node_alloc[node_id] = ZERO
             self._node_cs[node_id] = {}
-            self._node_views[node_id] = ()
+            self._own("_node_views")[node_id] = ()
         else:
             self.capacity = self.capacity - old.capacity
-            self._nodes[node_id] = Node(node_id, rack, capacity, old.allocated,
+            self._own("_nodes")[node_id] = Node(node_id, rack, capacity, old.allocated,
                                        old.registered if registered is None else registered)
         self.capacity = self.capacity + capacity
         self.version += 1
 
     def put_nodes(self, nodes: Iterable[tuple[NodeId, str, Resources, Resources | None]]) -> None:
         """`put_node` of each (id, rack, capacity, registered) in turn, new nodes' capacity summed once (a full sync)."""
-        known, alloc, on_node, views = self._nodes, self._node_alloc, self._node_cs, self._node_views
+        known, views = self._own("_nodes"), self._own("_node_views")
+        alloc, on_node = self._node_alloc, self._node_cs
         mb = vc = added = 0
         for node_id, rack, capacity, registered in nodes:
             if node_id in known:
+                known = views = None  # type: ignore[assignment]  # held here, put_node's `_own` would copy them
                 self.put_node(node_id, rack, capacity, registered)
+                known, views = self._own("_nodes"), self._own("_node_views")
                 continue
             known[node_id] = Node(node_id, rack, capacity, ZERO, registered)
             alloc[node_id] = ZERO
@@ -292,7 +331,8 @@ class ClusterState:
         gone = list(self._node_cs[node_id].values())
         for c in gone:
             self._release(c)
-        del self._nodes[node_id], self._node_alloc[node_id], self._node_cs[node_id], self._node_views[node_id]
+        del self._own("_nodes")[node_id], self._node_alloc[node_id], self._node_cs[node_id]
+        del self._own("_node_views")[node_id]
         self._dirty.discard(node_id)
         self.capacity = self.capacity - node.capacity
         self.version += 1
@@ -357,7 +397,8 @@ class ClusterState:
         self.version += 1
         self.journal.note(app_id)
         self._tables.pop(app_id, None)
-        self._asks.pop(app_id, None)
+        if app_id in self._asks:
+            del self._own("_asks")[app_id]
         self._note_am_ask(app_id, ())
         return gone
 
@@ -399,9 +440,9 @@ class ClusterState:
         if (app_id in self._asks) != bool(rows):
             self._pending_view = None
         if rows:
-            self._asks[app_id] = rows
-        else:
-            self._asks.pop(app_id, None)
+            self._own("_asks")[app_id] = rows
+        elif app_id in self._asks:
+            del self._own("_asks")[app_id]
         self._note_am_ask(app_id, rows)
         self.version += 1
         self.journal.note(app_id)
@@ -410,11 +451,12 @@ class ClusterState:
         if (app_id in self._asks) != bool(tables):
             self._pending_view = None
         if tables:
-            rows = self._asks[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
+            rows = self._own("_asks")[app_id] = tuple(r for p in sorted(tables) for r in tables[p])
         else:
             rows = ()
             self._tables.pop(app_id, None)
-            self._asks.pop(app_id, None)
+            if app_id in self._asks:
+                del self._own("_asks")[app_id]
         self._note_am_ask(app_id, rows)
         self.version += 1
         self.journal.note(app_id)
@@ -489,11 +531,11 @@ class ClusterState:
         self._dirty.add(node_id)
         held = self._app_alloc.get(app)
         if held is not None:
-            self._app_alloc[app] = held + r
+            self._own("_app_alloc")[app] = held + r
         elif r.memory_mb or r.vcores:  # an app that holds nothing is absent, even with empty containers
-            self._app_alloc[app] = r
-        _add(self._queue_alloc, record.queue, r)
-        _add(self._user_alloc, (record.queue, record.user), r)
+            self._own("_app_alloc")[app] = r
+        _add(self._own("_queue_alloc"), record.queue, r)
+        _add(self._own("_user_alloc"), (record.queue, record.user), r)
         self._hold(c, 1)
         if c.is_am:
             self._am_allocated = self._am_allocated + r
@@ -530,15 +572,15 @@ class ClusterState:
         if held is None:
             pass  # what is left of the app is empty containers (the wire allows 0 MB, 0 vcores): absent already
         elif held == r:  # all it held: absent, see the module docstring
-            del self._app_alloc[app]
+            del self._own("_app_alloc")[app]
         else:
-            self._app_alloc[app] = held - r
+            self._own("_app_alloc")[app] = held - r
 
     def _count(self, app: App, sign: int, r: Resources) -> None:
         """Add (sign 1) or take (-1) `r` to the sums of the app's queue and user, dropping sums that reach zero."""
         change = _add if sign > 0 else _take
-        change(self._queue_alloc, app.queue, r)
-        change(self._user_alloc, (app.queue, app.user), r)
+        change(self._own("_queue_alloc"), app.queue, r)
+        change(self._own("_user_alloc"), (app.queue, app.user), r)
 
     def _hold(self, c: Container, sign: int) -> None:
         """Count `c` in (sign 1) or out of (-1) its app's per-priority sums, dropping what reaches zero."""
@@ -552,14 +594,15 @@ class ClusterState:
             # a NamedTuple's own __new__ is a Python-level wrapper around tuple.__new__: this runs per container
             by_priority[p] = _tuple_new(Held, (n + sign, total + c.resource if sign > 0 else total - c.resource))
         if by_priority:
-            self._prio_alloc[app] = MappingProxyType(by_priority)
+            self._own("_prio_alloc")[app] = MappingProxyType(by_priority)
         else:
-            del self._prio_alloc[app]
+            del self._own("_prio_alloc")[app]
 
     def _refresh(self, node_id: NodeId) -> None:
         node = self._nodes[node_id]
-        self._nodes[node_id] = Node(node.id, node.rack, node.capacity, self._node_alloc[node_id], node.registered)
-        self._node_views[node_id] = tuple(self._node_cs[node_id].values())
+        self._own("_nodes")[node_id] = Node(node.id, node.rack, node.capacity, self._node_alloc[node_id],
+                                           node.registered)
+        self._own("_node_views")[node_id] = tuple(self._node_cs[node_id].values())
         self._dirty.discard(node_id)
 
     def _node_or_fail(self, node_id: NodeId) -> Node:
@@ -590,37 +633,37 @@ class ClusterState:
         # a policy that leaves room on purpose (DRESS's pool) is asked again and again at one state: 65% of
         # its snapshots on the synthetic case; they share the copies and the container index of the last one
         if views is None or views[0] != self.version or views[1] is not self.min_allocation:
-            views = self._views = (self.version, self.min_allocation, self._copies(), [])
+            views = self._views = (self.version, self.min_allocation, self._fields(), [])
         snap = ClusterSnapshot(now_s, *views[2])
         object.__setattr__(snap, "version", self.version)  # frozen, and no init field (see ClusterSnapshot)
         object.__setattr__(snap, "_by_id", views[3])  # the container index, built by the first one that reads it
         return snap
 
-    def _copies(self) -> tuple[Any, ...]:
-        """The snapshot's fields after its time, in ClusterSnapshot's order: read-only copies of the state now."""
+    def _fields(self) -> tuple[Any, ...]:
+        """The snapshot's fields after its time, in ClusterSnapshot's order: read-only views of the store's maps (see `_own`)."""
         for node_id in list(self._dirty):
             self._refresh(node_id)
         if self._am_views is None:
             self._am_views = MappingProxyType(self._app_am.copy()), MappingProxyType(self._queue_am.copy())
         app_am, queue_am = self._am_views
-        apps, asks = self._ordered_apps(), MappingProxyType(self._asks.copy())
-        # positional, as a snapshot per heartbeat cannot afford keywords (test_snapshots_of_one_state_share_its_copies_and_match_a_fresh_one
+        apps, asks = self._ordered_apps(), MappingProxyType(self._asks)
+        # positional, as a snapshot per heartbeat cannot afford keywords (test_snapshots_of_one_state_share_its_fields_and_match_a_fresh_one
         # checks each field's place)
         return (
-            MappingProxyType(self._nodes.copy()),  # nodes
+            MappingProxyType(self._nodes),  # nodes
             apps,
             asks,
-            MappingProxyType(self._node_views.copy()),  # node_containers
-            MappingProxyType(self._app_alloc.copy()),  # app_allocated
+            MappingProxyType(self._node_views),  # node_containers
+            MappingProxyType(self._app_alloc),  # app_allocated
             self.min_allocation,
             self.capacity,
             self._am_allocated,
             self._am_asked,
             app_am,
             queue_am,
-            MappingProxyType(self._queue_alloc.copy()),  # queue_allocated
-            MappingProxyType(self._user_alloc.copy()),  # user_allocated
-            MappingProxyType(self._prio_alloc.copy()),  # priority_allocated
+            MappingProxyType(self._queue_alloc),  # queue_allocated
+            MappingProxyType(self._user_alloc),  # user_allocated
+            MappingProxyType(self._prio_alloc),  # priority_allocated
             self._queues,
             self._inactive_view,
             self.journal,
