@@ -232,7 +232,10 @@ class Held(NamedTuple):
 @quick_init
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
-    """Everything a policy may look at when one node heartbeats: a read-only copy of RM state.
+    """Everything a policy may look at when one node heartbeats: the RM's state then, read-only and never changing.
+
+    Its maps are the store's own until the store writes one, which it then writes as a copy while the
+    snapshot is alive (`ClusterState._own`): a snapshot kept stays as it was taken.
 
     `apps` iterates in submit order (then id), as the RM keeps them; `asks[app]` holds that
     app's outstanding asks in ascending priority and only apps with outstanding asks
