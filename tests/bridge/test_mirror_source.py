@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from snapshots import GB, running, snapshot
 
 from yarnctl.bridge.mirrorsource import MirrorSource
 from yarnctl.bridge.service import PolicyService
 from yarnctl.bridge.wire import VERSION
+from yarnctl.errors import ConfigError
 from yarnctl.model import ANY, App, ClusterSnapshot, Observation, Ask
 from yarnctl.policies import make_policy
 from yarnctl.rm.observe import ControlLoop
@@ -20,10 +23,10 @@ HELD = [running("c1", "big", "n1", GB(1), is_am=True), running("c2", "big", "n1"
 ASKS = [Ask("big", 20, GB(1), 10), Ask("small", 20, GB(1), 1)]
 
 
-def _sync(service: PolicyService, snap: ClusterSnapshot, node: str = "n1") -> None:
+def _sync(service: PolicyService, snap: ClusterSnapshot, node: str = "n1", seq: int = 1) -> None:
     """Send `snap` to the service as the shim's full sync from `node`: its mirror then holds that cluster."""
     held = snap.nodes[node].allocated
-    doc = {"v": VERSION, "seq": 1, "full": True, "t": 1000, "node": node, "min": [1024, 1],
+    doc = {"v": VERSION, "seq": seq, "full": True, "t": 1000, "node": node, "min": [1024, 1],
            "used": [held.memory_mb, held.vcores, len(snap.node_containers[node])],
            "nodes": [[n.id, n.rack, n.capacity.memory_mb, n.capacity.vcores] for n in snap.nodes.values()],
            "apps": [[a.id, a.queue, a.user, a.type, a.name, list(a.tags), int(a.submit_s * 1000)]
@@ -33,7 +36,7 @@ def _sync(service: PolicyService, snap: ClusterSnapshot, node: str = "n1") -> No
            "alloc": [[c.id, c.app_id, c.node_id, c.priority, c.resource.memory_mb, c.resource.vcores, 0, int(c.is_am), 0]
                      for c in snap.containers.values()]}
     assert '"kind":"error"' not in service.decide(json.dumps(doc)).replace(" ", "")
-    assert service.stats.errors == 0 and service.stats.full_syncs == 1
+    assert service.stats.full_syncs == seq
 
 
 def test_observation_from_snapshot_carries_allocations_and_asks_but_no_usage() -> None:
@@ -70,3 +73,22 @@ def test_feedback_is_told_usage_is_unknown_and_does_not_resize() -> None:
     assert policy.estimator.total().memory_mb == 15 * 1024  # type: ignore[attr-defined]
     for nid in ("n1", "n2"):
         assert policy.capacity_for(snap, snap.nodes[nid]).memory_mb <= 8 * 1024  # type: ignore[attr-defined]
+
+
+def test_a_tick_while_the_mirror_awaits_a_full_sync_is_stale_not_an_empty_cluster() -> None:
+    """After a failed call the mirror holds no cluster until the shim's full sync: ticks then are stale, the policy keeps
+    its estimates (an empty observation would tell usage feedback every node had gone)."""
+    service = PolicyService(make_policy("feedback"))
+    loop = ControlLoop(MirrorSource(service), service.tune, 1.0)
+    _sync(service, snapshot(NODES, APPS, ASKS, HELD))
+    assert not loop.poll().stale
+    estimated = service.engine.policy.estimator.total()  # type: ignore[attr-defined]
+    assert '"err"' in service.decide("not json") and service.awaiting_full_sync
+    state = loop.poll()
+    assert state.stale and "awaits its full sync" in state.error and state.feed_errors == 0
+    assert service.last_snapshot is None
+    assert service.engine.policy.estimator.total() == estimated  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="awaits the shim's full sync"):
+        service.control({"command": "state"})
+    _sync(service, snapshot(NODES, APPS, ASKS, HELD), seq=2)
+    assert not service.awaiting_full_sync and not loop.poll().stale and service.last_snapshot is not None

@@ -292,6 +292,9 @@ def test_served_deltas_write_the_mirror_in_place_unless_a_snapshot_is_held() -> 
     assert service.stats.errors == service.stats.resync == 0 and service.mirror.state.copies == 0
     held = service.last_snapshot  # e.g. a scrape still reading it when the next call comes
     assert held is not None
-    before = {n: len(cs) for n, cs in held.node_containers.items()}
+    seen = ({n: len(cs) for n, cs in held.node_containers.items()}, dict(held.app_allocated),
+            dict(held.queue_allocated), {a: dict(p) for a, p in held.priority_allocated.items()}, dict(held.nodes))
     rm.apply(1, service.decide(rm.delta(1, 2)))
-    assert service.mirror.state.copies > 0 and {n: len(cs) for n, cs in held.node_containers.items()} == before
+    assert service.mirror.state.copies > 0 and service.stats.errors == 0
+    assert ({n: len(cs) for n, cs in held.node_containers.items()}, dict(held.app_allocated),
+            dict(held.queue_allocated), {a: dict(p) for a, p in held.priority_allocated.items()}, dict(held.nodes)) == seen

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from yarnctl.bridge.service import PolicyService
+from yarnctl.errors import RMError
 from yarnctl.model import Observation
 from yarnctl.rm.observe import Reading
 
@@ -25,6 +26,11 @@ class MirrorSource:
     def read(self) -> Reading:
         """The last decided call's snapshot as an observation (an empty one before the first heartbeat)."""
         snap = self.service.last_snapshot
+        if snap is None and self.service.awaiting_full_sync:
+            # no cluster to show until the shim's full sync: a stale tick, not an empty cluster (which a policy
+            # would read as every node gone, as usage feedback's estimator does)
+            raise RMError("the shim's state in this server awaits its full sync after a failed call; "
+                          "the policy keeps its last tuning")
         obs = Observation.build(0.0, [], []) if snap is None else Observation.from_snapshot(snap)
         # without the snapshot, which `PolicyService.tune` gives the policy again: the loop keeps its last reading,
         # and a snapshot kept between calls would make the mirror copy each map it writes (`ClusterState._own`)

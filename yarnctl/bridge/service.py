@@ -264,6 +264,11 @@ class PolicyService:
         with self._lock:
             return self._last_snapshot_locked()
 
+    @property
+    def awaiting_full_sync(self) -> bool:
+        """True after a failed call (bad request, mismatch, internal error) until the shim's next full sync."""
+        return self._last_t_s is not None and self.mirror.seq is None
+
     def _last_snapshot_locked(self) -> ClusterSnapshot | None:
         """`last_snapshot`, the service lock held by the caller."""
         if self._last_t_s is None or self.mirror.seq is None:
@@ -611,8 +616,10 @@ class PolicyService:
         if cmd == "state":
             with self._held():  # one policy and its parameters, and the snapshot of the same call
                 snap, active, at = self._last_snapshot_locked(), self.active, self.stats.last_call_s
+                awaiting = self.awaiting_full_sync
             if snap is None:
-                raise ConfigError("no heartbeat decided yet: the server has not seen the cluster")
+                raise ConfigError("the server's copy of the cluster awaits the shim's full sync after a failed call"
+                                  if awaiting else "no heartbeat decided yet: the server has not seen the cluster")
             return {"state": state_doc(snap, active.policy.name, active.params, at)}
         raise ConfigError(f"unknown command {cmd!r}; expected show, set, rollback or state")
 

@@ -184,7 +184,8 @@ class ServeCollector(Collector):
                                 value=1 if up else 0)
 
     def _cluster(self) -> Iterator[Metric]:
-        # the snapshot of the last decided call: immutable, so no lock; empty families before the first
+        # the last decided call's cluster, taken under the service lock (a moment between two calls); empty
+        # families before the first call and while the server awaits the shim's full sync after a failed one
         snap = self.service.last_snapshot
         fams = {
             "capacity_bytes": GaugeMetricFamily("yarnctl_cluster_capacity_bytes", "Memory of all live nodes."),

@@ -229,11 +229,13 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self._wake(node)
 
     def _explain(self, snap: ClusterSnapshot, node_id: str, decision: Decision) -> None:
-        for job in sorted(self.explain):
-            why = self.engine.explain(snap, node_id, job, decision)
-            if why is not None:
-                self.waits.append(WaitRecord(self.k.now, job, node_id, why))
-        self.engine.end_explaining()
+        try:
+            for job in sorted(self.explain):
+                why = self.engine.explain(snap, node_id, job, decision)
+                if why is not None:
+                    self.waits.append(WaitRecord(self.k.now, job, node_id, why))
+        finally:
+            self.engine.end_explaining()
 
     # ------------------------------------------------------------ applying decisions
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yarnctl.model import Resources
+from yarnctl.model.frozen import quick_init
 
 
 # the reduce stage's `slowstart` (StageSpec.slowstart), which a workload may also give under this name
@@ -75,6 +76,7 @@ def _fields(c: MRAMConfig) -> dict[str, Any]:
     return {f: getattr(c, f) for f in PROPERTIES.values()}
 
 
+@quick_init  # one per MR AM heartbeat: hundreds of thousands in a long backlog
 @dataclass(frozen=True, slots=True)
 class JobState:
     """What the AM knows at a heartbeat, in RMContainerAllocator's words."""

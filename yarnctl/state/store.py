@@ -38,10 +38,23 @@ def _refs_when_sole() -> int:
     refs = getattr(sys, "getrefcount", None)
     if refs is None:  # not CPython: no way to tell that nobody else reads a map
         return -1
-    holder = type("Holder", (), {})()
-    holder.m = {}
-    m = getattr(holder, "m")  # the very shape of `_own`: the attribute, a local and the argument
-    return int(refs(m))
+
+    def probe() -> int:
+        holder = type("Holder", (), {})()
+        holder.m = {}
+        m = getattr(holder, "m")  # the very shape of `_own`: the attribute, a local and the argument
+        return int(refs(m))
+
+    # a tracer that reads a frame's locals (a debugger's variable view) adds a reference: counted here, it would
+    # pass a map a snapshot still reads for one only the store holds. At run time it only makes `_own` copy more
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        return probe()
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
 
 
 _SOLE = _refs_when_sole()
