@@ -21,6 +21,8 @@ G = TypeVar("G", bound=Hashable)  # what apps are grouped by: a queue, a pool
 
 def first_any(asks: tuple[Ask, ...]) -> Ask | None:
     """The first off-switch ask, in ascending priority."""
+    if asks and asks[0].resource_name == ANY:
+        return asks[0]  # nearly always: a table starts with its ANY row, and the simulator asks off-switch only
     return next((r for r in asks if r.resource_name == ANY), None)
 
 
