@@ -35,8 +35,9 @@ def _sync(service: PolicyService, snap: ClusterSnapshot, node: str = "n1", seq: 
                     for rows in snap.asks.values() for r in rows if r.resource_name == ANY],
            "alloc": [[c.id, c.app_id, c.node_id, c.priority, c.resource.memory_mb, c.resource.vcores, 0, int(c.is_am), 0]
                      for c in snap.containers.values()]}
-    assert '"kind":"error"' not in service.decide(json.dumps(doc)).replace(" ", "")
-    assert service.stats.full_syncs == seq
+    synced = service.stats.full_syncs
+    service.decide(json.dumps(doc))
+    assert service.stats.full_syncs == synced + 1 and service.mirror.seq == seq
 
 
 def test_observation_from_snapshot_carries_allocations_and_asks_but_no_usage() -> None:
@@ -76,19 +77,31 @@ def test_feedback_is_told_usage_is_unknown_and_does_not_resize() -> None:
 
 
 def test_a_tick_while_the_mirror_awaits_a_full_sync_is_stale_not_an_empty_cluster() -> None:
-    """After a failed call the mirror holds no cluster until the shim's full sync: ticks then are stale, the policy keeps
-    its estimates (an empty observation would tell usage feedback every node had gone)."""
+    """After a failed call the mirror awaits the shim's full sync: ticks then are stale and the policy keeps its estimates
+    (an empty observation would tell usage feedback every node had gone); the last good cluster is still shown if the
+    failed call did not change the mirror, else nothing."""
     service = PolicyService(make_policy("feedback"))
     loop = ControlLoop(MirrorSource(service), service.tune, 1.0)
     _sync(service, snapshot(NODES, APPS, ASKS, HELD))
     assert not loop.poll().stale
     estimated = service.engine.policy.estimator.total()  # type: ignore[attr-defined]
-    assert '"err"' in service.decide("not json") and service.awaiting_full_sync
+    assert '"err"' in service.decide("not json") and service.awaiting_full_sync  # the mirror was not touched
     state = loop.poll()
     assert state.stale and "awaits its full sync" in state.error and state.feed_errors == 0
-    assert service.last_snapshot is None
     assert service.engine.policy.estimator.total() == estimated  # type: ignore[attr-defined]
-    with pytest.raises(ConfigError, match="awaits the shim's full sync"):
-        service.control({"command": "state"})
+    shown = service.last_snapshot
+    assert shown is not None and set(shown.nodes) == {"n1", "n2"} and len(shown.containers) == len(HELD)
+    assert [n[0] for n in service.control({"command": "state"})["state"]["nodes"]] == ["n1", "n2"]
     _sync(service, snapshot(NODES, APPS, ASKS, HELD), seq=2)
+    assert not service.awaiting_full_sync and not loop.poll().stale
+    # a delta that fails part-way: its app was added before its container named an unknown node
+    held = service.mirror.state.node_allocated("n1")
+    bad = {"v": VERSION, "seq": 3, "base": 2, "full": False, "t": 3000, "node": "n1",
+           "used": [held.memory_mb, held.vcores, 2], "apps": [["late", "default", "u", "MAPREDUCE", "j", [], 3000]],
+           "alloc": [["c9", "late", "nowhere", 20, 1024, 1, 3000, 0, 0]]}
+    assert '"resync"' in service.decide(json.dumps(bad)).replace(" ", "") and service.awaiting_full_sync
+    assert service.last_snapshot is None and loop.poll().stale
+    with pytest.raises(ConfigError, match="awaits the shim's full sync after a failed call that changed it"):
+        service.control({"command": "state"})
+    _sync(service, snapshot(NODES, APPS, ASKS, HELD), seq=4)
     assert not service.awaiting_full_sync and not loop.poll().stale and service.last_snapshot is not None

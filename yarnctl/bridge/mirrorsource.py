@@ -25,9 +25,9 @@ class MirrorSource:
 
     def read(self) -> Reading:
         """The last decided call's snapshot as an observation (an empty one before the first heartbeat)."""
-        snap = self.service.last_snapshot
-        if snap is None and self.service.awaiting_full_sync:
-            # no cluster to show until the shim's full sync: a stale tick, not an empty cluster (which a policy
+        snap, awaiting = self.service.cluster_now()  # together: a full sync may land between two reads
+        if awaiting:
+            # nothing new to show until the shim's full sync: a stale tick, never an empty cluster (which a policy
             # would read as every node gone, as usage feedback's estimator does)
             raise RMError("the shim's state in this server awaits its full sync after a failed call; "
                           "the policy keeps its last tuning")

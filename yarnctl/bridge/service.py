@@ -175,8 +175,12 @@ class PolicyService:
         self.stats = ServiceStats(rejected_by=Counter())
         self._full_syncs = lambda: self.stats.full_syncs  # for collector_paused, made once: decide() is the hot path
         self._heap = FrozenHeap()
-        # the last decided call's time: between calls the mirror holds what that call's policy saw (`last_snapshot`)
+        # the last decided call's time, store and version: between calls the mirror holds what that call's policy
+        # saw (`last_snapshot`); and that state, kept when a failed call left it untouched, until the next full sync
         self._last_t_s: float | None = None
+        self._last_state: object = None
+        self._last_version = -1
+        self._gap: ClusterSnapshot | None = None
         self.decision_log = decision_log
         self.max_request_chars = max_request_chars
         self._last_seq = 0
@@ -254,15 +258,22 @@ class PolicyService:
 
     @property
     def last_snapshot(self) -> ClusterSnapshot | None:
-        """The cluster as the last decided call's policy saw it: None before one, and while the mirror awaits a full sync.
+        """The cluster as the last decided call's policy saw it (None before one).
 
         Taken from the mirror on demand, under the service lock. Between calls the mirror holds that call's
         state (an answer reaches it only as the next request), and the service keeps no snapshot meanwhile,
         so the next request's changes are written into the mirror's maps in place, not into copies
-        (`ClusterState._own`); one taken here costs those copies only while it is held.
+        (`ClusterState._own`); one taken here costs those copies only while it is held. While the mirror
+        awaits the shim's full sync after a failed call, it is the last decided call's state if the failed
+        call left it untouched (a request that did not parse), else None.
         """
         with self._lock:
             return self._last_snapshot_locked()
+
+    def cluster_now(self) -> tuple[ClusterSnapshot | None, bool]:
+        """`last_snapshot` and whether the server awaits the shim's full sync after a failed call, read together."""
+        with self._lock:
+            return self._last_snapshot_locked(), self.awaiting_full_sync
 
     @property
     def awaiting_full_sync(self) -> bool:
@@ -271,9 +282,19 @@ class PolicyService:
 
     def _last_snapshot_locked(self) -> ClusterSnapshot | None:
         """`last_snapshot`, the service lock held by the caller."""
-        if self._last_t_s is None or self.mirror.seq is None:
+        if self._last_t_s is None:
             return None
+        if self.mirror.seq is None:
+            return self._gap
         return self.mirror.snapshot(self._last_t_s)
+
+    def _note_gap(self) -> None:
+        """After a failed call: keep the last decided call's state to show until the full sync, if still there."""
+        state = self.mirror.state
+        if (self._gap is None and self._last_t_s is not None and state is self._last_state
+                and state.version == self._last_version):
+            # the next request is a full sync into a new store: this one's maps are never written again
+            self._gap = state.snapshot(self._last_t_s)
 
     def _install(self, active: Active) -> None:
         """Make `active` the policy that decides (at start, and at a swap between calls)."""
@@ -443,6 +464,8 @@ class PolicyService:
             log.exception("call %d from %s: internal error", seq, node)
             resp, outcome = encode_error(seq, f"internal error: {type(e).__name__}: {e}"[:500]), "error"
             self.stats.errors += 1
+        if self.mirror.seq is None:
+            self._note_gap()
         us = (time.perf_counter_ns() - t0) // 1000
         self.stats.calls += 1
         self.stats.observe(us)
@@ -487,7 +510,8 @@ class PolicyService:
         """The encoded answer, its outcome, the policy that decided it and whether that was the candidate at a canary node."""
         self._decided = None
         snap = self.mirror.snapshot(t_ms / 1000)
-        self._last_t_s = t_ms / 1000
+        self._last_t_s, self._last_state, self._last_version = t_ms / 1000, self.mirror.state, snap.version
+        self._gap = None
         self._seen = (snap, node)
         cand = self.candidate
         if cand is not None and not cand.failure and cand.applies(node):
@@ -618,8 +642,9 @@ class PolicyService:
                 snap, active, at = self._last_snapshot_locked(), self.active, self.stats.last_call_s
                 awaiting = self.awaiting_full_sync
             if snap is None:
-                raise ConfigError("the server's copy of the cluster awaits the shim's full sync after a failed call"
-                                  if awaiting else "no heartbeat decided yet: the server has not seen the cluster")
+                raise ConfigError("the server's copy of the cluster awaits the shim's full sync after a failed call "
+                                  "that changed it" if awaiting else
+                                  "no heartbeat decided yet: the server has not seen the cluster")
             return {"state": state_doc(snap, active.policy.name, active.params, at)}
         raise ConfigError(f"unknown command {cmd!r}; expected show, set, rollback or state")
 

@@ -67,7 +67,7 @@ class ServeCollector(Collector):
         self._bad_names: set[str] = set()
 
     def collect(self) -> Iterator[Metric]:
-        """Yield every yarnctl_ family; read without the service's lock so scrapes never delay a heartbeat."""
+        """Yield every yarnctl_ family; only the cluster's snapshot is taken under the service lock (a few µs)."""
         svc, st = self.service, self.service.stats
         info = GaugeMetricFamily("yarnctl_info", "The policy being served and the yarnctl version.",
                                  labels=["policy", "version"])
@@ -185,7 +185,7 @@ class ServeCollector(Collector):
 
     def _cluster(self) -> Iterator[Metric]:
         # the last decided call's cluster, taken under the service lock (a moment between two calls); empty
-        # families before the first call and while the server awaits the shim's full sync after a failed one
+        # families before the first call, and after a failed call that changed the mirror until the full sync
         snap = self.service.last_snapshot
         fams = {
             "capacity_bytes": GaugeMetricFamily("yarnctl_cluster_capacity_bytes", "Memory of all live nodes."),
