@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from yarnctl.bench import fidelity as fid
-from yarnctl.bench.jvmcost import JvmStartCost
+from yarnctl.bench.jvmcost import StartCost
 from yarnctl.fidelity import suite
 from yarnctl.sim.workload import Startup
 
@@ -62,9 +62,9 @@ def _pct(errors: list[fid.JobError]) -> tuple[float, float, float]:
     return tuple(round(100 * x, 1) for x in (s["completion_median"], s["completion_p90"], s["wait_median"]))  # type: ignore[return-value]
 
 
-def _line(cost: JvmStartCost | None) -> tuple[int, int, float, float, float]:
+def _line(cost: StartCost | None) -> tuple[int, int, float, float, float]:
     assert cost is not None
-    return (cost.maps, cost.most_overlapping, round(cost.alone_s, 1), round(cost.per_overlap_s, 2), round(cost.rms_s, 1))
+    return (cost.measured, cost.most_overlapping, round(cost.alone_s, 1), round(cost.per_overlap_s, 2), round(cost.rms_s, 1))
 
 
 def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
@@ -78,6 +78,9 @@ def test_the_documented_errors_and_rankings(runs: list[fid.RealRun]) -> None:
     assert round(100 * result.fit_score, 1) == 10.4
     # docs/fidelity.md, "What a start costs, measured apart from the fit": the maps' start-up in the histories
     assert _line(result.jvm_start) == (770, 28, 5.6, 0.72, 5.0)
+    # "What an AM's set-up costs": alone it is under a second; the fit's constant am_s (10 s) is a crowd's
+    assert result.am_setup is not None and result.am_setup.kind == "am"
+    assert _line(result.am_setup) == (155, 26, 0.7, 0.70, 3.7)
     pairs = [result.mixes[m]["sim_pairs"] for m in fid.SUITE]
     assert pairs == [[3, 7], [2, 4], [5, 5], [5, 6], [6, 7]]
     # the shim's dress is the fastest on fid-mixed in this round, not in the simulator (a second round did not repeat it)
@@ -337,6 +340,7 @@ def test_the_xeon_round_scores_as_documented(xeon: list[fid.RealRun]) -> None:
     assert _pct([e for e in errors if e.scheduler != fid.CALIBRATION]) == (10.7, 28.1, 34.0)
     assert round(100 * result.fit_score, 1) == 9.7
     assert _line(result.jvm_start) == (770, 21, 1.9, 0.56, 2.8)  # a start costs less here, alone and in a crowd
+    assert _line(result.am_setup) == (155, 22, 0.6, 0.42, 1.7)  # and so does an AM's set-up
     assert [result.mixes[m]["sim_pairs"] for m in fid.SUITE] == [[7, 8], [4, 6], [7, 7], [7, 9], [0, 4]]
     # fid-big: every scheduler's jobs simulated 13-29% slower than they ran, as on this machine's first round
     def late(e: fid.JobError) -> float:

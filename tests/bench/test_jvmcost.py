@@ -40,13 +40,20 @@ def test_a_maps_overhead_is_its_attempt_less_its_sleep_and_counts_the_starts_bes
     # same three; c's [20, 22.5) meet z [20.5, 23); d's [40, 42.5) meet nothing: b4's AM at 44 is beside d only
     # because d was slow, and counting it would make slowness look like a crowd
     assert sorted(jvmcost.overheads(run)) == [(0, 6.0), (1, 2.0), (3, 2.0), (3, 3.0)]
+    # the AMs' set-ups: b1 1-3 s, b2 4.5-6 s, b4 44-45 s (b3 has none), their median 1.5 s. b1's first 1.5 s
+    # [1, 2.5) meet nothing; b2's [4.5, 6) meet the start-ups of a [4, 6) and b [5, 8) and the failed attempt's
+    # [4, 6.5); b4's [44, 45.5) meet d's start-up [40, 46)
+    assert sorted(jvmcost.am_setups(run)) == [(0, 2.0), (1, 1.0), (3, 1.5)]
+    line = jvmcost.measure_am([run])
+    assert line is not None and (line.kind, line.measured, line.most_overlapping) == ("am", 3, 3)
+    assert "an AM's set-up (AM_STARTED to JOB_INITED) took" in jvmcost.describe(line) and "(3 AMs," in jvmcost.describe(line)
 
 
 def test_the_line_is_least_squares_through_the_maps() -> None:
     cost = jvmcost.fit_line([(1, 2.0), (3, 2.0), (3, 3.0)])
     assert cost is not None
-    assert (cost.maps, cost.alone_s, cost.per_overlap_s, cost.most_overlapping) == (3, pytest.approx(1.75),
-                                                                                    pytest.approx(0.25), 3)
+    assert (cost.kind, cost.measured, cost.alone_s, cost.per_overlap_s, cost.most_overlapping) == ("map", 3, pytest.approx(1.75),
+                                                                                                 pytest.approx(0.25), 3)
     assert cost.rms_s == pytest.approx((2 * 0.5**2 / 3) ** 0.5)  # the pair at 3 lies 0.5 s either side of 2.5
     assert "1.8 s + 0.25 s per start beside it" in jvmcost.describe(cost)
     falling = jvmcost.fit_line([(0, 3.0), (2, 2.0)])
@@ -64,3 +71,4 @@ def test_no_line_without_two_different_overlaps_and_only_sleep_jobs_are_measured
                  {"job_1_0001": JobHistory("job_1_0001", "word count", "root", "default", 0, 1000, 3000, 9000,
                                            "SUCCEEDED", (_map(1, 0, 4, 16),))})
     assert jvmcost.overheads(wc) == []
+    assert jvmcost.am_setups(wc) == []  # its AM set up 1-3 s, but no measured map says how long a task's start lasts

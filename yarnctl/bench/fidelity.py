@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from yarnctl.bench.jhist import JobHistory
-from yarnctl.bench.jvmcost import JvmStartCost
+from yarnctl.bench.jvmcost import StartCost
 from yarnctl.bench.replay import histories, replay_jobs, to_workload, workload_doc
 from yarnctl.bench.spec import BenchSpec, load_spec
 from yarnctl.errors import ClusterError
@@ -449,11 +449,13 @@ def across_rounds(rounds: Sequence[Sequence[RealRun]], startup: Startup, phase_s
 
 
 def to_json(fit: Startup, fit_score: float, errors: Sequence[JobError], mixes: Mapping[str, Any],
-            fit_near: Mapping[str, Any] | None = None, jvm_start: JvmStartCost | None = None) -> dict[str, Any]:
-    """The fidelity.json document: the fit (and how well the runs pin it), the measured start-up line, every job's
-    times, and per mix the rankings."""
+            fit_near: Mapping[str, Any] | None = None, jvm_start: StartCost | None = None,
+            am_setup: StartCost | None = None) -> dict[str, Any]:
+    """The fidelity.json document: the fit (and how well the runs pin it), the measured start-up lines (a map's
+    start-up, an AM's set-up), every job's times, and per mix the rankings."""
     return {"startup": cost_fields(fit), "fit_mean_error": fit_score, "fit_near": fit_near,
-            "jvm_start": None if jvm_start is None else asdict(jvm_start), "calibration": CALIBRATION,
+            "jvm_start": None if jvm_start is None else asdict(jvm_start),
+            "am_setup": None if am_setup is None else asdict(am_setup), "calibration": CALIBRATION,
             "jobs": [{"mix": e.mix, "scheduler": e.scheduler, "job": e.job, "real": asdict(e.real),
                       "sim": asdict(e.sim), "sls": None if e.sls is None else asdict(e.sls)} for e in errors],
             "mixes": mixes}

@@ -1,4 +1,4 @@
-"""What a task JVM's start-up cost in the real runs: measured from the job histories, not fitted.
+"""What starting cost in the real runs: a task JVM's start-up and an AM's set-up, measured from the job histories, not fitted.
 
 A SleepJob map sleeps a configured time, so whatever else its attempt took (container launch,
 JVM start-up, task set-up and commit) is its start-up overhead. On one machine that overhead grows
@@ -7,7 +7,8 @@ with the other starts beside it: task start-ups (of any task, program or outcome
 both NodeManagers share its cores. A straight line through (starts beside it, overhead) says what a
 start costs alone and how much each start beside it adds: the quantity the simulator's start-up
 model (`cluster.startup`) stands for, measured apart from the fit that tunes it on job completion
-times (docs/fidelity.md).
+times (docs/fidelity.md). An AM's own set-up, from its JVM's start to its job's initialisation (the
+simulator's `am_s`), is measured against the starts beside it the same way.
 """
 
 from __future__ import annotations
@@ -22,22 +23,33 @@ from yarnctl.bench.replay import job_id_of, sleep_shape
 if TYPE_CHECKING:
     from yarnctl.bench.fidelity import RealRun
 
+# what a line measures: its subject in a sentence, and what it counts
+KINDS: dict[str, tuple[str, str]] = {
+    "map": ("a SleepJob map's start-up", "maps"),
+    "am": ("an AM's set-up (AM_STARTED to JOB_INITED)", "AMs"),
+}
+
+Span = tuple[int, int]  # [begin, end) in ms
+
 
 @dataclass(frozen=True, slots=True)
-class JvmStartCost:
-    """A straight line through the maps' start-up overheads: `alone_s` plus `per_overlap_s` per start beside one."""
+class StartCost:
+    """A straight line through measured start-ups: `alone_s` plus `per_overlap_s` per start beside one."""
 
-    maps: int  # SleepJob map attempts measured
+    kind: str  # a key of KINDS
+    measured: int  # start-ups measured (SleepJob map attempts, or AM set-ups)
     alone_s: float
     per_overlap_s: float
-    rms_s: float  # root mean square of the maps' distance from the line
-    most_overlapping: int  # the most starts beside one map
+    rms_s: float  # root mean square of the measured ones' distance from the line
+    most_overlapping: int  # the most starts beside one
 
 
-def overheads(run: RealRun) -> list[tuple[int, float]]:
-    """(starts overlapping its first moments, start-up overhead in s) of each succeeded SleepJob map attempt of `run`.
+def _starts(run: RealRun) -> tuple[list[Span], list[Span], list[Span]]:
+    """(every start-up phase on the machine, the measured maps' start-ups among them, the AMs' set-ups among them).
 
-    Its first moments: the run's typical measured start-up (the median) from its launch.
+    A map's start-up is what its attempt took beyond its sleep; an attempt whose start-up is not known (a
+    reduce, another program's task, a failed attempt) is taken to last as long as a measured map's typically
+    did (or until it finished). No measured map: no phases at all, as no typical start-up is known.
     """
     by_id = {j.id: j for j in run.spec.jobs}
     sleep_ms = {}  # a SleepJob's history (by job id): its maps' configured sleep
@@ -45,12 +57,12 @@ def overheads(run: RealRun) -> list[tuple[int, float]]:
         job = by_id.get(str(r.get("job_id")))
         if job is not None and job.program == "sleep":
             sleep_ms[job_id_of(str(r.get("app_id", "")))] = sleep_shape(job.args)["map_ms"]
-    spans: list[tuple[int, int]] = []  # every start-up phase on the machine, ms: [begin, end)
-    maps: list[tuple[int, int]] = []  # the measured ones among them
-    others: list[tuple[int, int]] = []  # the other attempts' launch and finish: their start-up is not known
+    ams: list[Span] = []
+    maps: list[Span] = []
+    others: list[Span] = []  # the other attempts' launch and finish: their start-up is not known
     for job_id, h in run.history.items():
         if h.am_start_ms and h.launch_ms > h.am_start_ms:
-            spans.append((h.am_start_ms, h.launch_ms))  # the AM's own set-up is start-up work too
+            ams.append((h.am_start_ms, h.launch_ms))  # the AM's own set-up is start-up work too
         sleep = sleep_ms.get(job_id)
         for a in h.attempts:
             if not a.start_ms:
@@ -62,37 +74,63 @@ def overheads(run: RealRun) -> list[tuple[int, float]]:
             else:
                 others.append((a.start_ms, a.finish_ms))
     if not maps:
-        return []
-    # a reduce, another program's task or a failed attempt started a JVM on the same cores too: its start-up
-    # is taken to last as long as a measured map's typically did (or until it finished)
+        return [], [], []
     typical = round(statistics.median(e - s for s, e in maps))
-    spans += maps + [(s, min(f, s + typical) if f > s else s + typical) for s, f in others]
-    # the starts counted are those overlapping the typical start-up from the map's launch, not its own: over
-    # its own span a slower map would overlap more starts for being slower, and the line would find a crowd
-    # cost in maps whose overheads have nothing to do with one. Its own span is among them: once
+    spans = ams + maps + [(s, min(f, s + typical) if f > s else s + typical) for s, f in others]
+    return spans, maps, ams
+
+
+def _beside(spans: list[Span], measured: list[Span]) -> list[tuple[int, float]]:
+    """(starts overlapping its first moments, its length in s) of each of `measured` (each one of `spans`).
+
+    Its first moments: the typical (median) length of `measured` from its start, not its own length: over
+    its own span a slower one would overlap more starts for being slower, and the line would find a crowd
+    cost in start-ups whose length has nothing to do with one. Itself is among the spans: once.
+    """
+    if not measured:
+        return []
+    typical = round(statistics.median(e - s for s, e in measured))
     return [(sum(1 for b, e in spans if b < start + typical and e > start) - 1, (end - start) / 1000.0)
-            for start, end in maps]
+            for start, end in measured]
 
 
-def fit_line(points: Iterable[tuple[int, float]]) -> JvmStartCost | None:
-    """Least squares through (starts beside it, overhead); None with fewer than two distinct counts."""
+def overheads(run: RealRun) -> list[tuple[int, float]]:
+    """(starts overlapping its first moments, start-up overhead in s) of each succeeded SleepJob map attempt of `run`."""
+    spans, maps, _ = _starts(run)
+    return _beside(spans, maps)
+
+
+def am_setups(run: RealRun) -> list[tuple[int, float]]:
+    """(starts overlapping its first moments, set-up in s) of each AM of `run` (none without a measured map)."""
+    spans, _, ams = _starts(run)
+    return _beside(spans, ams)
+
+
+def fit_line(points: Iterable[tuple[int, float]], kind: str = "map") -> StartCost | None:
+    """Least squares through (starts beside it, length); None with fewer than two distinct counts."""
     pts = list(points)
     if len({n for n, _ in pts}) < 2:
         return None
     xs, ys = [float(n) for n, _ in pts], [o for _, o in pts]
     slope, intercept = statistics.linear_regression(xs, ys)
     rms = statistics.fmean((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys)) ** 0.5
-    return JvmStartCost(len(pts), intercept, slope, rms, max(n for n, _ in pts))
+    return StartCost(kind, len(pts), intercept, slope, rms, max(n for n, _ in pts))
 
 
-def measure(runs: Iterable[RealRun]) -> JvmStartCost | None:
+def measure(runs: Iterable[RealRun]) -> StartCost | None:
     """The line through every SleepJob map of `runs` (None when they have too few to draw one)."""
-    return fit_line(p for run in runs for p in overheads(run))
+    return fit_line((p for run in runs for p in overheads(run)), "map")
 
 
-def describe(cost: JvmStartCost) -> str:
+def measure_am(runs: Iterable[RealRun]) -> StartCost | None:
+    """The line through every AM set-up of `runs` (None when they have too few to draw one)."""
+    return fit_line((p for run in runs for p in am_setups(run)), "am")
+
+
+def describe(cost: StartCost) -> str:
     """One line: 'a SleepJob map's start-up took 1.9 s + 0.56 s per start beside it on the machine (...)'."""
+    subject, counted = KINDS[cost.kind]
     sign = "+" if cost.per_overlap_s >= 0 else "-"  # a run where crowds did not slow starts: say so plainly
-    return (f"a SleepJob map's start-up took {cost.alone_s:.1f} s {sign} {abs(cost.per_overlap_s):.2f} s per start "
-            f"beside it on the machine ({cost.maps} maps, up to {cost.most_overlapping} beside one; "
+    return (f"{subject} took {cost.alone_s:.1f} s {sign} {abs(cost.per_overlap_s):.2f} s per start "
+            f"beside it on the machine ({cost.measured} {counted}, up to {cost.most_overlapping} beside one; "
             f"rms {cost.rms_s:.1f} s)")

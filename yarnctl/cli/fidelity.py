@@ -318,10 +318,11 @@ def _print(result: Any) -> None:
                             f"p90" if sls["completion_median"] is not None else ""))
     output.out.print(f"[dim]start-up costs: {fid.describe(fid.costs(result.startup))}; "
                      f"clear pairs: real averages more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart[/dim]")
-    if result.jvm_start is not None:
-        from yarnctl.bench.jvmcost import describe
+    from yarnctl.bench.jvmcost import describe
 
-        output.out.print(f"[dim]measured in the job histories: {describe(result.jvm_start)}[/dim]")
+    for line in (result.jvm_start, result.am_setup):
+        if line is not None:
+            output.out.print(f"[dim]measured in the job histories: {describe(line)}[/dim]")
     if result.fit_near is not None:
         from yarnctl.fidelity.suite import near_ranges
 

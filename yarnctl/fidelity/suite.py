@@ -35,7 +35,8 @@ class SuiteResult:
     errors: tuple[fid.JobError, ...]
     mixes: Mapping[str, Mapping[str, Any]]
     fit_near: Mapping[str, Any] | None = None  # `fid.near_best` of the fit; None when the costs were given
-    jvm_start: jvmcost.JvmStartCost | None = None  # the maps' start-up as measured, not fitted (None: too few maps)
+    jvm_start: jvmcost.StartCost | None = None  # the maps' start-up as measured, not fitted (None: too few maps)
+    am_setup: jvmcost.StartCost | None = None  # the AMs' set-up as measured, not fitted (None: too few AMs)
 
 
 def real_runs(mix: str, labels: Sequence[str], out: Path, cluster_dir: Path, *, rerun: bool = False,
@@ -147,7 +148,7 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
                 m[f"{model}_same_order"] = fid.ranking(real) == fid.ranking(m[model])
                 m[f"{model}_pairs"] = [agree, total]
         m["real_ranking"] = fid.ranking(m["real"])
-    return SuiteResult(startup, score, tuple(errors), mixes, near, jvmcost.measure(runs))
+    return SuiteResult(startup, score, tuple(errors), mixes, near, jvmcost.measure(runs), jvmcost.measure_am(runs))
 
 
 def near_ranges(near: Mapping[str, Any]) -> str:
@@ -160,7 +161,7 @@ def write(out: Path, result: SuiteResult, plots: bool = True) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     j = out / "fidelity.json"
     j.write_text(jsonout.dumps(fid.to_json(result.startup, result.fit_score, result.errors, result.mixes,
-                                           result.fit_near, result.jvm_start), indent=1) + "\n")
+                                           result.fit_near, result.jvm_start, result.am_setup), indent=1) + "\n")
     c = out / "fidelity.csv"
     with c.open("w", newline="") as f:
         w = csv.writer(f)
