@@ -7,8 +7,9 @@ with the other starts beside it: task start-ups (of any task, program or outcome
 both NodeManagers share its cores. A straight line through (starts beside it, overhead) says what a
 start costs alone and how much each start beside it adds: the quantity the simulator's start-up
 model (`cluster.startup`) stands for, measured apart from the fit that tunes it on job completion
-times (docs/fidelity.md). An AM's own set-up, from its JVM's start to its job's initialisation (the
-simulator's `am_s`), is measured against the starts beside it the same way.
+times (docs/fidelity.md). An AM's own set-up, from its JVM's start to its job's initialisation, is
+measured against the starts beside it the same way: the part of a job's start that the simulator's
+`am_s` stands for (with the AM's launch cost, `am_s` also covers the AM's JVM start before it).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from yarnctl.bench.replay import job_id_of, sleep_shape
 
 if TYPE_CHECKING:
     from yarnctl.bench.fidelity import RealRun
 
+Kind = Literal["map", "am"]
 # what a line measures: its subject in a sentence, and what it counts
-KINDS: dict[str, tuple[str, str]] = {
+KINDS: dict[Kind, tuple[str, str]] = {
     "map": ("a SleepJob map's start-up", "maps"),
     "am": ("an AM's set-up (AM_STARTED to JOB_INITED)", "AMs"),
 }
@@ -36,7 +38,7 @@ Span = tuple[int, int]  # [begin, end) in ms
 class StartCost:
     """A straight line through measured start-ups: `alone_s` plus `per_overlap_s` per start beside one."""
 
-    kind: str  # a key of KINDS
+    kind: Kind
     measured: int  # start-ups measured (SleepJob map attempts, or AM set-ups)
     alone_s: float
     per_overlap_s: float
@@ -45,12 +47,7 @@ class StartCost:
 
 
 def _starts(run: RealRun) -> tuple[list[Span], list[Span], list[Span]]:
-    """(every start-up phase on the machine, the measured maps' start-ups among them, the AMs' set-ups among them).
-
-    A map's start-up is what its attempt took beyond its sleep; an attempt whose start-up is not known (a
-    reduce, another program's task, a failed attempt) is taken to last as long as a measured map's typically
-    did (or until it finished). No measured map: no phases at all, as no typical start-up is known.
-    """
+    """(every start-up phase on the machine, the measured maps' start-ups among them, the AMs' set-ups among them)."""
     by_id = {j.id: j for j in run.spec.jobs}
     sleep_ms = {}  # a SleepJob's history (by job id): its maps' configured sleep
     for r in run.records:
@@ -74,21 +71,21 @@ def _starts(run: RealRun) -> tuple[list[Span], list[Span], list[Span]]:
             else:
                 others.append((a.start_ms, a.finish_ms))
     if not maps:
-        return [], [], []
+        return [], [], []  # no typical start-up to give the attempts whose own is not known: nothing to count
+    # a reduce, another program's task or a failed attempt started a JVM on the same cores too: its start-up
+    # is taken to last as long as a measured map's typically did (or until it finished)
     typical = round(statistics.median(e - s for s, e in maps))
     spans = ams + maps + [(s, min(f, s + typical) if f > s else s + typical) for s, f in others]
     return spans, maps, ams
 
 
 def _beside(spans: list[Span], measured: list[Span]) -> list[tuple[int, float]]:
-    """(starts overlapping its first moments, its length in s) of each of `measured` (each one of `spans`).
-
-    Its first moments: the typical (median) length of `measured` from its start, not its own length: over
-    its own span a slower one would overlap more starts for being slower, and the line would find a crowd
-    cost in start-ups whose length has nothing to do with one. Itself is among the spans: once.
-    """
+    """(starts overlapping its first moments, its length in s) of each of `measured` (each one of `spans`)."""
     if not measured:
         return []
+    # its first moments: the typical (median) length of `measured` from its start, not its own length: over
+    # its own span a slower one would overlap more starts for being slower, and the line would find a crowd
+    # cost in start-ups whose length has nothing to do with one. Itself is among the spans: once
     typical = round(statistics.median(e - s for s, e in measured))
     return [(sum(1 for b, e in spans if b < start + typical and e > start) - 1, (end - start) / 1000.0)
             for start, end in measured]
@@ -106,7 +103,7 @@ def am_setups(run: RealRun) -> list[tuple[int, float]]:
     return _beside(spans, ams)
 
 
-def fit_line(points: Iterable[tuple[int, float]], kind: str = "map") -> StartCost | None:
+def fit_line(points: Iterable[tuple[int, float]], kind: Kind) -> StartCost | None:
     """Least squares through (starts beside it, length); None with fewer than two distinct counts."""
     pts = list(points)
     if len({n for n, _ in pts}) < 2:
