@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from yarnctl.model import AM_PRIORITY, App, Ask, Locality, Resources
 from yarnctl.model.cluster import ITERATIONS_TAG, STAGE_TAG
 from yarnctl.sim.kernel import AM, AM_BEAT, TICK_DIGITS
-from yarnctl.sim.mr_am import JobState, reduces_to_preempt, schedule_reduces, slowstart_reached
+from yarnctl.sim.mr_am import JobState, reduces_to_preempt, room_for_a_map, schedule_reduces, slowstart_reached
 from yarnctl.sim.parts import SimParts
 from yarnctl.sim.records import JobRecord
 from yarnctl.sim.spark_am import Driver
@@ -63,7 +63,7 @@ class _Job:
     __slots__ = ("spec", "app", "stages", "pending", "capability", "remaining", "first_start",
                  "last_finish", "am", "finished_at", "kills", "asks", "state", "am_failures",
                  "memory_s", "vcore_s", "mr_pairs", "am_phase", "am_beat", "am_seen", "driver", "ordinal", "located",
-                 "untaken", "am_up", "takes_up")
+                 "untaken", "am_up", "takes_up", "am_next", "am_doze", "am_stale")
 
     def __init__(self, spec: JobSpec, min_alloc: Resources, ordinal: int) -> None:
         self.spec = spec
@@ -95,6 +95,9 @@ class _Job:
             up.feeds_mr = True
         self.am_phase = spec.submit_s
         self.am_beat = False  # an AM heartbeat is scheduled
+        self.am_next = -1.0  # when: its one live heartbeat event (AppMasters._doze)
+        self.am_doze: tuple[Resources, ...] = ()  # dozing: the map sizes whose room it waits to lose
+        self.am_stale: list[float] = []  # instants of heartbeat events a doze cut short left in the kernel
         self.am_seen = (-1, 0.0)  # the cluster's version at a heartbeat, and since when it has not changed
         # a Spark job with stages: its driver, which runs the stages' tasks in executors (spark_drivers.py)
         self.driver = None if spec.spark is None else Driver(spec.spark, tuple(s.durations for s in spec.stages))
@@ -119,6 +122,13 @@ class _Task:
     def __init__(self, stage: _Stage, index: int, duration: float) -> None:
         self.stage, self.index, self.duration, self.failures = stage, index, duration, 0  # failures: OOM kills
         self.asked_at = 0.0  # when its current attempt was asked of the RM (ContainerRequest.requestTimeMs)
+
+
+class Quiet(NamedTuple):
+    """An MR AM's allocator that can do nothing before `until` unless its job changes or the room for a map goes."""
+
+    until: float
+    map_size: Resources
 
 
 class AppMasters(SparkDrivers, SimParts):
@@ -253,6 +263,8 @@ class AppMasters(SparkDrivers, SimParts):
         else:
             self.state.set_any_asks(app_id, rows)
         self.version += 1
+        if job.am_doze:
+            self._rouse(job)
 
     def _report(self, c: _Container) -> None:
         """The NodeManager reports a finished container: release it and tell its job."""
@@ -340,25 +352,93 @@ class AppMasters(SparkDrivers, SimParts):
         k = round((now - job.am_phase) / hb)
         return k >= 1 and round(job.am_phase + k * hb, TICK_DIGITS) == now
 
-    def _mr_wake(self, job: _Job) -> None:
-        """Make sure the job's MR AM heartbeats next on its grid (every heartbeat interval from am_phase)."""
-        if job.am_beat or job.state != "running":
-            return
+    def _next_slot(self, job: _Job) -> float:
+        """The instant of the job's next AM heartbeat on its grid (every heartbeat interval from am_phase), beating on."""
         hb = job.spec.mapreduce.heartbeat_s
         now = self.k.now
-        job.am_beat = True
-        self.am_beating += 1
         k = math.floor((now - job.am_phase) / hb + 1e-9)  # the AM's last slot at or before now
         if not (k >= 1 and round(job.am_phase + k * hb, TICK_DIGITS) == now and self.k.stage < AM_BEAT):
             k += 1  # unless a beat at now has yet to come, as it would had the AM beaten on (its first is a beat in)
+        return round(job.am_phase + k * hb, TICK_DIGITS)
+
+    def _beat_at(self, job: _Job, at: float) -> None:
+        """Schedule the job's next AM heartbeat at `at`, its one live heartbeat event."""
+        job.am_next = at
+        if at in job.am_stale:
+            job.am_stale.remove(at)  # a doze cut short left an event there: it is this beat (one event per instant)
+            return
         # ranked by the job's ordinal: the AMs beating at one instant go in submission order, whether each
         # beat on or slept and woke since its last heartbeat
-        self.k.schedule_ranked(job.am_phase + k * hb, AM_BEAT, job.ordinal, self._mr_heartbeat, job)
+        self.k.schedule_ranked(at, AM_BEAT, job.ordinal, self._mr_heartbeat, job)
+
+    def _mr_wake(self, job: _Job) -> None:
+        """Make sure the job's MR AM heartbeats next on its grid (a dozing one: at its next slot, not later)."""
+        if job.state != "running":
+            return
+        if job.am_beat:
+            if job.am_doze:
+                self._rouse(job)
+            return
+        job.am_beat = True
+        self.am_beating += 1
+        self._beat_at(job, self._next_slot(job))
+
+    def _doze(self, job: _Job, until: float, sizes: tuple[Resources, ...]) -> None:
+        """Skip the AM's heartbeats up to `until`: each would find what this one found, and do nothing.
+
+        An AM whose maps all wait, with every reduce asked and room for a map in its headroom, beats on
+        (`Quiet`) until a map has waited the unconditional preemption delay, or its job changes, or the
+        room for a map goes. The first is `until`; the others rouse it (`_rouse`) at its next slot, as
+        the beating AM would act. In a long backlog most MR AM heartbeats are such (docs/performance.md).
+        """
+        hb, now = job.spec.mapreduce.heartbeat_s, self.k.now
+        k = max(math.ceil((until - job.am_phase) / hb - 1e-9), math.floor((now - job.am_phase) / hb + 1e-9) + 1)
+        job.am_beat = True
+        self.am_beating += 1  # it beats on, in effect: a run with it is not stalled
+        job.am_doze = sizes
+        for size in sizes:
+            self.dozers.setdefault(size, {})[job.ordinal] = job
+        self._beat_at(job, round(job.am_phase + k * hb, TICK_DIGITS))
+
+    def _undoze(self, job: _Job) -> None:
+        for size in job.am_doze:
+            dozing = self.dozers[size]
+            del dozing[job.ordinal]
+            if not dozing:
+                del self.dozers[size]
+        job.am_doze = ()
+
+    def _rouse(self, job: _Job) -> None:
+        """A dozing AM heartbeats at its next slot instead, as it would have beating on."""
+        self._undoze(job)
+        at = self._next_slot(job)
+        if at < job.am_next:
+            job.am_stale.append(job.am_next)  # left in the kernel: it is skipped when it comes (_mr_heartbeat)
+            self._beat_at(job, at)
+
+    def _room_taken(self) -> None:
+        """Rouse the dozing AMs whose map no longer fits in the cluster's headroom (a container launched, a node shrunk)."""
+        cap = self.state.capacity
+        headroom = Resources(cap.memory_mb - self.alloc_mem, cap.vcores - self.alloc_vc)
+        for size in [size for size in self.dozers if not room_for_a_map(headroom, size)]:
+            for job in list(self.dozers.get(size, {}).values()):
+                self._rouse(job)
+
+    def _drop_stale(self, job: _Job) -> None:
+        """Take the events a cut-short doze left out of the kernel once the AM stops: a stopped AM has none."""
+        self.k.cancel(set(job.am_stale), self._mr_heartbeat, job)
+        job.am_stale.clear()
 
     def _mr_heartbeat(self, job: _Job) -> None:
         """RMContainerAllocator.heartbeat: preempt or ramp each reduce stage; keep beating while it may act."""
+        now = self.k.now
+        if now != job.am_next:
+            job.am_stale.remove(now)  # the AM was roused before this beat of its doze, and beat on since
+            return
         job.am_beat = False
         self.am_beating -= 1
+        if job.am_doze:
+            self._undoze(job)  # the beat it dozed until
         if job.state != "running":
             return
         if job.takes_up and not self._on_grid(job):
@@ -367,24 +447,39 @@ class AppMasters(SparkDrivers, SimParts):
         if job.untaken and job.am_up:
             self._take_up(job)  # the allocate call's answer is taken up before the reduces are scheduled
         busy = False
+        quiet: list[Quiet] = []
         for up, down in job.mr_pairs:
-            busy = self._mr_allocate(job, up, down) or busy
-        now = self.k.now
+            acts = self._mr_allocate(job, up, down)
+            if acts is True:
+                busy = True
+            elif acts:
+                quiet.append(acts)
+        stop = False
         if job.am_seen[0] != self.version:
             job.am_seen = (self.version, now)
         elif now - job.am_seen[1] > job.spec.mapreduce.unconditional_preempt_delay_s + 1:
             # nothing has changed for longer than any wait the AM acts on: it can change nothing by itself
             # (a policy that never places this job's maps); the next event that touches the job wakes it
-            busy = False
+            stop = True
         if now - self.progress_at > self.stall_s:
             # no task has finished and no job arrived for longer than any task lasts: the AMs only preempt
             # and re-ask in a loop (maps no policy places); stop, so the run can end as stuck
-            busy = False
-        if busy:
+            stop = True
+        if stop or not (busy or quiet):
+            if job.am_stale:
+                self._drop_stale(job)
+        elif busy or len(quiet) < len(job.mr_pairs):
             self._mr_wake(job)
+        else:
+            # a beat that finds the run stalled (above) is one a doze must not skip: it ends no later
+            until = min(min(q.until for q in quiet), self.progress_at + self.stall_s)
+            self._doze(job, until, tuple({q.map_size: None for q in quiet}))
 
-    def _mr_allocate(self, job: _Job, up: _Stage, down: _Stage) -> bool:
-        """One heartbeat's reduce scheduling for (maps, reduces); False when nothing can change before an event."""
+    def _mr_allocate(self, job: _Job, up: _Stage, down: _Stage) -> bool | Quiet:
+        """One heartbeat's reduce scheduling for (maps, reduces); False when nothing can change before an event.
+
+        Quiet when it did nothing and will do nothing before a known instant, or an event, or the room for a map goes.
+        """
         if not down.requested:
             return False
         maps_q = job.pending.get(up.spec.priority)
@@ -418,6 +513,11 @@ class AppMasters(SparkDrivers, SimParts):
                     self.stats["reduce_preemptions"] = self.stats.get("reduce_preemptions", 0) + 1
                     self._kill(c, "preempted", requeue=False)  # its next attempt waits among the pending reduces
                 return True
+            if (not down.held and down.ramping and hang_u == 0 and cfg.unconditional_preempt_delay_s >= 0
+                    and not s.reduce_size.is_zero() and room_for_a_map(s.headroom, s.map_size)):
+                # every reduce asked (scheduleReduces has nothing to ramp) and room for a waiting map: nothing to
+                # do until a map has waited the unconditional delay (the floor is the oldest ask's, or earlier)
+                return Quiet(max(up.asked_floor + cfg.unconditional_preempt_delay_s, self.k.now), s.map_size)
         if not down.ramping:
             if not slowstart_reached(up.done + before, up.spec.tasks + before, down.spec.slowstart):
                 return False  # the next completed map wakes the AM again
@@ -467,6 +567,10 @@ class AppMasters(SparkDrivers, SimParts):
         self._finish(job, "failed")
 
     def _finish(self, job: _Job, state: str = "succeeded") -> None:
+        if job.am_doze:
+            self._rouse(job)  # a beating AM's last heartbeat is its next slot's, not the end of a doze
+        if job.am_stale:
+            self._drop_stale(job)
         job.state = state
         for q in job.pending.values():  # e.g. an AM re-requested after its tasks all finished
             self.pending_total -= len(q)

@@ -104,6 +104,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.stall_heartbeats = max(10 * len(self.nodes), 100)
         self.ticking = False
         self.am_beating = 0  # MR AMs with a heartbeat scheduled: they may still change things
+        self.dozers: dict[Resources, dict[int, _Job]] = {}  # dozing MR AMs by the map size whose room they wait to lose
         self.progress_at = 0.0  # when a task last finished or a job arrived
         longest = max((d for j in workload.jobs for st in j.stages for d in st.durations), default=0.0)
         self.stall_s = 2 * longest + 900.0  # beyond any task's (slowed) life and the AM's 300 s preemption wait
@@ -245,6 +246,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             node.capacity = r.capacity
             self.state.resize_node(node.id, r.capacity)
             self.version += 1
+        if d.resizes and self.dozers:
+            self._room_taken()
         if d.resizes and self.w.cluster.queues:
             # a resize changes the cluster's size, and CapacityScheduler every queue's maximum with it
             self.state.set_queues(rescaled(self.w.cluster.queues, self.state.capacity, self.min_alloc))
@@ -304,6 +307,10 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.alloc_vc += cap.vcores
         self.running_count += 1
         self.version += 1
+        if self.dozers:
+            if job.am_doze:
+                self._rouse(job)  # its job changed: a beating AM would see it at its next slot
+            self._room_taken()
         if task is None:
             job.am = c
             self._set_usage(c, float(cap.vcores), float(cap.memory_mb))
@@ -396,6 +403,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             c.task.stage.running -= 1
         del node.running[c.id]
         self.state.release(c.id)  # None for a failed job's last containers: they went with the app
+        if job.am_doze:
+            self._rouse(job)  # its job changed: a beating AM would see it at its next slot
         job.memory_s += c.resource.memory_mb * (self.k.now - c.start)
         job.vcore_s += c.resource.vcores * (self.k.now - c.start)
         self.alloc_mem -= c.resource.memory_mb

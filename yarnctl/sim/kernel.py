@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 # Event times are rounded to the microsecond, so a task that ends "at" a heartbeat and the
@@ -56,6 +56,14 @@ class Kernel:
         """
         at = round(at, TICK_DIGITS)
         heapq.heappush(self._heap, (at if at > self.now else self.now, priority, rank, fn, args))
+
+    def cancel(self, instants: Collection[float], fn: Callable[..., Any], *args: Any) -> None:
+        """Take the events `fn(*args)` at `instants` off the queue (a scan of it: for rare cancellations)."""
+        heap = self._heap
+        kept = [e for e in heap if not (e[0] in instants and e[3] == fn and e[4] == args)]
+        if len(kept) < len(heap):
+            heap[:] = kept
+            heapq.heapify(heap)  # the order events run in is their keys' alone, whatever the heap's layout
 
     def pending(self) -> int:
         """Number of events still queued."""

@@ -108,6 +108,11 @@ def _containers(available: Resources, required: Resources) -> int:
     return min(n) if n else 0
 
 
+def room_for_a_map(headroom: Resources, map_size: Resources) -> bool:
+    """preemptReducesIfNeeded's headroom check: at least one map of `map_size` fits in `headroom`."""
+    return _containers(headroom, map_size) > 0
+
+
 def _ceil_containers(required: Resources, factor: Resources) -> int:
     """ResourceCalculatorUtils.divideAndCeilContainers with memory and vcores: the more of the two."""
     n = [math.ceil(r / f) for r, f in ((required.memory_mb, factor.memory_mb), (required.vcores, factor.vcores)) if f > 0]
@@ -156,7 +161,7 @@ def reduces_to_preempt(s: JobState, hanging_unconditional: int, hanging_no_headr
         return 0  # no reduces yet, a map is running, or no map is waiting
     if config.unconditional_preempt_delay_s >= 0 and hanging_unconditional > 0:
         return _preempt_reducer(s, hanging_unconditional, config)
-    if _containers(s.headroom, s.map_size) > 0:
+    if room_for_a_map(s.headroom, s.map_size):
         return 0  # the headroom can fit a map
     if hanging_no_headroom > 0:
         return _preempt_reducer(s, hanging_no_headroom, config)

@@ -53,6 +53,7 @@ class SimParts:
         seq: int
         ticking: bool
         am_beating: int
+        dozers: dict[Resources, dict[int, _Job]]
         progress_at: float
         stall_s: float
         jobs_left: int
