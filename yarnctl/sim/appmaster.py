@@ -390,6 +390,8 @@ class AppMasters(SparkDrivers, SimParts):
         (`Quiet`) until a map has waited the unconditional preemption delay, or its job changes, or the
         room for a map goes. The first is `until`; the others rouse it (`_rouse`) at its next slot, as
         the beating AM would act. In a long backlog most MR AM heartbeats are such (docs/performance.md).
+        The rule that stops an AM whose cluster has not changed for the delay and a second (`am_seen`)
+        cannot come first: the cluster changed when the oldest waiting map was asked.
         """
         hb, now = job.spec.mapreduce.heartbeat_s, self.k.now
         k = max(math.ceil((until - job.am_phase) / hb - 1e-9), math.floor((now - job.am_phase) / hb + 1e-9) + 1)
@@ -471,7 +473,7 @@ class AppMasters(SparkDrivers, SimParts):
         elif busy or len(quiet) < len(job.mr_pairs):
             self._mr_wake(job)
         else:
-            # a beat that finds the run stalled (above) is one a doze must not skip: it ends no later
+            # the stall rule above could stop it at any slot from the stall bound on: the doze ends no later
             until = min(min(q.until for q in quiet), self.progress_at + self.stall_s)
             self._doze(job, until, tuple({q.map_size: None for q in quiet}))
 
