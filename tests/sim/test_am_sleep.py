@@ -127,21 +127,78 @@ def _crowded(seed: int) -> dict[str, Any]:
     return {"name": f"crowded-{seed}", "cluster": cluster, "jobs": jobs}
 
 
-def _whole_run(seed: int, policy: str, order_seed: int | None) -> tuple[Any, ...]:
-    w = parse_workload(yaml.safe_dump(_crowded(seed)), f"crowded-{seed}", seed=seed)
-    run = SimCluster(w, Engine(make_policy(policy)), max_time_s=3000, order_seed=order_seed).run()
+def _crowded_starts(seed: int) -> dict[str, Any]:
+    """`_crowded` with AM start-ups, take-up on the AM's heartbeat, OOM kills (AMs' too) and other heartbeat intervals."""
+    r = random.Random(seed)
+    spec = _crowded(seed)
+    cluster, mem = spec["cluster"], spec["cluster"]["node"]["memory_mb"]
+    cluster["physical"] = {"memory_mb": int(mem * r.choice([0.7, 0.8, 0.9])), "vcores": 8}
+    cluster["heartbeat_phases"] = [round(r.random() * 0.99, 2) for _ in range(cluster["nodes"])]
+    cluster["startup"] = {"am_s": r.choice([1.3, 2, 5, 12]), "take_up": r.random() < 0.5}
+    for job in spec["jobs"]:
+        job["maps"]["usage"] = {"profile": [{"at": 0, "memory": r.choice([0.5, 1.0])},
+                                            {"at": r.choice([0.3, 0.5]), "memory": r.choice([1.0, 1.3, 2.0])}]}
+        job["mapreduce"]["yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms"] = r.choice([500, 1000, 1500, 3000])
+    return spec
+
+
+# Two runs a review of the doze found it broke, each the smallest of its kind:
+# - an AM's take-up starts a map that is OOM killed at once, so the AM is woken inside its own heartbeat,
+#   which then ended in a doze beside the wake's event (ValueError, two events of one AM at one instant)
+# - an AM killed (OOM) while its job dozes restarts with a new heartbeat grid, and the doze ended on the old one
+TAKE_UP_OOM = """
+name: take-up-oom
+cluster: {nodes: 1, node: {memory_mb: 8192, vcores: 8}, physical: {memory_mb: 4096, vcores: 8}, heartbeat_s: 1,
+          startup: {take_up: true}}
+jobs:
+- {id: j0, type: mapreduce, submit_s: 0, am: {memory_mb: 1024, vcores: 1},
+   maps: {tasks: 1, resource: {memory_mb: 3072, vcores: 1}, duration: 10},
+   reduces: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 5, slowstart: 0},
+   mapreduce: {mapreduce.job.reducer.unconditional-preempt.delay.sec: 20}}
+"""
+AM_RESTART_REGRID = """
+name: am-restart-regrid
+cluster:
+  groups:
+  - {count: 1, node: {memory_mb: 5120, vcores: 8}}
+  - {count: 1, node: {memory_mb: 5120, vcores: 8}, physical: {memory_mb: 4600, vcores: 8}}
+  heartbeat_s: 1
+  heartbeat_phases: [0.0, 0.5]
+  startup: {am_s: 5.2}
+jobs:
+- {id: f1, type: mapreduce, submit_s: 0, am: false, maps: {tasks: 1, resource: {memory_mb: 2048, vcores: 1}, duration: 1000}}
+- {id: f2, type: mapreduce, submit_s: 0.2, am: false, maps: {tasks: 1, resource: {memory_mb: 2048, vcores: 1}, duration: 1000,
+   usage: {profile: [{at: 0, memory: 0.5}, {at: 0.0102, memory: 2.0}]}}}
+- {id: x, type: mapreduce, submit_s: 0.3, am: {memory_mb: 1024, vcores: 1},
+   maps: {tasks: 1, resource: {memory_mb: 3584, vcores: 1}, duration: 30},
+   reduces: {tasks: 1, resource: {memory_mb: 1024, vcores: 1}, duration: 5, slowstart: 0},
+   mapreduce: {mapreduce.job.reducer.unconditional-preempt.delay.sec: 25.3}}
+"""
+
+
+def _whole_run(seed: int | str, policy: str, order_seed: int | None) -> tuple[Any, ...]:
+    if isinstance(seed, str):
+        w = parse_workload(seed, "review", seed=0)
+    else:
+        spec = _crowded(seed) if seed < 100 else _crowded_starts(seed)
+        w = parse_workload(yaml.safe_dump(spec), f"crowded-{seed}", seed=seed)
+    run = SimCluster(w, Engine(make_policy(policy)), max_time_s=3000 if not isinstance(seed, str) else 80,
+                     order_seed=order_seed).run()
     return run.fingerprint(), run.end_s, {k: v for k, v in run.stats.items() if k != "wall_s"}
 
 
 # the seeds (of 0-19) where some AM dozes under fair or drf; 16 and 18 have dozes that run to their end
 DOZING_SEEDS = (0, 1, 3, 5, 8, 9, 11, 16, 17, 18, 19)
+STARTS_SEEDS = tuple(range(100, 116))  # `_crowded_starts`
 
 
 def test_a_dozing_am_runs_as_a_beating_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole runs (records, end, counters) with AMs that doze and with AMs that beat on instead are the same.
 
     The beating side turns the allocator's `Quiet` into True (a wrapper, not a code path of the simulator).
-    The dozing side is checked to have dozed, been roused, left events behind and slept a doze out.
+    The dozing side is checked to have dozed, been roused, left events behind and slept a doze out. The
+    runs: crowded random MR workloads, some with a seeded event order, some with AM start-ups, take-up,
+    OOM kills of maps and AMs and other AM heartbeat intervals, and the two runs a review found broken.
     """
     calls: dict[str, int] = {"_doze": 0, "_rouse": 0, "_drop_stale": 0, "_undoze": 0}
     for name in calls:
@@ -157,7 +214,9 @@ def test_a_dozing_am_runs_as_a_beating_one(monkeypatch: pytest.MonkeyPatch) -> N
         if left_behind and not job.am_beat:  # a stopped AM, as a beating one that stops, has no event to come
             stopped.append(not any(e[4] == (job,) for e in self.k._heap))
     monkeypatch.setattr(SimCluster, "_mr_heartbeat", stops_clean)
-    cases = [(s, p, None) for s in DOZING_SEEDS for p in ("fair", "drf", "capacity")] + [(s, "fair", 7) for s in (0, 9, 11)]
+    cases = ([(s, p, None) for s in DOZING_SEEDS for p in ("fair", "drf", "capacity")] + [(s, "fair", 7) for s in (0, 9, 11)]
+             + [(s, p, None) for s in STARTS_SEEDS for p in ("fair", "fifo")]
+             + [(TAKE_UP_OOM, "fifo", None), (AM_RESTART_REGRID, "fifo", None)])
     dozing = [_whole_run(*case) for case in cases]
     assert calls["_doze"] > 50 and calls["_rouse"] > 40 and calls["_drop_stale"] > 20
     assert calls["_undoze"] > calls["_rouse"]  # some doze ran to its end: the AM beat at the slot it dozed until

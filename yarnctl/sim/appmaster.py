@@ -95,7 +95,7 @@ class _Job:
             up.feeds_mr = True
         self.am_phase = spec.submit_s
         self.am_beat = False  # an AM heartbeat is scheduled
-        self.am_next = -1.0  # when: its one live heartbeat event (AppMasters._doze)
+        self.am_next = -1.0  # the instant of its one live heartbeat event, while am_beat (AppMasters._beat_at)
         self.am_doze: tuple[Resources, ...] = ()  # dozing: the map sizes whose room it waits to lose
         self.am_stale: list[float] = []  # instants of heartbeat events a doze cut short left in the kernel
         self.am_seen = (-1, 0.0)  # the cluster's version at a heartbeat, and since when it has not changed
@@ -183,6 +183,8 @@ class AppMasters(SparkDrivers, SimParts):
         self._refresh_asks(job)
 
     def _start_job(self, job: _Job) -> None:
+        if job.am_doze:
+            self._rouse(job)  # a new attempt moves its grid: a beating AM beats once more on the old one
         job.am_phase = self.k.now  # the AM heartbeats from its start
         job.am_up = True
         if job.takes_up:
@@ -362,7 +364,7 @@ class AppMasters(SparkDrivers, SimParts):
         return round(job.am_phase + k * hb, TICK_DIGITS)
 
     def _beat_at(self, job: _Job, at: float) -> None:
-        """Schedule the job's next AM heartbeat at `at`, its one live heartbeat event."""
+        """Schedule the job's next AM heartbeat at `at`, its one live heartbeat event (the caller checked it has none)."""
         job.am_next = at
         if at in job.am_stale:
             job.am_stale.remove(at)  # a doze cut short left an event there: it is this beat (one event per instant)
@@ -393,6 +395,7 @@ class AppMasters(SparkDrivers, SimParts):
         The rule that stops an AM whose cluster has not changed for the delay and a second (`am_seen`)
         cannot come first: the cluster changed when the oldest waiting map was asked.
         """
+        assert not job.am_beat  # one live heartbeat event per AM: a second would share its instant and rank
         hb, now = job.spec.mapreduce.heartbeat_s, self.k.now
         k = max(math.ceil((until - job.am_phase) / hb - 1e-9), math.floor((now - job.am_phase) / hb + 1e-9) + 1)
         job.am_beat = True
@@ -403,6 +406,7 @@ class AppMasters(SparkDrivers, SimParts):
         self._beat_at(job, round(job.am_phase + k * hb, TICK_DIGITS))
 
     def _undoze(self, job: _Job) -> None:
+        """The AM no longer dozes: no launch needs to check the headroom for its map."""
         for size in job.am_doze:
             dozing = self.dozers[size]
             del dozing[job.ordinal]
@@ -427,7 +431,7 @@ class AppMasters(SparkDrivers, SimParts):
                 self._rouse(job)
 
     def _drop_stale(self, job: _Job) -> None:
-        """Take the events a cut-short doze left out of the kernel once the AM stops: a stopped AM has none."""
+        """Take the events a cut-short doze left out of the kernel: an AM that stops or a job that ends has none to come."""
         self.k.cancel(set(job.am_stale), self._mr_heartbeat, job)
         job.am_stale.clear()
 
@@ -454,7 +458,7 @@ class AppMasters(SparkDrivers, SimParts):
             acts = self._mr_allocate(job, up, down)
             if acts is True:
                 busy = True
-            elif acts:
+            elif isinstance(acts, Quiet):
                 quiet.append(acts)
         stop = False
         if job.am_seen[0] != self.version:
@@ -470,8 +474,8 @@ class AppMasters(SparkDrivers, SimParts):
         if stop or not (busy or quiet):
             if job.am_stale:
                 self._drop_stale(job)
-        elif busy or len(quiet) < len(job.mr_pairs):
-            self._mr_wake(job)
+        elif busy or len(quiet) < len(job.mr_pairs) or job.am_beat:
+            self._mr_wake(job)  # (am_beat: woken during this beat, by a map its take-up started and OOM killed)
         else:
             # the stall rule above could stop it at any slot from the stall bound on: the doze ends no later
             until = min(min(q.until for q in quiet), self.progress_at + self.stall_s)

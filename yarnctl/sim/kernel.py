@@ -58,7 +58,7 @@ class Kernel:
         heapq.heappush(self._heap, (at if at > self.now else self.now, priority, rank, fn, args))
 
     def cancel(self, instants: Collection[float], fn: Callable[..., Any], *args: Any) -> None:
-        """Take the events `fn(*args)` at `instants` off the queue (a scan of it: for rare cancellations)."""
+        """Take the events `fn(*args)` at `instants` off the queue: a scan and a rebuild of it, O(queued events)."""
         heap = self._heap
         kept = [e for e in heap if not (e[0] in instants and e[3] == fn and e[4] == args)]
         if len(kept) < len(heap):
