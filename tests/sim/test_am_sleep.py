@@ -14,6 +14,7 @@ goes. A second differential test compares whole runs with such AMs dozing and be
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -176,14 +177,20 @@ jobs:
 """
 
 
-def _whole_run(seed: int | str, policy: str, order_seed: int | None) -> tuple[Any, ...]:
-    if isinstance(seed, str):
-        w = parse_workload(seed, "review", seed=0)
-    else:
-        spec = _crowded(seed) if seed < 100 else _crowded_starts(seed)
-        w = parse_workload(yaml.safe_dump(spec), f"crowded-{seed}", seed=seed)
-    run = SimCluster(w, Engine(make_policy(policy)), max_time_s=3000 if not isinstance(seed, str) else 80,
-                     order_seed=order_seed).run()
+def _random(make: Callable[[int], dict[str, Any]], seed: int) -> tuple[str, str, int, float]:
+    """A random workload's case: its YAML, name, seed and time cap."""
+    return yaml.safe_dump(make(seed)), f"crowded-{seed}", seed, 3000
+
+
+def _review(text: str) -> tuple[str, str, int, float]:
+    """A hand-built review case's: its YAML, name, seed and time cap."""
+    return text, "review", 0, 80
+
+
+def _whole_run(case: tuple[str, str, int, float], policy: str, order_seed: int | None) -> tuple[Any, ...]:
+    text, source, seed, max_time_s = case
+    w = parse_workload(text, source, seed=seed)
+    run = SimCluster(w, Engine(make_policy(policy)), max_time_s=max_time_s, order_seed=order_seed).run()
     return run.fingerprint(), run.end_s, {k: v for k, v in run.stats.items() if k != "wall_s"}
 
 
@@ -214,9 +221,11 @@ def test_a_dozing_am_runs_as_a_beating_one(monkeypatch: pytest.MonkeyPatch) -> N
         if left_behind and not job.am_beat:  # a stopped AM, as a beating one that stops, has no event to come
             stopped.append(not any(e[4] == (job,) for e in self.k._heap))
     monkeypatch.setattr(SimCluster, "_mr_heartbeat", stops_clean)
-    cases = ([(s, p, None) for s in DOZING_SEEDS for p in ("fair", "drf", "capacity")] + [(s, "fair", 7) for s in (0, 9, 11)]
-             + [(s, p, None) for s in STARTS_SEEDS for p in ("fair", "fifo")]
-             + [(TAKE_UP_OOM, "fifo", None), (AM_RESTART_REGRID, "fifo", None)])
+    crowded = {s: _random(_crowded, s) for s in DOZING_SEEDS}
+    cases = ([(crowded[s], p, None) for s in DOZING_SEEDS for p in ("fair", "drf", "capacity")]
+             + [(crowded[s], "fair", 7) for s in (0, 9, 11)]
+             + [(_random(_crowded_starts, s), p, None) for s in STARTS_SEEDS for p in ("fair", "fifo")]
+             + [(_review(TAKE_UP_OOM), "fifo", None), (_review(AM_RESTART_REGRID), "fifo", None)])
     dozing = [_whole_run(*case) for case in cases]
     assert calls["_doze"] > 50 and calls["_rouse"] > 40 and calls["_drop_stale"] > 20
     assert calls["_undoze"] > calls["_rouse"]  # some doze ran to its end: the AM beat at the slot it dozed until

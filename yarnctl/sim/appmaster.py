@@ -183,8 +183,7 @@ class AppMasters(SparkDrivers, SimParts):
         self._refresh_asks(job)
 
     def _start_job(self, job: _Job) -> None:
-        if job.am_doze:
-            self._rouse(job)  # a new attempt moves its grid: a beating AM beats once more on the old one
+        self._changed(job)  # a new attempt moves its grid: a beating AM beats once more on the old one
         job.am_phase = self.k.now  # the AM heartbeats from its start
         job.am_up = True
         if job.takes_up:
@@ -265,8 +264,7 @@ class AppMasters(SparkDrivers, SimParts):
         else:
             self.state.set_any_asks(app_id, rows)
         self.version += 1
-        if job.am_doze:
-            self._rouse(job)
+        self._changed(job)
 
     def _report(self, c: _Container) -> None:
         """The NodeManager reports a finished container: release it and tell its job."""
@@ -354,13 +352,18 @@ class AppMasters(SparkDrivers, SimParts):
         k = round((now - job.am_phase) / hb)
         return k >= 1 and round(job.am_phase + k * hb, TICK_DIGITS) == now
 
-    def _next_slot(self, job: _Job) -> float:
-        """The instant of the job's next AM heartbeat on its grid (every heartbeat interval from am_phase), beating on."""
+    def _next_slot(self, job: _Job, not_before: float = -math.inf) -> float:
+        """The instant of the job's next AM heartbeat on its grid (every heartbeat interval from am_phase), beating on.
+
+        With `not_before`, its first slot at or after that instant, if later.
+        """
         hb = job.spec.mapreduce.heartbeat_s
         now = self.k.now
         k = math.floor((now - job.am_phase) / hb + 1e-9)  # the AM's last slot at or before now
         if not (k >= 1 and round(job.am_phase + k * hb, TICK_DIGITS) == now and self.k.stage < AM_BEAT):
             k += 1  # unless a beat at now has yet to come, as it would had the AM beaten on (its first is a beat in)
+        if not_before > now:
+            k = max(k, math.ceil((not_before - job.am_phase) / hb - 1e-9))
         return round(job.am_phase + k * hb, TICK_DIGITS)
 
     def _beat_at(self, job: _Job, at: float) -> None:
@@ -378,8 +381,7 @@ class AppMasters(SparkDrivers, SimParts):
         if job.state != "running":
             return
         if job.am_beat:
-            if job.am_doze:
-                self._rouse(job)
+            self._changed(job)
             return
         job.am_beat = True
         self.am_beating += 1
@@ -396,14 +398,12 @@ class AppMasters(SparkDrivers, SimParts):
         cannot come first: the cluster changed when the oldest waiting map was asked.
         """
         assert not job.am_beat  # one live heartbeat event per AM: a second would share its instant and rank
-        hb, now = job.spec.mapreduce.heartbeat_s, self.k.now
-        k = max(math.ceil((until - job.am_phase) / hb - 1e-9), math.floor((now - job.am_phase) / hb + 1e-9) + 1)
         job.am_beat = True
         self.am_beating += 1  # it beats on, in effect: a run with it is not stalled
         job.am_doze = sizes
         for size in sizes:
             self.dozers.setdefault(size, {})[job.ordinal] = job
-        self._beat_at(job, round(job.am_phase + k * hb, TICK_DIGITS))
+        self._beat_at(job, self._next_slot(job, until))  # called in its own beat: the next slot is one interval on
 
     def _undoze(self, job: _Job) -> None:
         """The AM no longer dozes: no launch needs to check the headroom for its map."""
@@ -414,6 +414,11 @@ class AppMasters(SparkDrivers, SimParts):
                 del self.dozers[size]
         job.am_doze = ()
 
+    def _changed(self, job: _Job) -> None:
+        """The job changed (a container came or went, its asks or its AM attempt): a dozing AM beats at its next slot."""
+        if job.am_doze:
+            self._rouse(job)
+
     def _rouse(self, job: _Job) -> None:
         """A dozing AM heartbeats at its next slot instead, as it would have beating on."""
         self._undoze(job)
@@ -422,10 +427,14 @@ class AppMasters(SparkDrivers, SimParts):
             job.am_stale.append(job.am_next)  # left in the kernel: it is skipped when it comes (_mr_heartbeat)
             self._beat_at(job, at)
 
+    def _headroom(self) -> Resources:
+        """What the cluster has not allocated: the headroom FifoScheduler gives every app."""
+        cap = self.state.capacity
+        return Resources(cap.memory_mb - self.alloc_mem, cap.vcores - self.alloc_vc)
+
     def _room_taken(self) -> None:
         """Rouse the dozing AMs whose map no longer fits in the cluster's headroom (a container launched, a node shrunk)."""
-        cap = self.state.capacity
-        headroom = Resources(cap.memory_mb - self.alloc_mem, cap.vcores - self.alloc_vc)
+        headroom = self._headroom()
         for size in [size for size in self.dozers if not room_for_a_map(headroom, size)]:
             for job in list(self.dozers.get(size, {}).values()):
                 self._rouse(job)
@@ -501,11 +510,10 @@ class AppMasters(SparkDrivers, SimParts):
                 # nothing to do either (no map waiting, no reduce left). Ranked beats keep its place at an instant
                 return False
         cfg = job.spec.mapreduce
-        cap = self.state.capacity
         before = up.spec.done_before  # a live job's maps done before the simulation started count as done
         s = JobState(up.spec.tasks + before, up.done + before, scheduled_maps, scheduled_reduces, up.running, down.running,
                      len(down.held), job.capability[up.spec.priority], job.capability[down.spec.priority],
-                     Resources(cap.memory_mb - self.alloc_mem, cap.vcores - self.alloc_vc))  # FifoScheduler's headroom
+                     self._headroom())  # FifoScheduler's headroom
         if maps_q and up.running == 0:
             hang_u = _hanging(up, maps_q, self.k.now, cfg.unconditional_preempt_delay_s)
             hang_h = scheduled_maps if cfg.preempt_delay_s <= 0 else _hanging(up, maps_q, self.k.now, cfg.preempt_delay_s)
@@ -573,8 +581,7 @@ class AppMasters(SparkDrivers, SimParts):
         self._finish(job, "failed")
 
     def _finish(self, job: _Job, state: str = "succeeded") -> None:
-        if job.am_doze:
-            self._rouse(job)  # a beating AM's last heartbeat is its next slot's, not the end of a doze
+        self._changed(job)  # a beating AM's last heartbeat is its next slot's, not the end of a doze
         if job.am_stale:
             self._drop_stale(job)
         job.state = state

@@ -307,9 +307,8 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
         self.alloc_vc += cap.vcores
         self.running_count += 1
         self.version += 1
-        if self.dozers:
-            if job.am_doze:
-                self._rouse(job)  # its job changed: a beating AM would see it at its next slot
+        if self.dozers:  # else no AM dozes
+            self._changed(job)
             self._room_taken()
         if task is None:
             job.am = c
@@ -403,8 +402,7 @@ class SimCluster(AppMasters, NodePhysics, JvmStarts, Observations):
             c.task.stage.running -= 1
         del node.running[c.id]
         self.state.release(c.id)  # None for a failed job's last containers: they went with the app
-        if job.am_doze:
-            self._rouse(job)  # its job changed: a beating AM would see it at its next slot
+        self._changed(job)
         job.memory_s += c.resource.memory_mb * (self.k.now - c.start)
         job.vcore_s += c.resource.vcores * (self.k.now - c.start)
         self.alloc_mem -= c.resource.memory_mb
