@@ -342,6 +342,8 @@ def test_the_xeon_round_scores_as_documented(xeon: list[fid.RealRun]) -> None:
     assert _line(result.jvm_start) == (770, 21, 1.9, 0.56, 2.8)  # a start costs less here, alone and in a crowd
     assert _line(result.am_setup) == (155, 22, 0.6, 0.42, 1.7)  # and so does an AM's set-up
     assert [result.mixes[m]["sim_pairs"] for m in fid.SUITE] == [[7, 8], [4, 6], [7, 7], [7, 9], [0, 4]]
+    # docs/fidelity.md, "The simulator's calls": of the pairs it puts more than 5% apart, real alike / reversed / within
+    assert [sum(result.mixes[m]["sim_calls"][i] for m in fid.SUITE) for i in range(3)] == [17, 4, 9]
     # fid-big: every scheduler's jobs simulated 13-29% slower than they ran, as on this machine's first round
     def late(e: fid.JobError) -> float:
         assert e.sim.completion_s is not None and e.real.completion_s

@@ -338,6 +338,23 @@ def rank_agreement(real: Mapping[str, float | None], pred: Mapping[str, float | 
     return agree, total
 
 
+def called_pairs(real: Mapping[str, float | None], pred: Mapping[str, float | None],
+                 margin: float = SAME_RANK_MARGIN) -> tuple[int, int, int]:
+    """Of the pairs `pred` puts more than `margin` apart (its calls): (real alike and clear, reversed and clear, real within)."""
+    alike = reversed_ = within = 0
+    for a, b in itertools.combinations(sorted(real), 2):
+        ra, rb, pa, pb = real[a], real[b], pred.get(a), pred.get(b)
+        if ra is None or rb is None or pa is None or pb is None or abs(pa - pb) <= margin * min(pa, pb):
+            continue
+        if abs(ra - rb) <= margin * min(ra, rb):
+            within += 1
+        elif (ra < rb) == (pa < pb):
+            alike += 1
+        else:
+            reversed_ += 1
+    return alike, reversed_, within
+
+
 def repeated_pairs(rounds: Sequence[Mapping[str, float | None]],
                    margin: float = SAME_RANK_MARGIN) -> Iterator[tuple[str, str, bool]]:
     """(a, b, whether a comes first) for each pair of labels, in name order, that every round orders alike by > `margin`."""

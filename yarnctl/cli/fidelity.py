@@ -316,6 +316,13 @@ def _print(result: Any) -> None:
                          f"{_pct(sim['completion_p90'])} p90; wait {_pct(sim['wait_median'])} median"
                          + (f" | SLS completion {_pct(sls['completion_median'])} median, {_pct(sls['completion_p90'])} "
                             f"p90" if sls["completion_median"] is not None else ""))
+    for model, name in (("sim", "simulator"), ("sls", "SLS")):
+        calls = [m[f"{model}_calls"] for m in result.mixes.values() if f"{model}_calls" in m]
+        if calls:
+            alike, reversed_, within = (sum(c[i] for c in calls) for i in range(3))
+            output.out.print(f"the {name}'s calls, pairs it puts more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart: "
+                             f"{alike + reversed_ + within}; the real cluster ordered {alike} alike, reversed "
+                             f"{reversed_}, kept {within} within {100 * fid.SAME_RANK_MARGIN:.0f}%")
     output.out.print(f"[dim]start-up costs: {fid.describe(fid.costs(result.startup))}; "
                      f"clear pairs: real averages more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart[/dim]")
     from yarnctl.bench.jvmcost import describe

@@ -147,6 +147,7 @@ def evaluate(runs: Sequence[fid.RealRun], *, startup: Startup | None = None, sls
                 m[f"{model}_ranking"] = fid.ranking(m[model])
                 m[f"{model}_same_order"] = fid.ranking(real) == fid.ranking(m[model])
                 m[f"{model}_pairs"] = [agree, total]
+                m[f"{model}_calls"] = list(fid.called_pairs(real, m[model]))
         m["real_ranking"] = fid.ranking(m["real"])
     return SuiteResult(startup, score, tuple(errors), mixes, near, jvmcost.measure(runs), jvmcost.measure_am(runs))
 
