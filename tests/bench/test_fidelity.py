@@ -248,14 +248,16 @@ def test_errors_rankings_and_pairs_by_hand() -> None:
 
 def test_a_call_is_a_pair_the_prediction_puts_apart_and_the_real_cluster_judges_it() -> None:
     real = {"a": 100.0, "b": 103.0, "c": 150.0, "d": 60.0, "e": None}
-    # every pair is a call (predicted more than 5% apart): a<c, b<c and d<c alike; a<d and b<d reversed (really
-    # d 60 first); a<b really within 5%. The pairs with e are none: it has no real value
+    # every pair with a real value is a call (predicted more than 5% apart): a<c, b<c and d<c alike; a<d and b<d
+    # reversed (really d 60 first); a<b really within 5%. The pairs with e are not counted: it has no real value
     pred = {"a": 1.0, "b": 1.2, "c": 3.0, "d": 2.0, "e": 9.0}
     assert fid.called_pairs(real, pred) == (3, 2, 1)
     # a prediction within 5% is no call, whichever way it leans
     assert fid.called_pairs({"a": 100.0, "b": 200.0}, {"a": 1.04, "b": 1.0}) == (0, 0, 0)
     assert fid.called_pairs({"a": 100.0, "b": 200.0}, {"a": 1.06, "b": 1.0}) == (0, 1, 0)
     assert fid.called_pairs({"a": 100.0, "b": 200.0}, {"a": 1.0, "b": 1.06}) == (1, 0, 0)
+    assert fid.called_pairs({"a": 100.0, "b": 200.0}, {"a": 1.0, "b": None}) == (0, 0, 0)  # nothing predicted
+    assert fid.called_pairs({"a": 100.0, "b": 200.0}, {"a": 1.0}) == (0, 0, 0)
 
 
 def test_only_pairs_every_round_orders_alike_count_as_repeatable() -> None:

@@ -183,7 +183,7 @@ def _random(make: Callable[[int], dict[str, Any]], seed: int) -> tuple[str, str,
 
 
 def _review(text: str) -> tuple[str, str, int, float]:
-    """A hand-built review case's: its YAML, name, seed and time cap."""
+    """A hand-built review case: its YAML, name, seed and time cap."""
     return text, "review", 0, 80
 
 

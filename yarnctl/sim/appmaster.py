@@ -398,12 +398,13 @@ class AppMasters(SparkDrivers, SimParts):
         cannot come first: the cluster changed when the oldest waiting map was asked.
         """
         assert not job.am_beat  # one live heartbeat event per AM: a second would share its instant and rank
+        assert self.k.stage >= AM_BEAT  # in its own beat, so `_next_slot` counts from the slot after this one
         job.am_beat = True
         self.am_beating += 1  # it beats on, in effect: a run with it is not stalled
         job.am_doze = sizes
         for size in sizes:
             self.dozers.setdefault(size, {})[job.ordinal] = job
-        self._beat_at(job, self._next_slot(job, until))  # called in its own beat: the next slot is one interval on
+        self._beat_at(job, self._next_slot(job, until))
 
     def _undoze(self, job: _Job) -> None:
         """The AM no longer dozes: no launch needs to check the headroom for its map."""
@@ -415,7 +416,7 @@ class AppMasters(SparkDrivers, SimParts):
         job.am_doze = ()
 
     def _changed(self, job: _Job) -> None:
-        """The job changed (a container came or went, its asks or its AM attempt): a dozing AM beats at its next slot."""
+        """The job changed (a container, its asks, its AM attempt, its end): a dozing AM beats at its next slot."""
         if job.am_doze:
             self._rouse(job)
 
@@ -513,7 +514,7 @@ class AppMasters(SparkDrivers, SimParts):
         before = up.spec.done_before  # a live job's maps done before the simulation started count as done
         s = JobState(up.spec.tasks + before, up.done + before, scheduled_maps, scheduled_reduces, up.running, down.running,
                      len(down.held), job.capability[up.spec.priority], job.capability[down.spec.priority],
-                     self._headroom())  # FifoScheduler's headroom
+                     self._headroom())
         if maps_q and up.running == 0:
             hang_u = _hanging(up, maps_q, self.k.now, cfg.unconditional_preempt_delay_s)
             hang_h = scheduled_maps if cfg.preempt_delay_s <= 0 else _hanging(up, maps_q, self.k.now, cfg.preempt_delay_s)
