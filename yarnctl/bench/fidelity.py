@@ -322,6 +322,11 @@ def ranking(avg: Mapping[str, float | None]) -> list[str]:
     return sorted((k for k, v in avg.items() if v is not None), key=lambda k: (avg[k], k))
 
 
+def close(x: float, y: float, margin: float = SAME_RANK_MARGIN) -> bool:
+    """Whether two averages are within `margin` of the smaller: too close to be ranked."""
+    return abs(x - y) <= margin * min(x, y)
+
+
 def rank_agreement(real: Mapping[str, float | None], pred: Mapping[str, float | None],
                    margin: float = SAME_RANK_MARGIN) -> tuple[int, int]:
     """(pairs ordered alike, pairs compared): pairs whose real averages differ by more than `margin`."""
@@ -331,7 +336,7 @@ def rank_agreement(real: Mapping[str, float | None], pred: Mapping[str, float | 
         if None in (ra, rb, pa, pb):
             continue
         assert ra is not None and rb is not None and pa is not None and pb is not None
-        if abs(ra - rb) <= margin * min(ra, rb):
+        if close(ra, rb, margin):
             continue
         total += 1
         agree += (ra < rb) == (pa < pb)
@@ -344,9 +349,9 @@ def called_pairs(real: Mapping[str, float | None], pred: Mapping[str, float | No
     alike = reversed_ = within = 0
     for a, b in itertools.combinations(sorted(real), 2):
         ra, rb, pa, pb = real[a], real[b], pred.get(a), pred.get(b)
-        if ra is None or rb is None or pa is None or pb is None or abs(pa - pb) <= margin * min(pa, pb):
+        if ra is None or rb is None or pa is None or pb is None or close(pa, pb, margin):
             continue
-        if abs(ra - rb) <= margin * min(ra, rb):
+        if close(ra, rb, margin):
             within += 1
         elif (ra < rb) == (pa < pb):
             alike += 1
@@ -361,7 +366,7 @@ def repeated_pairs(rounds: Sequence[Mapping[str, float | None]],
     labels = sorted(set.intersection(*(set(r) for r in rounds))) if rounds else []
     for a, b in itertools.combinations(labels, 2):
         # a pair one round leaves unordered (too close, or missing) is not one the cluster repeats
-        orders = {None if (ra := real[a]) is None or (rb := real[b]) is None or abs(ra - rb) <= margin * min(ra, rb)
+        orders = {None if (ra := real[a]) is None or (rb := real[b]) is None or close(ra, rb, margin)
                   else ra < rb for real in rounds}
         if len(orders) == 1 and None not in orders:
             yield a, b, orders.pop() is True
