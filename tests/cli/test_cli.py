@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from rich.console import Console
+
+from yarnctl.cli import output
 from yarnctl.cli.main import main
+from yarnctl.cli.output import best_marks
 from yarnctl.sim.workload import builtin_names
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -73,6 +77,38 @@ def test_simulate_tables(capsys: pytest.CaptureFixture[str]) -> None:
     assert "makespan (s)" in out
     assert "fifo" in out and "ffd-dp" in out
     assert "job1" in out and "job2" in out  # per-job table for small workloads
+
+
+def test_the_best_is_a_call_only_beyond_the_simulators_margin() -> None:
+    # lower is better: 100 beats 106 by more than 5% of 100; 104 is within 5% of 100; 105 is exactly 5%
+    assert best_marks([100.0, 106.0, 120.0], lower_better=True) == ["call", "", ""]
+    assert best_marks([106.0, 100.0, 104.0], lower_better=True) == ["", "close", "close"]
+    assert best_marks([105.0, 100.0], lower_better=True) == ["close", "close"]
+    # higher is better (utilisation): 0.90 against 0.80 is a call; 0.90 against 0.87 is not
+    assert best_marks([0.80, 0.90], lower_better=False) == ["", "call"]
+    assert best_marks([0.87, 0.90, 0.50], lower_better=False) == ["close", "close", ""]
+    # a missing value is never marked; one value alone is no comparison; equal values tie at any margin
+    assert best_marks([None, 50.0, 80.0], lower_better=True) == ["", "call", ""]
+    assert best_marks([50.0, None], lower_better=True) == ["", ""]
+    assert best_marks([50.0, 50.0], lower_better=True, margin=0.0) == ["close", "close"]
+    assert best_marks([50.0, 51.0], lower_better=True, margin=0.0) == ["call", ""]
+
+
+def test_simulate_marks_a_best_within_the_margin_bold_not_green(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dress-mr20: fifo, ffd-dp and capacity end 443.9 / 443.9 / 445.4 s on average, fair 549.2 s."""
+    console = Console(record=True, width=200, force_terminal=True, color_system="standard", highlight=False)
+    monkeypatch.setattr(output, "out", console)
+    assert main(["simulate", "-w", "dress-mr20", "-p", "fifo,fair,capacity", "--no-jobs"]) == 0
+    lines = console.export_text(styles=True).splitlines()
+    row = next(line for line in lines if "avg completion" in line)
+    cells = [c.strip() for c in row.split("│")[2:5]]
+    green, bold = "\x1b[1;32m", "\x1b[1m"
+    assert cells[0].startswith(bold) and "443.9" in cells[0] and green not in cells[0]
+    assert cells[2].startswith(bold) and "445.4" in cells[2] and green not in cells[2]
+    assert "549.2" in cells[1] and "\x1b[" not in cells[1]
+    # and the avg wait, where fair's 19.0 s is far below the others', is a call
+    wait = next(line for line in lines if "avg wait" in line)
+    assert green in wait.split("│")[3]
 
 
 # ---------------------------------------------------------------- --out

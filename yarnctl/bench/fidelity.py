@@ -26,7 +26,7 @@ from yarnctl.bench.replay import histories, replay_jobs, to_workload, workload_d
 from yarnctl.bench.spec import BenchSpec, load_spec
 from yarnctl.errors import ClusterError
 from yarnctl.sim.records import SimRun
-from yarnctl.sim.report import PolicyResult
+from yarnctl.sim.report import SAME_RANK_MARGIN, PolicyResult, close
 from yarnctl.sim.workload import Startup
 
 SUITE = ("fid-wide", "fid-mixed", "fid-reduce", "fid-big", "fid-examples")
@@ -50,7 +50,6 @@ COST_LABELS = {"am_s": ("AM", "AM {} s"), "launch_s": ("launch", "launch {} s"),
                "am_cpu_s": ("AM CPU", "AM start-up {} CPU-s"), "client_cpu_s": ("client", "client {} CPU-s"),
                "launch_cores": ("cores", "on {} cores")}
 NEAR_FIT = 0.01  # candidates within a point of mean |error| of the best fit are as good on one machine's runs
-SAME_RANK_MARGIN = 0.05  # schedulers whose real average completions differ by less than this are not ranked
 # the simulator's counterpart of a real scheduler: policy, its parameters and the AM-share limit it enforces
 # (None: the policy's own). The local cluster's capacity-scheduler.xml sets maximum-am-resource-percent 0.5;
 # Hadoop 2.7's FifoScheduler has no AM limit at all; FairScheduler and CapacityScheduler reserve nodes.
@@ -320,11 +319,6 @@ def mean_completion(times: Mapping[str, JobTimes]) -> float | None:
 def ranking(avg: Mapping[str, float | None]) -> list[str]:
     """Schedulers from the lowest average completion time to the highest (name breaks ties)."""
     return sorted((k for k, v in avg.items() if v is not None), key=lambda k: (avg[k], k))
-
-
-def close(x: float, y: float, margin: float = SAME_RANK_MARGIN) -> bool:
-    """Whether two averages are within `margin` of the smaller: too close to be ranked."""
-    return abs(x - y) <= margin * min(x, y)
 
 
 def rank_agreement(real: Mapping[str, float | None], pred: Mapping[str, float | None],

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from yarnctl.sim.records import SimRun
-from yarnctl.sim.report import PolicyResult
+from yarnctl.sim.report import SAME_RANK_MARGIN, PolicyResult, close
 from yarnctl.sim.workload import Workload
 
 if TYPE_CHECKING:  # the simulator's runner is imported only by the commands that run it
@@ -50,8 +50,25 @@ def print_header(w: Workload) -> None:
         out.print(f"[dim]{w.description}[/dim]")
 
 
+def best_marks(values: Sequence[float | None], lower_better: bool, margin: float = SAME_RANK_MARGIN) -> list[str]:
+    """Each value's mark in a comparison: "call" for a best more than `margin` ahead of every other, "close" for
+    the values within `margin` of a best that is not, "" for the rest (and for a single value)."""
+    known = [v for v in values if v is not None]
+    if len(known) < 2:
+        return ["" for _ in values]
+    best = min(known) if lower_better else max(known)
+    near = [v is not None and close(v, best, margin) for v in values]
+    if sum(near) == 1:
+        return ["call" if n else "" for n in near]
+    return ["close" if n else "" for n in near]
+
+
 def print_summary(results: Sequence[PolicyResult], wall_s: float, measured: bool = False) -> None:
-    """The side-by-side comparison: one column per policy, best value in bold; `measured` for real clusters."""
+    """The side-by-side comparison: one column per policy, the best value marked; `measured` for real clusters.
+
+    Simulated, the best is green only when it is ahead of every other policy by more than the margin the
+    simulator calls reliably, and bold with the others within that margin otherwise.
+    """
     t = Table(title=None, show_lines=False)
     t.add_column("metric")
     for r in results:
@@ -69,12 +86,13 @@ def print_summary(results: Sequence[PolicyResult], wall_s: float, measured: bool
         rows += [("cpu used", [r.actual_utilization["cpu"] for r in results], False),
                  ("memory used", [r.actual_utilization["memory"] for r in results], False)]
     for label, vals, lower_better in rows:
-        known = [v for v in vals if v is not None]
-        best = (min(known) if lower_better else max(known)) if known and len(results) > 1 else None
+        # a real run's best is measured; a simulated one is the model's call only beyond its margin
+        marks = best_marks(vals, lower_better, 0.0 if measured else SAME_RANK_MARGIN)
         cells = []
-        for v in vals:
+        for v, mark in zip(vals, marks):
             text = _s(v) if lower_better else _pct(v)
-            cells.append(f"[bold green]{text}[/bold green]" if v is not None and v == best else text)
+            cells.append(f"[bold green]{text}[/bold green]" if mark == "call" else
+                         f"[bold]{text}[/bold]" if mark == "close" else text)
         t.add_row(label, *cells)
     if measured:
         t.add_row("failed / unfinished jobs", *[f"{r.failed} / {r.unfinished}" for r in results])
@@ -92,6 +110,9 @@ def print_summary(results: Sequence[PolicyResult], wall_s: float, measured: bool
     out.print(t)
     out.print(f"[dim]simulated in {wall_s:.2f} s; waiting = submit to first task start, completion = submit "
               f"to last task end; allocated/used are time averages over the makespan[/dim]")
+    out.print(f"[dim][green]green[/green]: best by more than {100 * SAME_RANK_MARGIN:.0f}%; [bold]bold[/bold]: "
+              f"the best and the others within {100 * SAME_RANK_MARGIN:.0f}% of it, closer than the simulator "
+              f"ranks reliably (docs/fidelity.md)[/dim]")
 
 
 def print_model_noise(noise: NoiseReport) -> None:
