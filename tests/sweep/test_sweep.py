@@ -182,6 +182,20 @@ def test_paired_differences_use_the_same_seeds_and_mark_significance() -> None:
         baseline_label(df, "fair")
 
 
+def test_a_significant_gap_within_the_simulators_margin_says_so() -> None:
+    """a is 2% above fifo on every seed, b 10%: both significant, only b beyond the 5% the simulator calls."""
+    base = [100.0, 101.0, 102.0]
+    df = pd.DataFrame({"workload": ["w"] * 9, "seed": [0, 1, 2] * 3,
+                       "policy": ["fifo"] * 3 + ["a"] * 3 + ["b"] * 3, "label": ["fifo"] * 3 + ["a"] * 3 + ["b"] * 3,
+                       "m": base + [102.0, 103.1, 104.2] + [110.0, 111.5, 113.0]})
+    diffs = paired_differences(df, "m", "fifo")
+    assert diffs["significant"].all()
+    table = report_table(cell_means(df, "m"), diffs, "m")
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| ")}
+    assert rows["a"].endswith("| yes, within 5% |"), rows["a"]
+    assert rows["b"].endswith("| **yes** |"), rows["b"]
+
+
 def test_a_gap_the_seeds_never_vary_is_one_sample_not_a_significant_one() -> None:
     """Two cells that each read the same on all three seeds (a workload the seed does not change): the gap
     has no spread, its interval is the gap itself, and three seeds of it are still one run."""
