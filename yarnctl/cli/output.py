@@ -110,9 +110,10 @@ def print_summary(results: Sequence[PolicyResult], wall_s: float, measured: bool
     out.print(t)
     out.print(f"[dim]simulated in {wall_s:.2f} s; waiting = submit to first task start, completion = submit "
               f"to last task end; allocated/used are time averages over the makespan[/dim]")
-    out.print(f"[dim][green]green[/green]: best by more than {100 * SAME_RANK_MARGIN:.0f}%; [bold]bold[/bold]: "
-              f"the best and the others within {100 * SAME_RANK_MARGIN:.0f}% of it, closer than the simulator "
-              f"ranks reliably (docs/fidelity.md)[/dim]")
+    if len(results) > 1:
+        out.print(f"[dim][green]green[/green]: best by more than {100 * SAME_RANK_MARGIN:.0f}%; [bold]bold[/bold]: "
+                  f"the best and the others within {100 * SAME_RANK_MARGIN:.0f}% of it, closer than the simulator "
+                  f"ranks reliably (docs/fidelity.md)[/dim]")
 
 
 def print_model_noise(noise: NoiseReport) -> None:
