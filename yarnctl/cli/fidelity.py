@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from yarnctl import jsonout
 from yarnctl.cli import argtypes
 from yarnctl.errors import ConfigError
+from yarnctl.sim.report import SAME_RANK_MARGIN
 
 if TYPE_CHECKING:
     from yarnctl.sim.workload import Startup
@@ -320,11 +321,11 @@ def _print(result: Any) -> None:
         calls = [m[f"{model}_calls"] for m in result.mixes.values() if f"{model}_calls" in m]
         if calls:
             alike, reversed_, within = (sum(c[i] for c in calls) for i in range(3))
-            output.out.print(f"the {name}'s calls, pairs it puts more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart: "
+            output.out.print(f"the {name}'s calls, pairs it puts more than {100 * SAME_RANK_MARGIN:.0f}% apart: "
                              f"{alike + reversed_ + within}; the real cluster ordered {alike} alike, reversed "
-                             f"{reversed_}, kept {within} within {100 * fid.SAME_RANK_MARGIN:.0f}%")
+                             f"{reversed_}, kept {within} within {100 * SAME_RANK_MARGIN:.0f}%")
     output.out.print(f"[dim]start-up costs: {fid.describe(fid.costs(result.startup))}; "
-                     f"clear pairs: real averages more than {100 * fid.SAME_RANK_MARGIN:.0f}% apart[/dim]")
+                     f"clear pairs: real averages more than {100 * SAME_RANK_MARGIN:.0f}% apart[/dim]")
     from yarnctl.bench.jvmcost import describe
 
     for line in (result.jvm_start, result.am_setup):

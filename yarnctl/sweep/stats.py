@@ -7,7 +7,7 @@ undefined when the baseline is zero on some seed. A cell with one seed has a mea
 and is never significant; nor is a difference between two cells neither of which changed in any
 metric from seed to seed (`varied` false: the seeds changed nothing, so however many ran, it is one
 sample). A significant difference within 5% of the baseline is reported as such: the seeds agree on
-it, but the simulator's gaps that small were a real cluster's order in only 21 of 35 pairs
+it, but the simulator's gaps that small were a real cluster's order in only 24 of 43 pairs
 (docs/fidelity.md).
 """
 
