@@ -381,6 +381,7 @@ def test_the_xeon_a_day_later_scores_as_documented(xeon_slow: list[fid.RealRun],
     assert [sum(own.mixes[m]["sim_calls"][i] for m in fid.SUITE) for i in range(3)] == [13, 5, 11]
     before = suite.evaluate(xeon_slow, startup=XEON_FIT)  # the day before's costs
     assert _pct(list(before.errors)) == (24.2, 36.3, 30.2)
+    assert [sum(before.mixes[m]["sim_calls"][i] for m in fid.SUITE) for i in range(3)] == [12, 6, 14]
     # the real cluster against itself: fid-wide under FifoScheduler, 44.4 s on average the day before
     def wide_fifo(runs: list[fid.RealRun]) -> float:
         run = next(r for r in runs if r.mix == "fid-wide" and r.label == "native-fifo")

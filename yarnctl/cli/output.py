@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from yarnctl.sim.records import SimRun
-from yarnctl.sim.report import SAME_RANK_MARGIN, PolicyResult, close
+from yarnctl.sim.report import SAME_RANK_MARGIN, PolicyResult
 from yarnctl.sim.workload import Workload
 
 if TYPE_CHECKING:  # the simulator's runner is imported only by the commands that run it
@@ -57,18 +57,15 @@ def best_marks(values: Sequence[float | None], lower_better: bool, margin: float
     if len(known) < 2:
         return ["" for _ in values]
     best = min(known) if lower_better else max(known)
-    near = [v is not None and close(v, best, margin) for v in values]
+    # within the margin of the best itself, higher or lower ("within 5% of it", as the legend says)
+    near = [v is not None and abs(v - best) <= margin * abs(best) for v in values]
     if sum(near) == 1:
         return ["call" if n else "" for n in near]
     return ["close" if n else "" for n in near]
 
 
 def print_summary(results: Sequence[PolicyResult], wall_s: float, measured: bool = False) -> None:
-    """The side-by-side comparison: one column per policy, the best value marked; `measured` for real clusters.
-
-    Simulated, the best is green only when it is ahead of every other policy by more than the margin the
-    simulator calls reliably, and bold with the others within that margin otherwise.
-    """
+    """The side-by-side comparison, one column per policy, the best value green only when it is a call (best_marks); `measured` for real clusters."""
     t = Table(title=None, show_lines=False)
     t.add_column("metric")
     for r in results:

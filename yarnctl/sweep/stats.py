@@ -7,8 +7,9 @@ undefined when the baseline is zero on some seed. A cell with one seed has a mea
 and is never significant; nor is a difference between two cells neither of which changed in any
 metric from seed to seed (`varied` false: the seeds changed nothing, so however many ran, it is one
 sample). A significant difference within 5% of the baseline is reported as such: the seeds agree on
-it, but the simulator's gaps that small were a real cluster's order in only 24 of 43 pairs
-(docs/fidelity.md).
+it, but of the scheduler pairs a real cluster ran more than 5% apart, the simulator ordered those it
+put within 5% alike in only 24 of 43 (docs/fidelity.md). A relative change undefined (a zero
+baseline) leaves significance alone.
 """
 
 from __future__ import annotations
