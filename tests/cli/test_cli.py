@@ -93,6 +93,9 @@ def test_the_best_is_a_call_only_beyond_the_simulators_margin() -> None:
     assert best_marks([50.0, None], lower_better=True) == ["", ""]
     assert best_marks([50.0, 50.0], lower_better=True, margin=0.0) == ["close", "close"]
     assert best_marks([50.0, 51.0], lower_better=True, margin=0.0) == ["call", ""]
+    # a best of zero (no preemptions) has no relative margin: any other value is beyond it, as in sweep reports
+    assert best_marks([0.0, 0.4, 0.0], lower_better=True) == ["close", "", "close"]
+    assert best_marks([3.0, 0.0], lower_better=True) == ["", "call"]
 
 
 def test_simulate_marks_a_best_within_the_margin_bold_not_green(monkeypatch: pytest.MonkeyPatch) -> None:

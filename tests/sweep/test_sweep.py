@@ -24,7 +24,7 @@ from yarnctl.errors import ConfigError, YarnctlError
 from yarnctl.sim.workload import load_workload
 from yarnctl.sweep.run import keyed_cells, run_sweep
 from yarnctl.sweep.spec import Cell, RunOptions, cell_key, load_spec, parse_seeds, parse_values, resolve_baseline
-from yarnctl.sweep.stats import baseline_label, cell_means, interval, paired_differences, report_table
+from yarnctl.sweep.stats import baseline_label, cell_means, interval, margin_side, paired_differences, report_table
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = dict(workloads=["haste-mixed1"], params=["ffd-dp.memory_weight=0.5,1,2", "dress.initial_reserve=0.1:0.3:0.1"],
@@ -194,6 +194,30 @@ def test_a_significant_gap_within_the_simulators_margin_says_so() -> None:
     rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| ")}
     assert rows["a"].endswith("| yes, within 5% |"), rows["a"]
     assert rows["b"].endswith("| **yes** |"), rows["b"]
+
+
+def test_a_gap_is_within_the_margin_only_when_all_its_interval_is() -> None:
+    """The relative interval, not its mean, places a gap against the 5% margin; exactly 5% is within it."""
+    assert margin_side(-0.032, -0.048, -0.015) == "within"
+    assert margin_side(-0.050, -0.074, -0.026) == "at"  # feedback at alpha 0.5: its mean at 5%, its interval past it
+    assert margin_side(0.050, 0.044, 0.057) == "at"
+    assert margin_side(0.08, 0.051, 0.11) == "beyond" and margin_side(-0.08, -0.11, -0.051) == "beyond"
+    assert margin_side(0.05, 0.05, 0.05) == "within" and margin_side(-0.05, math.nan, math.nan) == "within"
+    assert margin_side(0.06, math.nan, math.nan) == "beyond"  # one pair: no interval, its point is all there is
+    assert margin_side(math.nan, math.nan, math.nan) == "beyond"  # from a zero baseline: no relative margin
+
+
+def test_a_significant_gap_whose_interval_spans_the_margin_says_so() -> None:
+    """a is 4%, 5% and 6% above fifo on the seeds: significant, its interval reaching both sides of 5%."""
+    base = [100.0, 100.0, 100.0]
+    df = pd.DataFrame({"workload": ["w"] * 6, "seed": [0, 1, 2] * 2,
+                       "policy": ["fifo"] * 3 + ["a"] * 3, "label": ["fifo"] * 3 + ["a"] * 3,
+                       "m": base + [104.0, 105.0, 106.0]})
+    diffs = paired_differences(df, "m", "fifo")
+    x = diffs.set_index("label").loc["a"]
+    assert bool(x["significant"]) and x["rel_lo"] < 0.05 < x["rel_hi"]
+    rows = [line for line in report_table(cell_means(df, "m"), diffs, "m").splitlines() if line.startswith("| a ")]
+    assert rows[0].endswith("| yes, at the 5% margin |"), rows
 
 
 def test_a_gap_the_seeds_never_vary_is_one_sample_not_a_significant_one() -> None:

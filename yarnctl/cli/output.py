@@ -57,7 +57,8 @@ def best_marks(values: Sequence[float | None], lower_better: bool, margin: float
     if len(known) < 2:
         return ["" for _ in values]
     best = min(known) if lower_better else max(known)
-    # within the margin of the best itself, higher or lower ("within 5% of it", as the legend says)
+    # within the margin of the best itself, higher or lower ("within 5% of it", as the legend says); a best of
+    # zero has no relative margin, so only other zeros are close to it (sweep's margin_side says the same)
     near = [v is not None and abs(v - best) <= margin * abs(best) for v in values]
     if sum(near) == 1:
         return ["call" if n else "" for n in near]
