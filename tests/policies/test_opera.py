@@ -213,3 +213,30 @@ def test_grant_that_died_at_launch_stops_opportunistic_grants_until_the_next_tic
     assert d.assignments == () and d.resizes == (NodeResize("n1", CAP),)
     p.tune(observe(again, {c: (400.0, 1.0) for c in MAPS}))  # measured again
     assert p.decide(snap_with(MAPS, now=12.0, capacity=CAP), "n1").containers() == 3
+
+
+def test_one_walk_sums_a_node_as_the_equations_do():
+    """`_sums` (a heartbeat's one walk) equals Eq. 6, Eq. 4/7 and the held demands computed apart, to the bit;
+    and a heartbeat on an unchanged node reads them again, a tick computes them anew."""
+    from yarnctl.estimation.feedback import Usage
+    from yarnctl.policies.opera.availability import guaranteed, opportunistic
+
+    launched = [Container(f"new_{i}", "new", "n1", 20, Resources(1000 + 7 * i, 1 + i % 3), 10.0, OPP) for i in range(3)]
+    snap = snap_with(MAPS + launched, capacity=Resources(15360, 27))
+    p = trained(OperaConfig(relief="preserve"))
+    p.tune(observe(snap, {c: (333.3 + i, 0.7 * i) for i, c in enumerate(MAPS + launched[:1])}))  # two not measured
+    p.decide(snap, "n1")
+    cs = snap.node_containers["n1"]
+    st = p.nodes["n1"]
+    assert st.sums is not None and st.sums.containers is cs
+    blocked = st.block.blocked if st.block is not None else Usage()
+    assert blocked != Usage()  # PRESERVE's BR_i is in OA_i
+    ga = guaranteed(st.registered, (c.resource for c in cs if not p.is_opportunistic(c.id)))
+    oa = opportunistic(st.registered, (p.task_usage(c) for c in cs), blocked)
+    assert (st.sums.guaranteed, st.sums.opportunistic, st.sums.held) == (ga, oa, p._held(list(cs)))
+    assert st.sums.allocated == sum((c.resource for c in cs), Resources(0, 0))
+    kept = st.sums
+    p.decide(snap, "n1")
+    assert p.nodes["n1"].sums is kept  # the same containers: read again
+    p.tune(observe(snap, {c: (100.0, 0.5) for c in MAPS}))
+    assert p.nodes["n1"].sums is None  # a tick moves usage: computed anew at the next heartbeat
