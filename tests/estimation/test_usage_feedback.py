@@ -109,6 +109,22 @@ def test_view_between_ticks_counts_new_and_finished_containers_without_learning(
     assert e.estimate("n1") == Usage(1280, 0.625)  # the views learned nothing
 
 
+def test_a_nodes_room_is_read_again_for_the_same_containers_until_a_tick():
+    """`available` on the store's tuple of a node's containers keeps its answer for that very tuple (and AR, NC)
+    until the next tick; an equal but new tuple, another AR, or a tick computes it anew."""
+    e = UsageEstimator(0.5)
+    c1, c2 = running("c1", "a1", "n1", GB(2, 1)), running("c2", "a1", "n1", GB(1, 1))
+    e.observe(obs(5, [c1], [("c1", "n1", 512, 0.25)]))
+    live = (c1, c2)
+    first = e.available("n1", GB(8, 8), GB(8, 8), live)
+    assert first == Usage(5888, 6.375) and e.available("n1", GB(8, 8), GB(8, 8), live) is first
+    assert e.available("n1", GB(8, 8), GB(8, 8), (c1, c2)) == first  # equal, not the same: computed again
+    assert e.available("n1", GB(4, 8), GB(8, 8), live) == Usage(4096 - 512, 6.375)  # another AR
+    e.observe(obs(10, [c1, c2], [("c1", "n1", 512, 0.25), ("c2", "n1", 1024, 1.0)]))
+    after = e.available("n1", GB(8, 8), GB(8, 8), live)
+    assert after != first and after == available(GB(8, 8), e.aggregated("n1"), GB(8, 8), e.estimate("n1"))
+
+
 def test_deterministic_and_forgets_nodes():
     runs = []
     for _ in range(2):

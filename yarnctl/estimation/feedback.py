@@ -111,9 +111,14 @@ class UsageEstimator:
         self.measured: dict[NodeId, Usage] = {}  # ACU at the last tick
         self.containers: dict[ContainerId, _Tracked] = {}
         self.on_node: dict[NodeId, dict[ContainerId, _Tracked]] = {}  # the same by node: a heartbeat reads one
+        # each node's last `available` and what it was read for (the store's container tuple, compared by
+        # identity, AR and NC): a node is often asked again before its containers change, and nothing here
+        # changes between ticks
+        self._available: dict[NodeId, tuple[tuple[Container, ...], Resources, Resources, Usage]] = {}
 
     def observe(self, obs: Observation) -> None:
         """One tick: Eq. 4 for finished containers, Eq. 2 for new ones, then Eq. 1 and Eq. 3 with the measurement."""
+        self._available.clear()
         live: dict[ContainerId, Container] = dict(obs.snapshot.containers) if obs.snapshot is not None else {}
         nodes = sorted(set(obs.nodes) | (set(obs.snapshot.nodes) if obs.snapshot is not None else set()))
         if obs.snapshot is not None:
@@ -192,8 +197,15 @@ class UsageEstimator:
     def available(self, node_id: NodeId, allowance: Resources, capacity: Resources,
                   live: Iterable[Container] | None = None) -> Usage:
         """Eq. 5-6 for one node: min(AR − ACU, NC − RU)."""
+        if isinstance(live, tuple):
+            last = self._available.get(node_id)
+            if last is not None and last[0] is live and last[1] == allowance and last[2] == capacity:
+                return last[3]
         cs = None if live is None else tuple(live)
-        return available(allowance, self.aggregated(node_id, cs), capacity, self.estimate(node_id, cs))
+        out = available(allowance, self.aggregated(node_id, cs), capacity, self.estimate(node_id, cs))
+        if isinstance(live, tuple):
+            self._available[node_id] = (live, allowance, capacity, out)
+        return out
 
     def total(self) -> Usage:
         """The sum of every node's estimate."""
