@@ -625,3 +625,22 @@ def test_a_flag_cannot_sweep_an_alias(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="policies.half.initial_reserve: an alias names one parameter set"):
         load_spec(f, params=["half.initial_reserve=0.1:0.3:0.1"])
     assert load_spec(f, params=["half.initial_reserve=0.2"]).cells()[0].params == (("initial_reserve", 0.2),)
+
+
+def test_every_kept_reports_significance_is_what_the_tool_says_now() -> None:
+    """Each kept report under docs/sweep reads, cell by cell, the significance its own CSV gives today (no stale label)."""
+    from yarnctl.sweep.stats import _significance
+
+    checked = 0
+    for md in sorted((ROOT / "docs" / "sweep").glob("*/report-*.md")):
+        df = pd.read_csv(md.with_suffix(".csv"))
+        workload = ""
+        for line in md.read_text().splitlines():
+            if line.startswith("### "):
+                workload = line[4:].rsplit(": ", 1)[0]
+            elif line.startswith("| ") and "baseline" not in line and not line.startswith("| cell"):
+                label, shown = line.split(" | ")[0][2:], line.rstrip(" |").rsplit(" | ", 1)[1]
+                row = df[(df["workload"] == workload) & (df["label"] == label)].iloc[0]
+                assert shown == _significance(row), (md.name, workload, label)
+                checked += 1
+    assert checked >= 200  # 214 rows in 25 reports on 2026-12-02

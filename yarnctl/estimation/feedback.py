@@ -112,8 +112,8 @@ class UsageEstimator:
         self.containers: dict[ContainerId, _Tracked] = {}
         self.on_node: dict[NodeId, dict[ContainerId, _Tracked]] = {}  # the same by node: a heartbeat reads one
         # each node's last `available` and what it was read for (the store's container tuple, compared by
-        # identity, AR and NC): a node is often asked again before its containers change, and nothing here
-        # changes between ticks
+        # identity, AR and NC): a node is often asked again before its containers change, and the maps above
+        # change only in `observe`, which clears it (keep it so)
         self._available: dict[NodeId, tuple[tuple[Container, ...], Resources, Resources, Usage]] = {}
 
     def observe(self, obs: Observation) -> None:

@@ -9,8 +9,8 @@ metric from seed to seed (`varied` false: the seeds changed nothing, so however 
 sample). A significant difference whose relative interval lies within 5% of the baseline is reported
 as such, and one whose interval reaches across 5% as at the margin: the seeds agree on it, but of
 the scheduler pairs a real cluster ran more than 5% apart, the simulator ordered those it put within
-5% alike in only 24 of 43 (docs/fidelity.md). A relative change undefined (a zero baseline) is
-beyond every margin.
+5% alike in only 24 of 43 (docs/fidelity.md). A relative change undefined (the baseline zero on
+some seed) has no margin to be placed against, and a significant one reads as a finding.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def _significance(x: Any) -> str:
 def margin_side(rel: float, lo: float, hi: float, margin: float = SAME_RANK_MARGIN) -> str:
     """Where a relative change lies against the simulator's margin: "within", "beyond" or "at" (its interval spans it)."""
     if math.isnan(rel):
-        return "beyond"  # a change from a zero baseline: no relative margin holds it
+        return "beyond"  # the baseline is zero on some seed: no relative margin to place it against
     if math.isnan(lo) or lo == hi:
         lo = hi = rel  # no interval (one pair, or no spread): the point is all there is
     if max(abs(lo), abs(hi)) <= margin:

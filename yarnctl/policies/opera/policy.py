@@ -135,6 +135,7 @@ class Opera(PolicyBase):
         self.config = config
         self.classifier = TaskClassifier(config.threshold_s)
         self.nodes: dict[NodeId, _NodeState] = {}
+        # both change only in `tune`, which clears every node's `sums` (kept from them): keep it so
         self.tracked: dict[str, _Tracked] = {}
         self.usage: dict[str, Usage] = {}  # TU_t at the last tick
         self.killed: set[str] = set()
@@ -362,11 +363,9 @@ class Opera(PolicyBase):
         return super().why_waiting(snap, node_id, app_id, decision)
 
     def _sums(self, cs: tuple[Container, ...], c_i: Resources, blocked: Usage) -> _Sums:
-        """GA_i, OA_i, what the opportunistic containers were granted and what all of `cs` were, in one walk.
-
-        The same subtractions and additions, in the same order, as `guaranteed`, `opportunistic`, `_held`
-        and a sum of the demands (tests/policies/test_opera.py checks it): one walk instead of four.
-        """
+        """GA_i, OA_i, what the opportunistic containers were granted and what all of `cs` were, in one walk."""
+        # the same subtractions and additions, in the same order, as `guaranteed`, `opportunistic`, `_held` and
+        # a sum of the demands (tests/policies/test_opera.py checks it to the bit): one walk instead of four
         g_mb, g_vc = float(c_i.memory_mb), float(c_i.vcores)
         o_mb, o_vc = float(c_i.memory_mb) - blocked.memory_mb, float(c_i.vcores) - blocked.vcores
         h_mb = h_vc = 0.0
