@@ -62,6 +62,11 @@ def _pct(errors: list[fid.JobError]) -> tuple[float, float, float]:
     return tuple(round(100 * x, 1) for x in (s["completion_median"], s["completion_p90"], s["wait_median"]))  # type: ignore[return-value]
 
 
+def _sums(result: Any, key: str) -> list[int]:
+    """Per-mix counts (`sim_calls`: alike, reversed, within; `sim_pairs`: alike, clear), summed over the mixes."""
+    return [sum(counts) for counts in zip(*(result.mixes[m][key] for m in fid.SUITE))]
+
+
 def _line(cost: StartCost | None) -> tuple[int, int, float, float, float]:
     assert cost is not None
     return (cost.measured, cost.most_overlapping, round(cost.alone_s, 1), round(cost.per_overlap_s, 2), round(cost.rms_s, 1))
@@ -343,7 +348,7 @@ def test_the_xeon_round_scores_as_documented(xeon: list[fid.RealRun]) -> None:
     assert _line(result.am_setup) == (155, 22, 0.6, 0.42, 1.7)  # and so does an AM's set-up
     assert [result.mixes[m]["sim_pairs"] for m in fid.SUITE] == [[7, 8], [4, 6], [7, 7], [7, 9], [0, 4]]
     # docs/fidelity.md, "The simulator's calls": of the pairs it puts more than 5% apart, real alike / reversed / within
-    assert [sum(result.mixes[m]["sim_calls"][i] for m in fid.SUITE) for i in range(3)] == [17, 4, 9]
+    assert _sums(result, "sim_calls") == [17, 4, 9]
     # fid-big: every scheduler's jobs simulated 13-29% slower than they ran, as on this machine's first round
     def late(e: fid.JobError) -> float:
         assert e.sim.completion_s is not None and e.real.completion_s
@@ -377,11 +382,11 @@ def test_the_xeon_a_day_later_scores_as_documented(xeon_slow: list[fid.RealRun],
     assert _pct(list(own.errors)) == (10.7, 52.9, 32.8)
     assert round(100 * own.fit_score, 1) == 13.7
     assert _line(own.jvm_start) == (770, 26, 3.7, 0.67, 3.9)  # twice the day before's start alone (1.9 s)
-    assert [sum(own.mixes[m]["sim_pairs"][i] for m in fid.SUITE) for i in range(2)] == [16, 26]
-    assert [sum(own.mixes[m]["sim_calls"][i] for m in fid.SUITE) for i in range(3)] == [13, 5, 11]
+    assert _sums(own, "sim_pairs") == [16, 26]
+    assert _sums(own, "sim_calls") == [13, 5, 11]
     before = suite.evaluate(xeon_slow, startup=XEON_FIT)  # the day before's costs
     assert _pct(list(before.errors)) == (24.2, 36.3, 30.2)
-    assert [sum(before.mixes[m]["sim_calls"][i] for m in fid.SUITE) for i in range(3)] == [12, 6, 14]
+    assert _sums(before, "sim_calls") == [12, 6, 14]
     # the real cluster against itself: fid-wide under FifoScheduler, 44.4 s on average the day before
     def wide_fifo(runs: list[fid.RealRun]) -> float:
         run = next(r for r in runs if r.mix == "fid-wide" and r.label == "native-fifo")
@@ -401,7 +406,7 @@ def test_the_cpu_model_holds_the_p90_on_both_xeon_days_but_carries_to_neither(
     """Refitted, the CPU model is 26% off at p90 on both days (linear: 27.8%, 52.9%); the other day's costs miss far more."""
     def scored(runs: list[fid.RealRun], st: Startup) -> tuple[tuple[float, float, float], list[int]]:
         result = suite.evaluate(runs, startup=st)
-        return _pct(list(result.errors)), [sum(result.mixes[m]["sim_calls"][i] for m in fid.SUITE) for i in range(3)]
+        return _pct(list(result.errors)), _sums(result, "sim_calls")
 
     day1, calls1 = scored(xeon, XEON_CPU_FIT)
     day2, calls2 = scored(xeon_slow, XEON_SLOW_CPU_FIT)

@@ -233,7 +233,11 @@ def test_one_walk_sums_a_node_as_the_equations_do():
     assert blocked != Usage()  # PRESERVE's BR_i is in OA_i
     ga = guaranteed(st.registered, (c.resource for c in cs if not p.is_opportunistic(c.id)))
     oa = opportunistic(st.registered, (p.task_usage(c) for c in cs), blocked)
-    assert (st.sums.guaranteed, st.sums.opportunistic, st.sums.held) == (ga, oa, p._held(list(cs)))
+    held = Usage()
+    for c in cs:
+        if p.is_opportunistic(c.id):
+            held = held + Usage.of(c.resource)  # Σ_{t ∈ OT_i} D_t, added in launch order
+    assert held != Usage() and (st.sums.guaranteed, st.sums.opportunistic, st.sums.held) == (ga, oa, held)
     assert st.sums.allocated == sum((c.resource for c in cs), Resources(0, 0))
     kept = st.sums
     p.decide(snap, "n1")

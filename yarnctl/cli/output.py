@@ -66,7 +66,7 @@ def best_marks(values: Sequence[float | None], lower_better: bool, margin: float
 
 
 def print_summary(results: Sequence[PolicyResult], wall_s: float, measured: bool = False) -> None:
-    """The side-by-side comparison, one column per policy, the best value green only when it is a call (best_marks); `measured` for real clusters."""
+    """One column per policy, a row's best green only when it is a call (`best_marks`); `measured`: a real cluster."""
     t = Table(title=None, show_lines=False)
     t.add_column("metric")
     for r in results:

@@ -154,7 +154,7 @@ def _significance(x: Any) -> str:
 
 
 def margin_side(rel: float, lo: float, hi: float, margin: float = SAME_RANK_MARGIN) -> str:
-    """Where a relative change lies against the simulator's margin: "within", "beyond" or "at" (its interval spans it)."""
+    """Where a relative change lies against the simulator's margin: "within", "beyond", or "at" (spanning it)."""
     if math.isnan(rel):
         return "beyond"  # the baseline is zero on some seed: no relative margin to place it against
     if math.isnan(lo) or lo == hi:
@@ -163,7 +163,7 @@ def margin_side(rel: float, lo: float, hi: float, margin: float = SAME_RANK_MARG
         return "within"
     if lo > margin or hi < -margin:
         return "beyond"
-    return "at"  # the interval reaches both sides of the margin: the gap may or may not be one the simulator can call
+    return "at"  # the interval reaches the margin or both sides of it: maybe a gap the simulator calls, maybe not
 
 
 def _ci(lo: float, hi: float, signed: bool = False) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -363,9 +363,9 @@ class Opera(PolicyBase):
         return super().why_waiting(snap, node_id, app_id, decision)
 
     def _sums(self, cs: tuple[Container, ...], c_i: Resources, blocked: Usage) -> _Sums:
-        """GA_i, OA_i, what the opportunistic containers were granted and what all of `cs` were, in one walk."""
-        # the same subtractions and additions, in the same order, as `guaranteed`, `opportunistic`, `_held` and
-        # a sum of the demands (tests/policies/test_opera.py checks it to the bit): one walk instead of four
+        """GA_i, OA_i, Σ_{t ∈ OT_i} D_t (the opportunistic ones' grants) and Σ D_t of `cs`, in one walk."""
+        # the same subtractions and additions, in the same order, as `guaranteed`, `opportunistic` and sums of
+        # the demands (tests/policies/test_opera.py checks it to the bit): one walk instead of four
         g_mb, g_vc = float(c_i.memory_mb), float(c_i.vcores)
         o_mb, o_vc = float(c_i.memory_mb) - blocked.memory_mb, float(c_i.vcores) - blocked.vcores
         h_mb = h_vc = 0.0
@@ -385,14 +385,6 @@ class Opera(PolicyBase):
                 o_mb, o_vc = o_mb - u.memory_mb, o_vc - u.vcores
             a_mb, a_vc = a_mb + r.memory_mb, a_vc + r.vcores
         return _Sums(cs, Usage(g_mb, g_vc), Usage(o_mb, o_vc), Usage(h_mb, h_vc), Resources(a_mb, a_vc))
-
-    def _held(self, cs: Iterable[Container]) -> Usage:
-        """Σ_{t ∈ OT_i} D_t: what the node's opportunistic containers were granted."""
-        held = Usage()
-        for c in cs:
-            if self.is_opportunistic(c.id):
-                held = held + Usage.of(c.resource)
-        return held
 
     def _guarantee(self, cs: list[Container], granted: list[Resources], capacity: Resources) -> list[Container]:
         """Opportunistic containers to kill so that the memory of this heartbeat's grants is really there.
