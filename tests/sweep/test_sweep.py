@@ -205,6 +205,7 @@ def test_a_gap_is_within_the_margin_only_when_all_its_interval_is() -> None:
     assert margin_side(0.05, 0.05, 0.05) == "within" and margin_side(-0.05, math.nan, math.nan) == "within"
     assert margin_side(0.06, math.nan, math.nan) == "beyond"  # one pair: no interval, its point is all there is
     assert margin_side(math.nan, math.nan, math.nan) == "beyond"  # from a zero baseline: no relative margin
+    assert margin_side(0.01, -0.07, 0.09) == "at"  # an interval across both margins: it may be a gap either way
 
 
 def test_a_significant_gap_whose_interval_spans_the_margin_says_so() -> None:

@@ -42,6 +42,8 @@ examples:
   yarnctl bench fidelity --mix fid-mixed,fid-wide --out ~/fidelity-2 --round ~/fidelity --startup 10,3,3 --no-sls
   # how the fitted start-up costs carry to a mix they were not fitted on (leave each mix out in turn)
   yarnctl bench fidelity --out ~/fidelity --no-sls --cross-validate
+  # the best any start-up costs of the CPU model reach on the kept runs, picked in hindsight
+  yarnctl bench fidelity --out ~/fidelity --no-sls --model cpu --ceiling
 """
 
 
@@ -84,6 +86,11 @@ def add_parser(bs: Any) -> None:
                    help="also leave each mix out in turn: fit the start-up costs on the other mixes' native-fifo "
                         "runs and score the mix left out (how the fit carries to a workload it has not seen; "
                         "about 50 s of replays per mix on 2 cores; writes OUT/crossval.json)")
+    p.add_argument("--ceiling", action="store_true",
+                   help="also score every candidate of --model's grid on every run, in hindsight: how many meet the "
+                        "targets (median |error| of completion <= 10%%, p90 <= 25%%), and the best any costs of the "
+                        "model reach on these runs, so a miss can be told the fit's or the model's (about 3 min of "
+                        "replays for the linear model, 7 for cpu, on 2 cores; writes OUT/ceiling.json)")
     p.add_argument("--json", action="store_true", help="print fidelity.json instead of tables")
     p.add_argument("--no-plots", action="store_true", help="write no PNG")
 
@@ -105,9 +112,9 @@ def run(args: argparse.Namespace) -> int:
         startup = _startup(args.startup)
     elif fid.CALIBRATION not in labels:
         raise ConfigError(f"--scheduler: include {fid.CALIBRATION} (the fit's runs) or give --startup")
-    if args.startup and args.model != "linear" and not args.cross_validate:
+    if args.startup and args.model != "linear" and not (args.cross_validate or args.ceiling):
         raise ConfigError(f"--model {args.model}: nothing to fit with --startup given (unless --cross-validate, "
-                          "whose folds are fitted under it)")
+                          "whose folds are fitted under it, or --ceiling, which scores its grid)")
     if args.cross_validate and len(mixes) < 2:
         raise ConfigError(f"--cross-validate: needs at least two mixes (--mix), got {len(mixes)}: each is scored "
                           "with costs fitted on the others' runs")
@@ -140,12 +147,20 @@ def run(args: argparse.Namespace) -> int:
         crossval = fid.cross_validate(runs, _say, fid.model_grid(args.model))
         (out / "crossval.json").write_text(jsonout.dumps(crossval, indent=1) + "\n")
         written.append(out / "crossval.json")
+    bound = None
+    if args.ceiling:
+        bound = fid.ceiling(runs, fid.model_grid(args.model), _say)
+        bound["model"] = args.model
+        (out / "ceiling.json").write_text(jsonout.dumps(bound, indent=1) + "\n")
+        written.append(out / "ceiling.json")
     if args.json:
         doc = json.loads(written[0].read_text())
         if across is not None:
             doc["rounds"] = across
         if crossval is not None:
             doc["cross_validation"] = crossval
+        if bound is not None:
+            doc["ceiling"] = bound
         jsonout.dump(doc)
     else:
         _print(result)
@@ -153,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
             _print_rounds(across)
         if crossval is not None:
             _print_crossval(crossval, result, given=startup is not None)
+        if bound is not None:
+            _print_ceiling(bound)
         from yarnctl.cli import output
 
         output.print_written(written)
@@ -222,6 +239,29 @@ def _print_crossval(doc: dict[str, Any], result: Any, given: bool) -> None:
     output.out.print(f"every mix scored with a fit that did not see it ({doc['jobs']} jobs): "
                      f"{_pct(doc['completion_median'])} median, {_pct(doc['completion_p90'])} p90 "
                      f"(with the costs {main}: {_pct(every['completion_median'])} / {_pct(every['completion_p90'])})")
+
+
+def _print_ceiling(doc: dict[str, Any]) -> None:
+    from yarnctl.bench import fidelity as fid
+    from yarnctl.cli import output
+    from yarnctl.sim.workload import Startup
+
+    t = doc["targets"]
+    output.out.print(f"in hindsight, the {doc['model']} model's {doc['candidates']} candidates each scored on all "
+                     f"{doc['runs']} runs: {doc['meeting']} meet both targets (completion |error| median <= "
+                     f"{100 * t['median']:.0f}%, p90 <= {100 * t['p90']:.0f}%); clear pairs alike "
+                     f"{doc['pairs_alike'][0]}-{doc['pairs_alike'][1]} of {doc['pairs_total']} over the grid")
+    for key, name in (("least_mean", "least mean |error| (a fit on every run)"),
+                      ("least_p90_at_median", f"least p90 with the median <= {100 * t['median']:.0f}%"),
+                      ("least_median_at_p90", f"least median with the p90 <= {100 * t['p90']:.0f}%"),
+                      ("most_pairs", "most clear pairs alike")):
+        c = doc[key]
+        if c is None:
+            output.out.print(f"  {name}: none")
+            continue
+        output.out.print(f"  {name}: {fid.describe(fid.costs(Startup(**c['startup'])))}: "
+                         f"{100 * c['completion_median']:.1f}% / {100 * c['completion_p90']:.1f}%, "
+                         f"{c['pairs'][0]} of {c['pairs'][1]} clear pairs alike")
 
 
 def _startup(text: str) -> Startup:
