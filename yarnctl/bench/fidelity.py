@@ -284,13 +284,14 @@ def cross_validate(runs: Sequence[RealRun], say: Callable[[str], None] = lambda 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One candidate's scores on every run: completion |error| median, p90 and mean, and clear pairs ordered alike."""
+    """One candidate's scores on every run: completion |error| median, p90 and mean, clear pairs alike, jobs scored."""
 
     startup: Startup
     median: float
     p90: float
     mean: float
     pairs: tuple[int, int]
+    jobs: int  # the real jobs the simulator also finished: a candidate that leaves some unfinished is not comparable
 
     def doc(self) -> dict[str, Any]:
         """As JSON: its costs and scores."""
@@ -299,7 +300,7 @@ class Candidate:
 
 
 def score_everywhere(runs: Sequence[RealRun], st: Startup) -> Candidate:
-    """`st` scored on every run: the per-job errors pooled, and each mix's clear pairs."""
+    """`st` scored on every run: the per-job errors pooled, and each mix's clear pairs (inf errors for no job)."""
     errs: list[float] = []
     real: dict[str, dict[str, float | None]] = {}
     pred: dict[str, dict[str, float | None]] = {}
@@ -313,38 +314,55 @@ def score_everywhere(runs: Sequence[RealRun], st: Startup) -> Candidate:
         a, t = rank_agreement(r, pred[mix])
         alike, total = alike + a, total + t
     if not errs:
-        raise ClusterError("no job finished both on the real cluster and in the simulator to score")
-    return Candidate(st, percentile(errs, 0.5) or 0.0, percentile(errs, 0.9) or 0.0, statistics.fmean(errs),
-                     (alike, total))
+        return Candidate(st, math.inf, math.inf, math.inf, (alike, total), 0)
+    median, p90 = percentile(errs, 0.5), percentile(errs, 0.9)
+    assert median is not None and p90 is not None  # errs is not empty
+    return Candidate(st, median, p90, statistics.fmean(errs), (alike, total), len(errs))
 
 
 def ceiling(runs: Sequence[RealRun], grid: Sequence[Startup], say: Callable[[str], None] = lambda s: None
             ) -> dict[str, Any]:
-    """Every candidate of `grid` scored on every run in hindsight: the best any costs of the model do on these runs.
+    """Every candidate of `grid` scored on every run in hindsight: what the model's costs can reach on these runs.
 
-    A fit picks its costs on some runs and is judged on all; this picks on all of them, so it bounds
-    what any fit of the model could reach here, and says whether a miss is the fit's or the model's.
-    Ties go to the earlier candidate in grid order.
+    A fit picks its costs on some runs and is judged on all; this picks on all of them, so no
+    candidate of the grid does better here, and a target none meets is out of the model's reach on
+    these runs. A target some meet says the model can express it, not that a fit on fewer runs would
+    find those costs. Candidates under which the simulator leaves a real job unfinished are counted
+    apart and not ranked. Ties go to the earlier candidate in grid order; `most_pairs` prefers the
+    least mean error among those ordering as many pairs alike.
     """
+    if not runs:
+        raise ClusterError("no run to score the candidates on")
     say(f"scoring {len(grid)} candidates on every one of {len(runs)} run(s), in hindsight")
-    scored = []
+    jobs = sum(1 for run in runs for t in real_times(run).values() if t.completion_s)
+    scored, unfinished = [], 0
     for i, st in enumerate(grid, 1):
-        scored.append(score_everywhere(runs, st))
+        c = score_everywhere(runs, st)
+        if c.jobs == jobs:
+            scored.append(c)
+        else:
+            unfinished += 1
         if i % 500 == 0:
             say(f"  {i} of {len(grid)} candidates scored")
+    if not scored:
+        raise ClusterError(f"every one of the {len(grid)} candidates leaves some of the {jobs} real jobs unfinished "
+                           "in the simulator: nothing to rank")
+    totals = {c.pairs[1] for c in scored}
+    if len(totals) != 1:  # every run has all its jobs: the clear pairs are the real cluster's alone
+        raise ClusterError(f"the candidates count different clear pairs ({sorted(totals)}): their counts do not compare")
     meeting = [c for c in scored if c.median <= TARGET_MEDIAN and c.p90 <= TARGET_P90]
-    at_median = [c for c in scored if c.median <= TARGET_MEDIAN]
     alike = [c.pairs[0] for c in scored]
 
     def least(cs: Sequence[Candidate], key: Callable[[Candidate], Any]) -> dict[str, Any] | None:
         return min(cs, key=key).doc() if cs else None  # min keeps the first of equals: grid order
 
-    return {"candidates": len(scored), "runs": len(runs), "targets": {"median": TARGET_MEDIAN, "p90": TARGET_P90},
-            "meeting": len(meeting), "least_mean": least(scored, lambda c: c.mean),
-            "least_p90_at_median": least(at_median, lambda c: c.p90),
+    return {"candidates": len(grid), "unfinished": unfinished, "runs": len(runs), "jobs": jobs,
+            "targets": {"median": TARGET_MEDIAN, "p90": TARGET_P90}, "meeting": len(meeting),
+            "least_mean": least(scored, lambda c: c.mean),
+            "least_p90_at_median": least([c for c in scored if c.median <= TARGET_MEDIAN], lambda c: c.p90),
             "least_median_at_p90": least([c for c in scored if c.p90 <= TARGET_P90], lambda c: c.median),
             "most_pairs": least(scored, lambda c: (-c.pairs[0], c.mean)),
-            "pairs_alike": [min(alike), max(alike)], "pairs_total": scored[0].pairs[1]}
+            "pairs_alike": [min(alike), max(alike)], "pairs_total": totals.pop()}
 
 
 def percentile(xs: Sequence[float], q: float) -> float | None:
