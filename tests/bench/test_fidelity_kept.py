@@ -503,14 +503,16 @@ def test_the_ceilings_candidates_score_as_documented(runs: list[fid.RealRun], xe
 
 
 # docs/fidelity.md, "Hadoop's SLS on the Xeon rounds": SLS's replays of the stock schedulers' runs, kept beside them
-SLS_ROUNDS = {XEON_ROUND: (ARCHIVE.with_name("sls-2026-12-01-xeon.tar.gz"), XEON_FIT, (9.8, 27.5, 14.2, 31.7)),
-              XEON_SLOW_ROUND: (ARCHIVE.with_name("sls-2026-12-02-xeon.tar.gz"), XEON_SLOW_FIT, (9.8, 48.3, 15.6, 38.9))}
+SLS_ROUNDS = {XEON_ROUND: (ARCHIVE.with_name("sls-2026-12-01-xeon.tar.gz"), XEON_FIT, (9.8, 27.5, 14.2, 31.7),
+                           _cpu(1.0, 2.0, 1.5, 0.0, 0.0, 2.0), (12.7, 24.9)),
+              XEON_SLOW_ROUND: (ARCHIVE.with_name("sls-2026-12-02-xeon.tar.gz"), XEON_SLOW_FIT, (9.8, 48.3, 15.6, 38.9),
+                                _cpu(5.0, 2.0, 1.5, 1.0, 2.0, 1.5), (12.2, 28.0))}
 
 
 @pytest.mark.parametrize("round_", list(SLS_ROUNDS), ids=lambda p: p.name)
 def test_the_xeon_rounds_sls_replays_are_kept_and_score_as_documented(round_: Path, tmp_path: Path) -> None:
     """The kept SLS times are reused, not re-run (no Hadoop here), and score the stock schedulers' 93 jobs as documented."""
-    archive, startup, documented = SLS_ROUNDS[round_]
+    archive, startup, documented, cpu_fit, cpu_documented = SLS_ROUNDS[round_]
     runs = _unpack(round_, tmp_path, fid.SUITE)
     with tarfile.open(archive) as t:
         t.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
@@ -524,4 +526,6 @@ def test_the_xeon_rounds_sls_replays_are_kept_and_score_as_documented(round_: Pa
     got = tuple(round(100 * x, 1) for x in (sim["completion_median"], sim["completion_p90"],
                                             sls["completion_median"], sls["completion_p90"]))
     assert got == documented
+    cpu = fid.summary([e for e in suite.evaluate(runs, startup=cpu_fit).errors if e.scheduler in stock], "sim")
+    assert (round(100 * cpu["completion_median"], 1), round(100 * cpu["completion_p90"], 1)) == cpu_documented
 

@@ -335,6 +335,8 @@ def ceiling(runs: Sequence[RealRun], grid: Sequence[Startup], say: Callable[[str
         raise ClusterError("no run to score the candidates on")
     say(f"scoring {len(grid)} candidates on every one of {len(runs)} run(s), in hindsight")
     jobs = sum(1 for run in runs for t in real_times(run).values() if t.completion_s)
+    if not jobs:
+        raise ClusterError(f"no job finished in the {len(runs)} real run(s): nothing to score the candidates on")
     scored, unfinished = [], 0
     for i, st in enumerate(grid, 1):
         c = score_everywhere(runs, st)
