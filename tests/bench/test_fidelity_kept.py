@@ -31,9 +31,13 @@ XEON_FIT = Startup(10.0, 3.0, 1.0)  # docs/fidelity.md, "A third round, on a sec
 FIT = Startup(10.0, 3.0, 3.0)  # docs/fidelity.md, "The AM takes up its containers on its heartbeat"
 
 
-def _unpack(archive: Path, out: Path, mixes: tuple[str, ...]) -> list[fid.RealRun]:
+def _extract(archive: Path, out: Path) -> None:
     with tarfile.open(archive) as t:
         t.extractall(out, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))  # 3.11.4+
+
+
+def _unpack(archive: Path, out: Path, mixes: tuple[str, ...]) -> list[fid.RealRun]:
+    _extract(archive, out)
     return [r for mix in mixes for r in fid.load_runs(out / mix / "bench.json", mix)]
 
 
@@ -514,8 +518,7 @@ def test_the_xeon_rounds_sls_replays_are_kept_and_score_as_documented(round_: Pa
     """The kept SLS times are reused, not re-run (no Hadoop here), and score the stock schedulers' 93 jobs as documented."""
     archive, startup, documented, cpu_fit, cpu_documented = SLS_ROUNDS[round_]
     runs = _unpack(round_, tmp_path, fid.SUITE)
-    with tarfile.open(archive) as t:
-        t.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    _extract(archive, tmp_path)
     said: list[str] = []
     stock = ("native-fifo", "native-capacity", "native-fair")
     result = suite.evaluate(runs, startup=startup, sls_labels=stock, out=tmp_path, say=said.append)
